@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Checks the floors rule of DESIGN §1: code includes only from its own floor or below.
+#   src/core <- src/io <- {src/harness, toys, data} <- gpt2 <- cli
+# Also: LibTorch headers only inside gpt2/; HDF5/Boost/JSON never inside src/core.
+set -u
+root=${1:-.}
+cd "$root" || exit 2
+fail=0
+check() {  # folder, forbidden include regex, reason
+  local hits
+  hits=$(grep -rnE "^\s*#\s*include\s*[<\"]($2)" "$1" --include='*.hpp' --include='*.cpp' --include='*.h' 2>/dev/null)
+  if [ -n "$hits" ]; then echo "floors: $1 must not include $2 ($3):"; echo "$hits"; fail=1; fi
+}
+check src/core  'io/|harness/|toys/|data/|gpt2/|cli/|hdf5|H5|boost/|nlohmann/|torch/|ATen/|c10/' "core is Eigen-only math"
+check src/io    'harness/|toys/|data/|gpt2/|cli/|torch/|ATen/|c10/' "io sits on core only"
+check src/harness 'toys/|data/|gpt2/|cli/|torch/|ATen/|c10/' "harness sits on core+io"
+check toys      'harness/|data/|gpt2/|cli/|torch/|ATen/|c10/' "toys sit on core+io"
+check data      'harness/|toys/|gpt2/|cli/|torch/|ATen/|c10/' "data sits on core+io"
+check gpt2      'cli/' "gpt2 never points up at the front door"
+check cli       'torch/|ATen/|c10/' "LibTorch headers stay inside gpt2/"
+[ $fail = 0 ] && echo "floors: ok"
+exit $fail

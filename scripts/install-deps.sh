@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# Installs everything gaugelab needs on Debian 12, idempotently: only what is missing.
+#   - Debian packages: toolchain, Eigen, HDF5, Boost.Program_options, Catch2 v2, PCRE2, nlohmann-json,
+#     and the analysis stack for /usr/bin/python3 (h5py, matplotlib, numpy, pytest).
+#   - A Python virtual environment outside the clone ($GAUGELAB_VENV, default ~/.cache/gaugelab/venv)
+#     holding the PyPI `torch` wheel (its bundled LibTorch is what gpt2/ builds against) and `tiktoken`
+#     (the tokenizer reference for tests). Kept outside the clone so fresh clones (CI) reuse it.
+#   - The GPT-2 BPE ranks file gpt2.tiktoken, extracted from the openai-whisper source package on PyPI
+#     into $GAUGELAB_ASSETS (default ~/.cache/gaugelab/assets), SHA-256 checked.
+# Not root: prints what it would need and exits 1 if anything is missing.
+# Environment: GAUGELAB_NO_TORCH=1 skips the venv (core/toys/harness only).
+set -euo pipefail
+
+CACHE=${GAUGELAB_CACHE:-$HOME/.cache/gaugelab}
+VENV=${GAUGELAB_VENV:-$CACHE/venv}
+ASSETS=${GAUGELAB_ASSETS:-$CACHE/assets}
+PY=${GAUGELAB_PYTHON:-python3}          # the interpreter the venv is made from (pyenv 3.11 here)
+TORCH_SPEC=${GAUGELAB_TORCH_SPEC:-"torch>=2.4,<3"}
+TIKTOKEN_SPEC=${GAUGELAB_TIKTOKEN_SPEC:-"tiktoken>=0.7"}
+WHISPER_SPEC=${GAUGELAB_WHISPER_SPEC:-"openai-whisper==20250625"}
+GPT2_TIKTOKEN_SHA256=${GPT2_TIKTOKEN_SHA256:-"306cd27f03c1a714eca7108e03d66b7dc042abe8c258b44c199a7ed9838dd930"}
+
+say() { printf '[install-deps] %s\n' "$*"; }
+
+apt_pkgs=(
+  build-essential cmake ninja-build ccache pkg-config
+  libeigen3-dev libhdf5-dev hdf5-tools libboost-program-options-dev catch2
+  libpcre2-dev nlohmann-json3-dev zlib1g-dev
+  python3-h5py python3-matplotlib python3-numpy python3-pytest python3-venv
+)
+missing=()
+for p in "${apt_pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  if [ "$(id -u)" -ne 0 ]; then
+    say "missing Debian packages (run as root): apt-get install -y ${missing[*]}"
+    exit 1
+  fi
+  say "installing Debian packages: ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+if [ "${GAUGELAB_NO_TORCH:-0}" = 1 ]; then
+  say "GAUGELAB_NO_TORCH=1: skipping the torch venv"
+  exit 0
+fi
+
+mkdir -p "$CACHE" "$ASSETS"
+if [ ! -x "$VENV/bin/python" ]; then
+  say "creating venv $VENV from $($PY --version 2>&1)"
+  "$PY" -m venv "$VENV"
+  "$VENV/bin/python" -m pip install -q --upgrade pip
+fi
+if ! "$VENV/bin/python" -c 'import torch' 2>/dev/null; then
+  say "installing $TORCH_SPEC into the venv (a few GB the first time; pip's cache makes re-installs fast)"
+  "$VENV/bin/python" -m pip install -q "$TORCH_SPEC"
+fi
+if ! "$VENV/bin/python" -c 'import tiktoken, numpy' 2>/dev/null; then
+  say "installing $TIKTOKEN_SPEC and numpy into the venv"
+  "$VENV/bin/python" -m pip install -q "$TIKTOKEN_SPEC" numpy
+fi
+
+ranks="$ASSETS/gpt2.tiktoken"
+have_sha() { [ -f "$1" ] && [ "$(sha256sum "$1" | cut -d' ' -f1)" = "$2" ]; }
+if ! have_sha "$ranks" "$GPT2_TIKTOKEN_SHA256"; then
+  say "extracting gpt2.tiktoken from $WHISPER_SPEC"
+  tmp=$(mktemp -d)
+  trap 'rm -rf "$tmp"' EXIT
+  "$VENV/bin/python" -m pip download -q --no-deps --no-binary=:all: -d "$tmp" "$WHISPER_SPEC"
+  tarball=$(ls "$tmp"/*.tar.gz | head -1)
+  member=$(tar -tzf "$tarball" | grep 'whisper/assets/gpt2.tiktoken$' | head -1)
+  tar -xzf "$tarball" -C "$tmp" "$member"
+  cp "$tmp/$member" "$ranks.tmp"
+  if ! have_sha "$ranks.tmp" "$GPT2_TIKTOKEN_SHA256"; then
+    say "gpt2.tiktoken SHA-256 mismatch: got $(sha256sum "$ranks.tmp" | cut -d' ' -f1)"
+    rm -f "$ranks.tmp"; exit 1
+  fi
+  mv "$ranks.tmp" "$ranks"
+fi
+say "ok: venv $VENV (torch $("$VENV/bin/python" -W ignore -c 'import torch; print(torch.__version__)')), ranks $ranks"
