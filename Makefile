@@ -1,0 +1,47 @@
+# gaugelab — the two commands a user types on a fresh Debian 12 machine: `make demo` and `make test`.
+# Everything else is here for developers. Settings are variables: `make test BUILD=build-asan`.
+
+VENV      ?= $(HOME)/.cache/gaugelab/venv
+BUILD     ?= build
+BUILD_TYPE?= Release
+JOBS      ?= $(shell nproc)
+WITH_TORCH?= ON
+ANALYSIS_PY ?= /usr/bin/python3
+CMAKE_ARGS ?=
+
+TORCH_PREFIX = $(shell [ "$(WITH_TORCH)" = ON ] && $(VENV)/bin/python -W ignore -c 'import torch.utils; print(torch.utils.cmake_prefix_path)' 2>/dev/null)
+
+.PHONY: all deps configure build test test-cpp test-py demo figures bench report clean
+
+all: build
+
+deps:
+	@bash scripts/install-deps.sh
+
+configure:
+	@cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) -DGAUGELAB_WITH_TORCH=$(WITH_TORCH) \
+	  -DCMAKE_PREFIX_PATH="$(TORCH_PREFIX)" $(CMAKE_ARGS) >/dev/null
+
+build: configure
+	@cmake --build $(BUILD) -j $(JOBS)
+
+test: deps build
+	@$(MAKE) --no-print-directory test-cpp test-py
+
+test-cpp:
+	@cd $(BUILD) && ctest --output-on-failure -j $(JOBS) --timeout 600
+
+test-py:
+	@GAUGELAB_BUILD_DIR=$(abspath $(BUILD)) $(ANALYSIS_PY) -m pytest -q analysis
+
+demo: deps build
+	@bash scripts/demo.sh $(BUILD)
+
+figures: build
+	@bash scripts/figures.sh $(BUILD)
+
+bench: deps build
+	@bash scripts/bench.sh $(BUILD)
+
+clean:
+	rm -rf $(BUILD)

@@ -1,0 +1,322 @@
+#include "io/options.hpp"
+
+#include <boost/program_options.hpp>
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+namespace po = boost::program_options;
+
+namespace gaugelab::io {
+
+namespace {
+
+std::string trim(const std::string& s) {
+  const auto a = s.find_first_not_of(" \t\r\n");
+  if (a == std::string::npos) return "";
+  const auto b = s.find_last_not_of(" \t\r\n");
+  return s.substr(a, b - a + 1);
+}
+
+std::string fmt_real(double v) {
+  std::ostringstream os;
+  os.precision(12);
+  os << v;
+  return os.str();
+}
+
+std::string join(const std::vector<std::string>& v, const char* sep = ",") {
+  std::string out;
+  for (size_t i = 0; i < v.size(); ++i) out += (i ? sep : "") + v[i];
+  return out;
+}
+
+}  // namespace
+
+bool Range::contains(double v) const {
+  if (lo && (lo_open ? !(v > *lo) : !(v >= *lo))) return false;
+  if (hi && (hi_open ? !(v < *hi) : !(v <= *hi))) return false;
+  return true;
+}
+
+std::string Range::describe() const {
+  if (lo && hi)
+    return std::string("in ") + (lo_open ? "(" : "[") + fmt_real(*lo) + ", " + fmt_real(*hi) + (hi_open ? ")" : "]");
+  if (lo) return std::string(lo_open ? "> " : ">= ") + fmt_real(*lo);
+  if (hi) return std::string(hi_open ? "< " : "<= ") + fmt_real(*hi);
+  return "any value";
+}
+
+std::vector<std::string> split_list(const std::string& text, const std::string& what) {
+  std::vector<std::string> out;
+  std::string item;
+  std::istringstream is(text);
+  while (std::getline(is, item, ',')) {
+    item = trim(item);
+    if (item.empty()) throw UsageError(what + ": empty item in list '" + text + "'");
+    out.push_back(item);
+  }
+  if (out.empty()) throw UsageError(what + ": empty list");
+  return out;
+}
+
+double parse_real(const std::string& text, const std::string& what) {
+  const std::string t = trim(text);
+  char* end = nullptr;
+  errno = 0;
+  const double v = std::strtod(t.c_str(), &end);
+  if (t.empty() || end != t.c_str() + t.size())
+    throw UsageError(what + ": '" + text + "' is not a number");
+  if (!std::isfinite(v) || errno == ERANGE) throw UsageError(what + ": '" + text + "' is not a finite number");
+  return v;
+}
+
+std::int64_t parse_int(const std::string& text, const std::string& what) {
+  const std::string t = trim(text);
+  char* end = nullptr;
+  errno = 0;
+  const long long v = std::strtoll(t.c_str(), &end, 10);
+  if (!t.empty() && end != t.c_str() + t.size()) {
+    // Accept integral reals such as "1e6" (common in sweeps), reject 1.5.
+    const double d = parse_real(t, what);
+    if (d != std::floor(d) || std::fabs(d) > 9.0e18) throw UsageError(what + ": '" + text + "' is not an integer");
+    return static_cast<std::int64_t>(d);
+  }
+  if (t.empty()) throw UsageError(what + ": empty value");
+  if (errno == ERANGE) throw UsageError(what + ": '" + text + "' is out of the integer range");
+  return v;
+}
+
+bool parse_bool(const std::string& text, const std::string& what) {
+  const std::string t = trim(text);
+  if (t == "true" || t == "1" || t == "yes" || t == "on") return true;
+  if (t == "false" || t == "0" || t == "no" || t == "off") return false;
+  throw UsageError(what + ": '" + text + "' is not a boolean (true/false)");
+}
+
+Options::Options(std::string verb, std::string summary) : verb_(std::move(verb)), summary_(std::move(summary)) {}
+
+Options& Options::push(OptionSpec s, std::function<void()> range_check) {
+  if (find(s.name)) throw std::logic_error("option --" + s.name + " registered twice for " + verb_);
+  specs_.push_back(std::move(s));
+  if (range_check) checks_.push_back(std::move(range_check));
+  return *this;
+}
+
+Options& Options::add(const std::string& name, double* f, const std::string& help, Range r) {
+  const std::string key = "--" + name;
+  return push({name, help + (r.lo || r.hi ? " (" + r.describe() + ")" : ""), "real", true, false, false,
+               [f, key](const std::string& t) { *f = parse_real(t, key); },
+               [f] { return nlohmann::json(*f); }, [f] { return fmt_real(*f); }},
+              [f, r, key] {
+                if (!r.contains(*f)) throw UsageError(key + " must be " + r.describe() + ", got " + fmt_real(*f));
+              });
+}
+
+Options& Options::add(const std::string& name, std::int64_t* f, const std::string& help, Range r) {
+  const std::string key = "--" + name;
+  return push({name, help + (r.lo || r.hi ? " (" + r.describe() + ")" : ""), "int", true, false, false,
+               [f, key](const std::string& t) { *f = parse_int(t, key); },
+               [f] { return nlohmann::json(*f); }, [f] { return std::to_string(*f); }},
+              [f, r, key] {
+                if (!r.contains(static_cast<double>(*f)))
+                  throw UsageError(key + " must be " + r.describe() + ", got " + std::to_string(*f));
+              });
+}
+
+Options& Options::add(const std::string& name, int* f, const std::string& help, Range r) {
+  const std::string key = "--" + name;
+  return push({name, help + (r.lo || r.hi ? " (" + r.describe() + ")" : ""), "int", true, false, false,
+               [f, key](const std::string& t) {
+                 const auto v = parse_int(t, key);
+                 if (v < std::numeric_limits<int>::min() || v > std::numeric_limits<int>::max())
+                   throw UsageError(key + ": '" + t + "' is out of range");
+                 *f = static_cast<int>(v);
+               },
+               [f] { return nlohmann::json(*f); }, [f] { return std::to_string(*f); }},
+              [f, r, key] {
+                if (!r.contains(*f)) throw UsageError(key + " must be " + r.describe() + ", got " + std::to_string(*f));
+              });
+}
+
+Options& Options::add(const std::string& name, std::uint64_t* f, const std::string& help) {
+  const std::string key = "--" + name;
+  return push({name, help, "int", true, false, false,
+               [f, key](const std::string& t) {
+                 const auto v = parse_int(t, key);
+                 if (v < 0) throw UsageError(key + " must be >= 0, got " + t);
+                 *f = static_cast<std::uint64_t>(v);
+               },
+               [f] { return nlohmann::json(*f); }, [f] { return std::to_string(*f); }},
+              {});
+}
+
+Options& Options::add(const std::string& name, bool* f, const std::string& help) {
+  const std::string key = "--" + name;
+  return push({name, help, "bool", false, false, false, [f, key](const std::string& t) { *f = parse_bool(t, key); },
+               [f] { return nlohmann::json(*f); }, [f] { return std::string(*f ? "true" : "false"); }},
+              {});
+}
+
+Options& Options::add(const std::string& name, std::string* f, const std::string& help,
+                      std::vector<std::string> choices) {
+  const std::string key = "--" + name;
+  std::string h = help;
+  if (!choices.empty()) h += " (one of: " + join(choices, ", ") + ")";
+  return push({name, h, "string", false, false, false, [f](const std::string& t) { *f = trim(t); },
+               [f] { return nlohmann::json(*f); }, [f] { return *f; }},
+              choices.empty() ? std::function<void()>{}
+                              : std::function<void()>{[f, choices, key] {
+                                  for (const auto& c : choices)
+                                    if (*f == c) return;
+                                  throw UsageError(key + " must be one of " + join(choices, ", ") + ", got '" + *f + "'");
+                                }});
+}
+
+Options& Options::add(const std::string& name, std::vector<std::string>* f, const std::string& help) {
+  const std::string key = "--" + name;
+  return push({name, help, "list", false, false, true,
+               [f, key](const std::string& t) { *f = split_list(t, key); },
+               [f] { return nlohmann::json(*f); }, [f] { return join(*f); }},
+              {});
+}
+
+Options& Options::add(const std::string& name, std::vector<double>* f, const std::string& help, Range r) {
+  const std::string key = "--" + name;
+  return push({name, help, "list", false, false, false,
+               [f, key](const std::string& t) {
+                 f->clear();
+                 for (auto& s : split_list(t, key)) f->push_back(parse_real(s, key));
+               },
+               [f] { return nlohmann::json(*f); },
+               [f] {
+                 std::vector<std::string> s;
+                 for (double v : *f) s.push_back(fmt_real(v));
+                 return join(s);
+               }},
+              [f, r, key] {
+                for (double v : *f)
+                  if (!r.contains(v)) throw UsageError(key + " items must be " + r.describe() + ", got " + fmt_real(v));
+              });
+}
+
+Options& Options::positional(const std::string& name) {
+  spec(name).positional = true;
+  positional_.push_back(name);
+  return *this;
+}
+
+Options& Options::check(std::function<void()> fn) {
+  checks_.push_back(std::move(fn));
+  return *this;
+}
+
+const OptionSpec* Options::find(const std::string& name) const {
+  for (const auto& s : specs_)
+    if (s.name == name) return &s;
+  return nullptr;
+}
+
+OptionSpec& Options::spec(const std::string& name) {
+  for (auto& s : specs_)
+    if (s.name == name) return s;
+  throw UsageError("unknown option '--" + name + "'");
+}
+
+bool Options::has(const std::string& name) const { return find(name) != nullptr; }
+bool Options::is_numeric(const std::string& name) const {
+  const auto* s = find(name);
+  return s && s->numeric;
+}
+
+void Options::set(const std::string& name, const std::string& value) { spec(name).set(value); }
+
+void Options::validate() const {
+  for (const auto& c : checks_) c();
+}
+
+bool Options::parse(const std::vector<std::string>& args) {
+  po::options_description desc;
+  desc.add_options()("help,h", "")("config", po::value<std::string>(), "");
+  for (const auto& s : specs_) {
+    if (s.type == "bool")
+      desc.add_options()(s.name.c_str(), po::value<std::string>()->implicit_value("true"), "");
+    else if (s.type == "list")
+      desc.add_options()(s.name.c_str(), s.multitoken ? po::value<std::vector<std::string>>()->multitoken()
+                                                     : po::value<std::vector<std::string>>(), "");
+    else
+      desc.add_options()(s.name.c_str(), po::value<std::string>(), "");
+  }
+  po::positional_options_description pos;
+  for (const auto& p : positional_) pos.add(p.c_str(), spec(p).type == "list" ? -1 : 1);
+
+  po::variables_map vm;
+  try {
+    // allow_long_disguise off, no abbreviations: a misspelled flag must never match another.
+    const int style = po::command_line_style::default_style & ~po::command_line_style::allow_guessing;
+    po::store(po::command_line_parser(args).options(desc).positional(pos).style(style).run(), vm);
+    if (vm.count("help")) {
+      std::cout << help();
+      return false;
+    }
+    if (vm.count("config")) {
+      const std::string path = vm["config"].as<std::string>();
+      std::ifstream in(path);
+      if (!in) throw UsageError("cannot open config file '" + path + "'");
+      // Command-line values were stored first and win; the file fills in the rest.
+      po::store(po::parse_config_file(in, desc, /*allow_unregistered=*/false), vm);
+    }
+    po::notify(vm);
+  } catch (const po::unknown_option& e) {
+    throw UsageError("unknown option '" + e.get_option_name() + "' (see --help)");
+  } catch (const po::too_many_positional_options_error&) {
+    throw UsageError("too many positional arguments (see --help)");
+  } catch (const po::error& e) {
+    throw UsageError(e.what());
+  }
+
+  given_.clear();
+  for (auto& s : specs_) {
+    if (!vm.count(s.name)) continue;
+    given_.push_back(s.name);
+    if (s.type == "list") {
+      // Multiple tokens (`--input a b`) and comma lists (`--input a,b`) give one list.
+      s.set(join(vm[s.name].as<std::vector<std::string>>()));
+    } else {
+      s.set(vm[s.name].as<std::string>());
+    }
+  }
+  validate();
+  return true;
+}
+
+nlohmann::json Options::to_json() const {
+  nlohmann::json j = nlohmann::json::object();
+  for (const auto& s : specs_) j[s.name] = s.get();
+  return j;
+}
+
+std::string Options::help() const {
+  std::ostringstream os;
+  os << "usage: gaugelab " << verb_;
+  for (const auto& p : positional_) os << " [" << p << "]";
+  os << " [options]\n\n" << summary_ << "\n\noptions (also accepted as KEY = VALUE lines in --config FILE):\n";
+  size_t w = 0;
+  for (const auto& s : specs_) w = std::max(w, s.name.size() + s.type.size() + 5);
+  w = std::max<size_t>(w, 22);
+  auto line = [&](const std::string& left, const std::string& text) {
+    os << "  " << left << std::string(w > left.size() ? w - left.size() : 1, ' ') << text << "\n";
+  };
+  for (const auto& s : specs_) {
+    std::string def = s.show();
+    line("--" + s.name + " <" + s.type + ">", s.help + (def.empty() ? "" : " [default: " + def + "]"));
+  }
+  line("--config <file>", "read options from an INI file; flags on the command line win");
+  line("--help", "show this help");
+  return os.str();
+}
+
+}  // namespace gaugelab::io

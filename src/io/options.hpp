@@ -1,0 +1,116 @@
+// Declarative command-line / config-file options shared by every verb.
+//
+// A verb keeps its settings in a plain struct with commented defaults and registers each field
+// once here, with its name, help text and valid range. From that one declaration come:
+//   * parsing of `--name value` flags and of `--config FILE` (INI, same keys as the flags),
+//   * the `--help` text (generated, never written by hand),
+//   * validation (unknown keys and out-of-range values are usage errors naming the key),
+//   * the resolved configuration as JSON, recorded in every HDF5 log,
+//   * setting any field from a string by name (the sweep runner uses this for grids).
+// Flags given on the command line override the config file.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <limits>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace gaugelab::io {
+
+/// A bad command line or config: the front door prints it as one line and exits with status 2.
+struct UsageError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+/// Closed or open bounds on a numeric option. Unset sides are unbounded.
+struct Range {
+  std::optional<double> lo, hi;
+  bool lo_open = false, hi_open = false;  // true: the bound itself is excluded
+  static Range positive() { return {0.0, std::nullopt, true, false}; }
+  static Range non_negative() { return {0.0, std::nullopt, false, false}; }
+  static Range at_least(double v) { return {v, std::nullopt, false, false}; }
+  static Range closed(double a, double b) { return {a, b, false, false}; }
+  static Range unit_open_closed() { return {0.0, 1.0, true, false}; }  // (0, 1]
+  static Range any() { return {}; }
+  bool contains(double v) const;
+  std::string describe() const;  // e.g. "> 0", "in [0, 1]"
+};
+
+/// One registered option: how to parse it, show it, check it and record it.
+struct OptionSpec {
+  std::string name;         // flag name without dashes, also the INI key
+  std::string help;
+  std::string type;         // "real", "int", "string", "bool", "list"
+  bool numeric = false;     // may be given as a comma list by `gaugelab sweep`
+  bool positional = false;  // also accepted as the verb's positional argument
+  bool multitoken = false;  // `--input a b c` (string lists); numeric lists take one comma token
+  std::function<void(const std::string&)> set;  // parse text into the field; throws UsageError
+  std::function<nlohmann::json()> get;          // current value as JSON
+  std::function<std::string()> show;            // current value as text (defaults in --help)
+};
+
+class Options {
+ public:
+  /// `verb` names the verb in messages and help ("toy relu"); `summary` is the help's first line.
+  Options(std::string verb, std::string summary);
+
+  // Registration. The field's current value is its default. Names use dashes: "n-train".
+  Options& add(const std::string& name, double* field, const std::string& help, Range r = Range::any());
+  Options& add(const std::string& name, std::int64_t* field, const std::string& help, Range r = Range::any());
+  Options& add(const std::string& name, int* field, const std::string& help, Range r = Range::any());
+  Options& add(const std::string& name, std::uint64_t* field, const std::string& help);
+  Options& add(const std::string& name, bool* field, const std::string& help);  // switch: --name, --name=false
+  Options& add(const std::string& name, std::string* field, const std::string& help,
+               std::vector<std::string> choices = {});
+  Options& add(const std::string& name, std::vector<std::string>* field, const std::string& help);  // comma list
+  Options& add(const std::string& name, std::vector<double>* field, const std::string& help, Range r = Range::any());
+  /// The verb's positional arguments go to this option (e.g. `inspect CKPT` -> --checkpoint).
+  Options& positional(const std::string& name);
+  /// A check across several fields, run after parsing; throw UsageError naming the keys.
+  Options& check(std::function<void()> fn);
+
+  /// Parses argv (argv[0] is the verb path, not looked at). Returns false if --help was printed.
+  /// Throws UsageError for unknown keys, bad values, out-of-range values and failed checks.
+  bool parse(const std::vector<std::string>& args);
+
+  /// Sets one option from text, by name, with the same parsing and range check as the command line.
+  void set(const std::string& name, const std::string& value);
+  /// Runs every range and cross-field check (parse() does this; call it after set()).
+  void validate() const;
+
+  bool has(const std::string& name) const;
+  bool is_numeric(const std::string& name) const;
+  const std::vector<OptionSpec>& specs() const { return specs_; }
+  /// The names the user gave explicitly (command line or config file), in order.
+  const std::vector<std::string>& given() const { return given_; }
+
+  nlohmann::json to_json() const;  // every option, resolved
+  std::string help() const;        // generated from the declarations
+  const std::string& verb() const { return verb_; }
+
+ private:
+  OptionSpec& spec(const std::string& name);
+  const OptionSpec* find(const std::string& name) const;
+  Options& push(OptionSpec s, std::function<void()> range_check);
+
+  std::string verb_, summary_;
+  std::vector<OptionSpec> specs_;
+  std::vector<std::function<void()>> checks_;
+  std::vector<std::string> positional_;
+  std::vector<std::string> given_;
+};
+
+/// Splits "a,b,c" (no empty items allowed; whitespace trimmed).
+std::vector<std::string> split_list(const std::string& text, const std::string& what);
+/// Strict number parsing: the whole text must be a finite number (NaN/Inf rejected), else UsageError.
+double parse_real(const std::string& text, const std::string& what);
+std::int64_t parse_int(const std::string& text, const std::string& what);
+bool parse_bool(const std::string& text, const std::string& what);
+
+}  // namespace gaugelab::io

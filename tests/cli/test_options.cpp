@@ -1,0 +1,159 @@
+// The option machinery every verb uses: parsing, config files, ranges, help, JSON record.
+#include <catch2/catch.hpp>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+#include "io/options.hpp"
+
+using gaugelab::io::Options;
+using gaugelab::io::Range;
+using gaugelab::io::UsageError;
+
+namespace {
+
+struct Demo {
+  double lr = 1e-2;        // positive
+  int hidden = 20;         // >= 1
+  std::string mode = "a";  // a | b
+  bool force = false;
+  std::vector<double> grid{1.0, 2.0};
+  std::vector<std::string> inputs;
+};
+
+Options make(Demo& d) {
+  Options o("demo", "a demo verb");
+  o.add("lr", &d.lr, "learning rate", Range::positive())
+      .add("hidden", &d.hidden, "hidden width", Range::at_least(1))
+      .add("mode", &d.mode, "mode", {"a", "b"})
+      .add("force", &d.force, "overwrite")
+      .add("grid", &d.grid, "grid values", Range::non_negative())
+      .add("input", &d.inputs, "input files")
+      .positional("input");
+  return o;
+}
+
+std::string write_tmp(const std::string& text) {
+  const auto p = std::filesystem::temp_directory_path() / ("gaugelab_opts_" + std::to_string(std::rand()) + ".ini");
+  std::ofstream(p) << text;
+  return p.string();
+}
+
+}  // namespace
+
+TEST_CASE("defaults survive an empty command line and are recorded as JSON", "[options]") {
+  Demo d;
+  auto o = make(d);
+  REQUIRE(o.parse({}));
+  CHECK(d.lr == 1e-2);
+  const auto j = o.to_json();
+  CHECK(j["hidden"] == 20);
+  CHECK(j["mode"] == "a");
+  CHECK(j["grid"].size() == 2);
+}
+
+TEST_CASE("flags parse into the fields, switches and lists included", "[options]") {
+  Demo d;
+  auto o = make(d);
+  REQUIRE(o.parse({"--lr", "0.5", "--hidden=7", "--mode", "b", "--force", "--grid", "3,4,5", "x.txt", "y.txt"}));
+  CHECK(d.lr == 0.5);
+  CHECK(d.hidden == 7);
+  CHECK(d.mode == "b");
+  CHECK(d.force);
+  CHECK(d.grid == std::vector<double>{3, 4, 5});
+  CHECK(d.inputs == std::vector<std::string>{"x.txt", "y.txt"});
+  CHECK(o.given().size() == 6);
+}
+
+TEST_CASE("bad input is a UsageError naming the key", "[options]") {
+  auto fails_with = [](std::vector<std::string> args, const std::string& needle) {
+    Demo d;
+    auto o = make(d);
+    try {
+      o.parse(args);
+    } catch (const UsageError& e) {
+      INFO(e.what());
+      CHECK(std::string(e.what()).find(needle) != std::string::npos);
+      return;
+    }
+    FAIL("no UsageError for " << args[0]);
+  };
+  fails_with({"--bogus", "1"}, "--bogus");
+  fails_with({"--lr", "-1"}, "--lr must be > 0");
+  fails_with({"--lr", "0"}, "--lr must be > 0");
+  fails_with({"--lr", "nan"}, "--lr");
+  fails_with({"--lr", "1e999"}, "--lr");
+  fails_with({"--lr", "abc"}, "not a number");
+  fails_with({"--hidden", "0"}, "--hidden must be >= 1");
+  fails_with({"--hidden", "2.5"}, "not an integer");
+  fails_with({"--mode", "c"}, "one of a, b");
+  fails_with({"--grid", "1,,2"}, "empty item");
+  fails_with({"--grid", "1,-2"}, "--grid items must be >= 0");
+  fails_with({"--force=maybe"}, "not a boolean");
+  fails_with({"--l", "1"}, "--l");  // no abbreviation guessing: a prefix is not a flag
+}
+
+TEST_CASE("config files use the same keys; the command line wins; unknown keys fail", "[options]") {
+  const auto good = write_tmp("lr = 0.25\nhidden = 9\nmode = b\n");
+  {
+    Demo d;
+    auto o = make(d);
+    REQUIRE(o.parse({"--config", good, "--hidden", "3"}));
+    CHECK(d.lr == 0.25);
+    CHECK(d.hidden == 3);
+    CHECK(d.mode == "b");
+  }
+  const auto bad = write_tmp("lr = 0.25\nlearning_rate = 3\n");
+  {
+    Demo d;
+    auto o = make(d);
+    CHECK_THROWS_WITH(o.parse({"--config", bad}), Catch::Contains("learning_rate"));
+  }
+  const auto range = write_tmp("lr = -3\n");
+  {
+    Demo d;
+    auto o = make(d);
+    CHECK_THROWS_WITH(o.parse({"--config", range}), Catch::Contains("--lr must be > 0"));
+  }
+  {
+    Demo d;
+    auto o = make(d);
+    CHECK_THROWS_WITH(o.parse({"--config", "/nonexistent/x.ini"}), Catch::Contains("/nonexistent/x.ini"));
+  }
+  std::remove(good.c_str());
+  std::remove(bad.c_str());
+  std::remove(range.c_str());
+}
+
+TEST_CASE("help is generated from the declarations, with defaults and ranges", "[options]") {
+  Demo d;
+  auto o = make(d);
+  const auto h = o.help();
+  CHECK(h.find("--lr <real>") != std::string::npos);
+  CHECK(h.find("(> 0)") != std::string::npos);
+  CHECK(h.find("[default: 20]") != std::string::npos);
+  CHECK(h.find("one of: a, b") != std::string::npos);
+  CHECK(h.find("--config") != std::string::npos);
+}
+
+TEST_CASE("set() by name parses and validate() checks ranges (the sweep runner's path)", "[options]") {
+  Demo d;
+  auto o = make(d);
+  o.set("lr", "3e-3");
+  CHECK(d.lr == 3e-3);
+  CHECK(o.is_numeric("lr"));
+  CHECK_FALSE(o.is_numeric("mode"));
+  o.set("lr", "-1");
+  CHECK_THROWS_AS(o.validate(), UsageError);
+  CHECK_THROWS_AS(o.set("nope", "1"), UsageError);
+}
+
+TEST_CASE("cross-field checks run after parsing", "[options]") {
+  Demo d;
+  auto o = make(d);
+  o.check([&] {
+    if (d.mode == "b" && d.hidden < 5) throw UsageError("--mode b needs --hidden >= 5");
+  });
+  CHECK_THROWS_WITH(o.parse({"--mode", "b", "--hidden", "2"}), Catch::Contains("--hidden >= 5"));
+}
