@@ -3,8 +3,9 @@
 #   - Debian packages: toolchain, Eigen, HDF5, Boost.Program_options, Catch2 v2, PCRE2, nlohmann-json,
 #     and the analysis stack for /usr/bin/python3 (h5py, matplotlib, numpy, pytest).
 #   - A Python virtual environment outside the clone ($GAUGELAB_VENV, default ~/.cache/gaugelab/venv)
-#     holding the PyPI `torch` wheel (its bundled LibTorch is what gpt2/ builds against) and `tiktoken`
-#     (the tokenizer reference for tests). Kept outside the clone so fresh clones (CI) reuse it.
+#     holding the PyPI `torch` wheel (its bundled LibTorch is what gpt2/ builds against), `tiktoken`
+#     (the tokenizer reference for tests) and `transformers` + `safetensors` (the GPT-2 forward-pass
+#     reference for tests). Kept outside the clone so fresh clones (CI) reuse it.
 #   - The GPT-2 BPE ranks file gpt2.tiktoken, extracted from the openai-whisper source package on PyPI
 #     into $GAUGELAB_ASSETS (default ~/.cache/gaugelab/assets), SHA-256 checked.
 # Not root: prints what it would need and exits 1 if anything is missing.
@@ -17,6 +18,8 @@ ASSETS=${GAUGELAB_ASSETS:-$CACHE/assets}
 PY=${GAUGELAB_PYTHON:-python3}          # the interpreter the venv is made from (pyenv 3.11 here)
 TORCH_SPEC=${GAUGELAB_TORCH_SPEC:-"torch>=2.4,<3"}
 TIKTOKEN_SPEC=${GAUGELAB_TIKTOKEN_SPEC:-"tiktoken>=0.7"}
+TRANSFORMERS_SPEC=${GAUGELAB_TRANSFORMERS_SPEC:-"transformers>=4.40"}
+SAFETENSORS_SPEC=${GAUGELAB_SAFETENSORS_SPEC:-"safetensors>=0.4"}
 WHISPER_SPEC=${GAUGELAB_WHISPER_SPEC:-"openai-whisper==20250625"}
 GPT2_TIKTOKEN_SHA256=${GPT2_TIKTOKEN_SHA256:-"306cd27f03c1a714eca7108e03d66b7dc042abe8c258b44c199a7ed9838dd930"}
 
@@ -61,6 +64,10 @@ fi
 if ! "$VENV/bin/python" -c 'import tiktoken, numpy' 2>/dev/null; then
   say "installing $TIKTOKEN_SPEC and numpy into the venv"
   "$VENV/bin/python" -m pip install -q "$TIKTOKEN_SPEC" numpy
+fi
+if ! "$VENV/bin/python" -c 'import transformers, safetensors' 2>/dev/null; then
+  say "installing $TRANSFORMERS_SPEC and $SAFETENSORS_SPEC into the venv (GPT-2 reference for tests)"
+  "$VENV/bin/python" -m pip install -q "$TRANSFORMERS_SPEC" "$SAFETENSORS_SPEC"
 fi
 
 ranks="$ASSETS/gpt2.tiktoken"
