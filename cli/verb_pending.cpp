@@ -3,7 +3,6 @@
 
 namespace gaugelab::cli {
 
-int verb_toy(const Args&) { return not_built("toy", "tier 1 toys"); }
 int verb_sweep(const Args&) { return not_built("sweep", "tier 1 sweep runner"); }
 int verb_merge(const Args&) { return not_built("merge", "tier 1 sweep runner"); }
 int verb_diag(const Args&) { return not_built("diag", "tier 2 harness"); }

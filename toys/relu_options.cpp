@@ -1,0 +1,35 @@
+#include "toys/relu_options.hpp"
+
+namespace gaugelab::toys {
+
+using io::Range;
+
+void declare(io::Options& opts, ReluToyOptions& o) {
+  opts.add("hidden", &o.hidden, "hidden width H", Range::at_least(1))
+      .add("n-train", &o.n_train, "training samples x ~ U[train-lo, train-hi]", Range::at_least(1))
+      .add("n-val", &o.n_val, "validation grid points on [val-lo, val-hi]", Range::at_least(2))
+      .add("train-lo", &o.train_lo, "training interval start")
+      .add("train-hi", &o.train_hi, "training interval end")
+      .add("val-lo", &o.val_lo, "validation interval start")
+      .add("val-hi", &o.val_hi, "validation interval end")
+      .add("noise-std", &o.noise_std, "standard deviation of the target noise", Range::non_negative())
+      .add("val-noise", &o.val_noise, "add the same noise to validation targets")
+      .add("lr", &o.lr, "learning rate of full-batch GD", Range::positive())
+      .add("lambda", &o.lambda, "soft gauge-fixing strength (loss + lambda*G)", Range::non_negative())
+      .add("eps", &o.eps, "epsilon in log(n + eps)", Range::non_negative())
+      .add("steps", &o.steps, "GD steps", Range::at_least(1))
+      .add("init", &o.init, "initialisation scheme", {"torch", "he"})
+      .add("log-every", &o.log_every, "series sample period in steps", Range::at_least(1))
+      .add("diverge-loss", &o.diverge_loss, "training loss above which a run has diverged", Range::positive())
+      .add("late-fraction", &o.late_fraction, "final fraction of steps judged for oscillation", Range{0.0, 1.0, true, false})
+      .add("oscillation-rise", &o.oscillation_rise, "late-step rise fraction above which a run oscillates", Range::closed(0, 1))
+      .add("gauges", &o.gauges, "random gauges in the invariance test", Range::at_least(0))
+      .add("gauge-log-spread", &o.gauge_log_spread, "gauge scales exp(U(-a, a))", Range::non_negative())
+      .add("seeds", &o.seeds, "independent runs (seed, seed+1, ...)", Range::at_least(1));
+  opts.check([&o] {
+    if (!(o.train_lo < o.train_hi)) throw io::UsageError("--train-lo must be < --train-hi");
+    if (!(o.val_lo < o.val_hi)) throw io::UsageError("--val-lo must be < --val-hi");
+  });
+}
+
+}  // namespace gaugelab::toys
