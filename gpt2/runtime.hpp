@@ -1,0 +1,43 @@
+// Where and how the model runs: device from a string, fp32 or bf16 autocast, LibTorch threads.
+// LibTorch's autocast header is heavy, so it stays inside runtime.cpp; this header only needs c10.
+#pragma once
+
+#include <string>
+
+#include <c10/core/Device.h>
+#include <c10/core/ScalarType.h>
+
+namespace gaugelab::gpt2 {
+
+/// Arithmetic of the forward/backward pass. Parameters and optimizer state stay float32 in both.
+enum class Precision {
+  fp32,  // everything float32
+  bf16,  // autocast: matmuls and attention in bfloat16, reductions and the loss in float32
+};
+Precision parse_precision(const std::string& name);  // "fp32"/"float32", "bf16"/"bfloat16"; throws
+const char* precision_name(Precision p);              // "fp32", "bf16"
+
+/// "cpu", "cuda", "cuda:N". Throws std::runtime_error if the device is unknown or not available here.
+c10::Device parse_device(const std::string& name);
+
+/// Sets OpenMP/Eigen (io::apply_threads) and LibTorch's intra-op threads (LibTorch otherwise
+/// forces 1); 0 = every core. Returns the count in force.
+int apply_torch_threads(int threads);
+
+/// RAII autocast region for `device` (a no-op for fp32). Nested scopes restore what they found;
+/// leaving the outermost one clears autocast's cache of cast weights (as Python's autocast does).
+class AutocastScope {
+ public:
+  AutocastScope(c10::Device device, Precision precision);
+  ~AutocastScope();
+  AutocastScope(const AutocastScope&) = delete;
+  AutocastScope& operator=(const AutocastScope&) = delete;
+
+ private:
+  bool active_ = false;
+  c10::DeviceType type_ = c10::DeviceType::CPU;
+  bool prev_enabled_ = false;
+  c10::ScalarType prev_dtype_ = c10::ScalarType::Float;
+};
+
+}  // namespace gaugelab::gpt2
