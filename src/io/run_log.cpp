@@ -1,0 +1,365 @@
+// RunLog: declarations, flushing and closing. Appends: run_log_append.cpp; creating and
+// reopening: run_log_open.cpp.
+#include "io/run_log.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <set>
+
+#include "io/run_log_impl.hpp"
+
+namespace gaugelab::io {
+
+namespace {
+
+void check_name(const RunLog::Impl& s, const std::string& name, const char* what) {
+  if (name.empty() || name.find('/') != std::string::npos || name == "." || name == "..")
+    s.misuse(std::string("invalid ") + what + " name '" + name + "' (empty or contains '/')");
+}
+
+void check_unique(const RunLog::Impl& s, const std::vector<std::string>& names, const char* what) {
+  std::set<std::string> seen;
+  for (const auto& n : names)
+    if (!seen.insert(n).second) s.misuse(std::string("duplicate ") + what + " name '" + n + "'");
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------- Impl helpers
+
+void RunLog::Impl::require_open(const char* op) const {
+  if (closed) misuse(std::string(op) + " after close()");
+  if (flusher_error) std::rethrow_exception(flusher_error);
+}
+
+void RunLog::Impl::start_flusher() {
+  if (!(opts.flush_interval_s > 0.0)) return;  // 0: every append flushes, nothing is left waiting
+  flusher = std::thread([this] {
+    const auto period = std::chrono::duration<double>(opts.flush_interval_s);
+    // Waking at least this often keeps a huge interval (flushing left to the caller) from
+    // overflowing the clock arithmetic; the elapsed-time test below decides whether to flush.
+    const auto nap = std::min(period, std::chrono::duration<double>(60.0));
+    std::unique_lock lk(mu);
+    while (!stop && !flusher_error) {
+      wake.wait_for(lk, nap);
+      if (stop || closed) break;
+      bool pending = false;
+      each_appender([&](h5::Appender& a) { pending = pending || a.pending_rows() > 0; });
+      if (pending && std::chrono::steady_clock::now() - last_flush >= period) {
+        try {
+          write_and_flush();
+        } catch (...) {
+          flusher_error = std::current_exception();
+        }
+      }
+    }
+  });
+}
+
+void RunLog::Impl::stop_flusher() {
+  {
+    std::lock_guard lk(mu);
+    stop = true;
+  }
+  wake.notify_all();
+  if (flusher.joinable()) flusher.join();
+}
+
+void RunLog::Impl::require_declaring(const char* op) const {
+  require_open(op);
+  if (swmr) misuse(std::string(op) + " after start(): HDF5 SWMR cannot create datasets once started");
+}
+
+h5::Handle RunLog::Impl::group(const char* name) const {
+  return h5::own(H5Gopen2(file.get(), name, H5P_DEFAULT), H5Gclose, path, std::string("cannot open group ") + name);
+}
+
+void RunLog::Impl::write_order(const char* group_name, const char* attr, const std::vector<std::string>& names) {
+  h5::Handle g = group(group_name);
+  h5::write_attr(g.get(), attr, nlohmann::json(names).dump(), path);
+}
+
+void RunLog::Impl::write_and_flush() {
+  each_appender([](h5::Appender& a) { a.write(); });
+  each_appender([](h5::Appender& a) { a.flush(); });
+  for (auto& [name, a] : fixed_arrays) h5::check(H5Dflush(a.dset.get()), path, "cannot flush /arrays/" + name);
+  last_flush = std::chrono::steady_clock::now();
+}
+
+void RunLog::Impl::after_append(const h5::Appender& a) {
+  const std::chrono::duration<double> since = std::chrono::steady_clock::now() - last_flush;
+  if (since.count() >= opts.flush_interval_s || a.pending_rows() >= opts.max_buffered_rows) write_and_flush();
+}
+
+void RunLog::Impl::write_summary(hid_t g) {
+  for (const auto& [key, value] : summary) {
+    h5::Scalar v;
+    if (const auto* d = std::get_if<double>(&value)) v = *d;
+    else if (const auto* i = std::get_if<std::int64_t>(&value)) v = *i;
+    else v = std::get<std::string>(value);
+    h5::write_attr(g, key, v, path);
+  }
+}
+
+// ---------------------------------------------------------------- declarations
+
+void RunLog::declare_series(const std::vector<std::string>& names) {
+  std::lock_guard lk(impl_->mu);
+  Impl& s = *impl_;
+  s.require_declaring("declare_series");
+  check_unique(s, names, "series");
+  for (const auto& n : names) {
+    check_name(s, n, "series");
+    if (n == "step") s.misuse("series name 'step' is reserved for /series/step");
+  }
+  h5::Handle g = s.group("/series");
+  if (!s.series_step)
+    s.series_step = h5::Appender::create(g.get(), "step", DType::i64, 0, {}, s.opts.series_chunk, s.path,
+                                         "/series/step");
+  for (const auto& n : names) {
+    if (std::find(s.series_names.begin(), s.series_names.end(), n) != s.series_names.end()) continue;
+    if (s.series_step->rows() > 0)
+      s.misuse("cannot add series '" + n + "': /series already has " + std::to_string(s.series_step->rows()) +
+               " rows");
+    s.series.push_back(h5::Appender::create(g.get(), n, DType::f64, 0, {}, s.opts.series_chunk, s.path,
+                                            "/series/" + n));
+    s.series_names.push_back(n);
+  }
+  s.write_order("/series", "names", s.series_names);
+}
+
+void RunLog::declare_heads(const std::vector<std::string>& names, int layers, int heads) {
+  std::lock_guard lk(impl_->mu);
+  Impl& s = *impl_;
+  s.require_declaring("declare_heads");
+  check_unique(s, names, "heads");
+  if (layers < 1 || heads < 1) s.misuse("declare_heads needs layers >= 1 and heads >= 1");
+  for (const auto& n : names) {
+    check_name(s, n, "heads");
+    if (n == "step") s.misuse("heads name 'step' is reserved for /heads/step");
+  }
+  const std::vector<hsize_t> shape{static_cast<hsize_t>(layers), static_cast<hsize_t>(heads)};
+  h5::Handle g = s.group("/heads");
+  if (!s.heads_step)
+    s.heads_step = h5::Appender::create(g.get(), "step", DType::i64, 0, {}, s.opts.heads_chunk, s.path, "/heads/step");
+  for (const auto& n : names) {
+    const auto it = std::find(s.heads_names.begin(), s.heads_names.end(), n);
+    if (it != s.heads_names.end()) {
+      if (s.heads[static_cast<std::size_t>(it - s.heads_names.begin())].row_shape() != shape)
+        s.misuse("/heads/" + n + " exists with a different [layers, heads] shape");
+      continue;
+    }
+    if (s.heads_step->rows() > 0)
+      s.misuse("cannot add heads '" + n + "': /heads already has " + std::to_string(s.heads_step->rows()) + " records");
+    s.heads.push_back(h5::Appender::create(g.get(), n, DType::f64, 0, shape, s.opts.heads_chunk, s.path, "/heads/" + n));
+    s.heads_names.push_back(n);
+  }
+  s.write_order("/heads", "names", s.heads_names);
+}
+
+void RunLog::declare_table(const std::string& table, const std::vector<Column>& cols) {
+  std::lock_guard lk(impl_->mu);
+  Impl& s = *impl_;
+  s.require_declaring("declare_table");
+  check_name(s, table, "table");
+  if (cols.empty()) s.misuse("table '" + table + "' needs at least one column");
+  std::vector<std::string> names;
+  for (const auto& c : cols) {
+    check_name(s, c.name, "column");
+    if (c.type == DType::str && c.width == 0) s.misuse("string column '" + c.name + "' needs width > 0");
+    names.push_back(c.name);
+  }
+  check_unique(s, names, "column");
+  if (const auto it = s.tables.find(table); it != s.tables.end()) {
+    const auto& have = it->second.cols;
+    bool same = have.size() == cols.size();
+    for (std::size_t i = 0; same && i < cols.size(); ++i)
+      same = have[i].name == cols[i].name && have[i].type == cols[i].type &&
+             (cols[i].type != DType::str || have[i].width == cols[i].width);
+    if (!same) s.misuse("table '" + table + "' exists with different columns");
+    return;
+  }
+  h5::Handle tg = s.group("/tables");
+  h5::Handle g = h5::own(H5Gcreate2(tg.get(), table.c_str(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), H5Gclose,
+                         s.path, "cannot create /tables/" + table);
+  Impl::Table t;
+  t.cols = cols;
+  for (const auto& c : cols)
+    t.data.push_back(h5::Appender::create(g.get(), c.name, c.type, c.width, {}, s.opts.table_chunk, s.path,
+                                          "/tables/" + table + "/" + c.name));
+  h5::write_attr(g.get(), "columns", nlohmann::json(names).dump(), s.path);
+  s.tables.emplace(table, std::move(t));
+}
+
+void RunLog::declare_array(const std::string& name, const std::vector<std::uint64_t>& shape, DType type) {
+  std::lock_guard lk(impl_->mu);
+  Impl& s = *impl_;
+  s.require_declaring("declare_array");
+  check_name(s, name, "array");
+  if (type == DType::str) s.misuse("array '" + name + "': only f64 and i64 arrays are supported");
+  if (shape.empty()) s.misuse("array '" + name + "' needs a shape of rank >= 1");
+  const std::vector<hsize_t> dims(shape.begin(), shape.end());
+  if (const auto it = s.fixed_arrays.find(name); it != s.fixed_arrays.end()) {
+    if (it->second.shape != dims || it->second.type != type)
+      s.misuse("/arrays/" + name + " exists with a different shape or type");
+    return;
+  }
+  if (s.rows_arrays.count(name)) s.misuse("/arrays/" + name + " exists as an extendable array");
+  const std::string what = "cannot create /arrays/" + name;
+  h5::Handle space = h5::own(H5Screate_simple(static_cast<int>(dims.size()), dims.data(), nullptr), H5Sclose, s.path,
+                             what);
+  // Storage allocated at creation: a later write_array changes raw data only, never metadata (SWMR-safe).
+  h5::Handle dcpl = h5::own(H5Pcreate(H5P_DATASET_CREATE), H5Pclose, s.path, what);
+  h5::check(H5Pset_alloc_time(dcpl.get(), H5D_ALLOC_TIME_EARLY), s.path, what);
+  h5::Handle g = s.group("/arrays");
+  const hid_t ftype = type == DType::f64 ? H5T_IEEE_F64LE : H5T_STD_I64LE;
+  Impl::FixedArray a;
+  a.dset = h5::own(H5Dcreate2(g.get(), name.c_str(), ftype, space.get(), H5P_DEFAULT, dcpl.get(), H5P_DEFAULT),
+                   H5Dclose, s.path, what);
+  a.shape = dims;
+  a.type = type;
+  s.fixed_arrays.emplace(name, std::move(a));
+}
+
+void RunLog::declare_rows_array(const std::string& name, const std::vector<std::uint64_t>& row_shape, DType type) {
+  std::lock_guard lk(impl_->mu);
+  Impl& s = *impl_;
+  s.require_declaring("declare_rows_array");
+  check_name(s, name, "array");
+  if (type == DType::str) s.misuse("array '" + name + "': only f64 and i64 arrays are supported");
+  const std::vector<hsize_t> dims(row_shape.begin(), row_shape.end());
+  if (const auto it = s.rows_arrays.find(name); it != s.rows_arrays.end()) {
+    if (it->second.row_shape() != dims || it->second.type() != type)
+      s.misuse("/arrays/" + name + " exists with a different row shape or type");
+    return;
+  }
+  if (s.fixed_arrays.count(name)) s.misuse("/arrays/" + name + " exists as a fixed-shape array");
+  h5::Handle g = s.group("/arrays");
+  s.rows_arrays.emplace(name, h5::Appender::create(g.get(), name, type, 0, dims, s.opts.array_chunk, s.path,
+                                                   "/arrays/" + name));
+}
+
+void RunLog::start() {
+  std::lock_guard lk(impl_->mu);
+  Impl& s = *impl_;
+  s.require_open("start()");
+  if (s.swmr) s.misuse("start() called twice");
+  s.write_and_flush();
+  h5::check(H5Fstart_swmr_write(s.file.get()), s.path, "cannot start SWMR writing");
+  s.swmr = true;
+}
+
+// ---------------------------------------------------------------- flush / close
+
+void RunLog::flush() {
+  std::lock_guard lk(impl_->mu);
+  impl_->require_open("flush()");
+  impl_->write_and_flush();
+}
+
+void RunLog::close() {
+  if (!impl_) return;  // moved from
+  impl_->stop_flusher();
+  std::lock_guard lk(impl_->mu);
+  Impl& s = *impl_;
+  if (s.closed) return;
+  s.closed = true;
+  std::exception_ptr err = s.flusher_error;
+  if (!err) {
+    try {
+      s.write_and_flush();
+    } catch (...) {
+      err = std::current_exception();
+    }
+  }
+  s.each_appender([](h5::Appender& a) { a.close(); });
+  s.fixed_arrays.clear();
+  if (!err && !s.summary.empty()) {
+    try {
+      if (s.swmr) {  // attributes cannot be created under SWMR: reopen the file in ordinary mode
+        if (!s.file.reset()) h5::fail(s.path, "cannot close the file");
+        h5::Handle fapl = h5::latest_fapl(s.path);
+        hid_t fid = H5Fopen(s.path.c_str(), H5F_ACC_RDWR, fapl.get());
+        if (fid < 0) {
+          // Live SWMR readers (a plot following the run) hold shared file locks that block an
+          // ordinary writer. This writer only adds /summary attributes, which those readers see
+          // when they next open the file, so it proceeds without taking the lock.
+          h5::take_error();
+          h5::check(H5Pset_file_locking(fapl.get(), false, true), s.path, "cannot disable file locking");
+          fid = H5Fopen(s.path.c_str(), H5F_ACC_RDWR, fapl.get());
+        }
+        s.file = h5::own(fid, H5Fclose, s.path, "cannot reopen the file to write /summary");
+      }
+      s.write_summary(s.group("/summary").get());
+    } catch (...) {
+      err = std::current_exception();
+    }
+  }
+  const bool closed_ok = !s.file.valid() || s.file.reset();
+  s.lock.release();
+  if (err) std::rethrow_exception(err);
+  if (!closed_ok) h5::fail(s.path, "cannot close the file");
+}
+
+RunLog::RunLog(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) { impl_->start_flusher(); }
+RunLog::RunLog(RunLog&&) noexcept = default;
+
+RunLog& RunLog::operator=(RunLog&& o) noexcept {
+  if (this != &o) {
+    try {
+      close();
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "%s\n", e.what());
+    }
+    impl_ = std::move(o.impl_);
+  }
+  return *this;
+}
+
+RunLog::~RunLog() {
+  try {
+    close();
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "%s\n", e.what());
+  }
+}
+
+// ---------------------------------------------------------------- introspection
+
+const std::string& RunLog::path() const { return impl_->path; }
+bool RunLog::started() const {
+  std::lock_guard lk(impl_->mu);
+  return impl_->swmr;
+}
+std::vector<std::string> RunLog::series_names() const {
+  std::lock_guard lk(impl_->mu);
+  return impl_->series_names;
+}
+std::vector<std::string> RunLog::heads_names() const {
+  std::lock_guard lk(impl_->mu);
+  return impl_->heads_names;
+}
+std::vector<std::string> RunLog::table_names() const {
+  std::lock_guard lk(impl_->mu);
+  std::vector<std::string> out;
+  for (const auto& [name, t] : impl_->tables) out.push_back(name);
+  return out;
+}
+std::vector<Column> RunLog::table_columns(const std::string& table) const {
+  std::lock_guard lk(impl_->mu);
+  const auto it = impl_->tables.find(table);
+  if (it == impl_->tables.end()) impl_->misuse("no table '" + table + "'");
+  return it->second.cols;
+}
+std::uint64_t RunLog::series_rows() const {
+  std::lock_guard lk(impl_->mu);
+  return impl_->series_step ? impl_->series_step->rows() : 0;
+}
+std::uint64_t RunLog::table_rows(const std::string& table) const {
+  std::lock_guard lk(impl_->mu);
+  const auto it = impl_->tables.find(table);
+  if (it == impl_->tables.end()) impl_->misuse("no table '" + table + "'");
+  return it->second.data.front().rows();
+}
+
+}  // namespace gaugelab::io

@@ -1,0 +1,83 @@
+// Private state of RunLog, shared by run_log.cpp (declare/append/flush/close) and
+// run_log_open.cpp (create/open_append). Not part of the public interface.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <stdexcept>
+#include <thread>
+
+#include "io/h5_appender.hpp"
+#include "io/h5_helpers.hpp"
+#include "io/run_log.hpp"
+#include "io/writer_lock.hpp"
+
+namespace gaugelab::io {
+
+struct RunLog::Impl {
+  struct Table {
+    std::vector<Column> cols;
+    std::vector<h5::Appender> data;  // one per column, same order
+  };
+  struct FixedArray {
+    h5::Handle dset;
+    std::vector<hsize_t> shape;
+    DType type = DType::f64;
+  };
+
+  std::string path;
+  Options opts;
+  WriterLock lock;  // held from create/open_append until close; declared before `file`, released after it
+  h5::Handle file;
+  bool swmr = false, closed = false;
+  mutable std::mutex mu;
+
+  std::vector<std::string> series_names;
+  std::vector<h5::Appender> series;  // same order as series_names
+  std::optional<h5::Appender> series_step;
+  std::vector<std::string> heads_names;
+  std::vector<h5::Appender> heads;  // same order as heads_names
+  std::optional<h5::Appender> heads_step;
+  std::map<std::string, Table> tables;
+  std::map<std::string, FixedArray> fixed_arrays;
+  std::map<std::string, h5::Appender> rows_arrays;
+  std::map<std::string, Cell> summary;  // written at close
+  std::chrono::steady_clock::time_point last_flush = std::chrono::steady_clock::now();
+
+  // Background flusher: rows buffered after the last append are still flushed within about
+  // flush_interval_s (appends alone would leave them waiting for the next append).
+  std::thread flusher;
+  std::condition_variable wake;
+  bool stop = false;                   // guarded by mu
+  std::exception_ptr flusher_error;    // a failure in the background flush, rethrown to the caller
+
+  ~Impl() { stop_flusher(); }
+  void start_flusher();
+  void stop_flusher();  // idempotent; call without holding mu
+
+  /// Throws std::runtime_error("run log 'path': what") (no HDF5 detail: a misuse, not an HDF5 failure).
+  [[noreturn]] void misuse(const std::string& what) const { throw std::runtime_error("run log '" + path + "': " + what); }
+  void require_open(const char* op) const;
+  void require_declaring(const char* op) const;
+  h5::Handle group(const char* name) const;
+  /// Applies `fn` to every extendable dataset, values before their step datasets.
+  template <class Fn> void each_appender(Fn&& fn) {
+    for (auto& a : series) fn(a);
+    if (series_step) fn(*series_step);
+    for (auto& a : heads) fn(a);
+    if (heads_step) fn(*heads_step);
+    for (auto& [name, t] : tables)
+      for (auto& a : t.data) fn(a);
+    for (auto& [name, a] : rows_arrays) fn(a);
+  }
+  void write_and_flush();
+  void after_append(const h5::Appender& a);
+  void write_summary(hid_t summary_group);
+  /// Records the declared order of a group's members in its JSON-list attribute `attr`.
+  void write_order(const char* group_name, const char* attr, const std::vector<std::string>& names);
+};
+
+}  // namespace gaugelab::io

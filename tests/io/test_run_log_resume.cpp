@@ -1,0 +1,181 @@
+// Durability and resume: a writer killed with SIGKILL leaves a readable log with every flushed
+// row, and open_append continues a log (closed cleanly or killed) without losing or shifting rows.
+#include <catch2/catch.hpp>
+
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <thread>
+
+#include "io/run_log.hpp"
+#include "io/run_log_reader.hpp"
+#include "temp_dir.hpp"
+
+using namespace gaugelab::io;
+using gaugelab::test::TempDir;
+
+namespace {
+
+// The values written at step i: distinct per step and per series, exactly representable.
+double loss_at(std::int64_t i) { return 1.0 / static_cast<double>(i + 1); }
+double norm_at(std::int64_t i) { return static_cast<double>(i) * 0.5 - 3.0; }
+
+Provenance provenance() {
+  Provenance p;
+  p.kind = "test/kill";
+  p.argv = {"test_io"};
+  p.config = nlohmann::json::object();
+  return p;
+}
+
+// The child: logs rows as fast as it can, flushing often, and never closes the file.
+[[noreturn]] void writer_child(const std::string& path) {
+  constexpr std::int64_t kMaxRows = 1'000'000;                 // bound on the loop's count
+  constexpr auto kMaxTime = std::chrono::seconds(5);           // bound on the loop's time
+  try {
+    RunLog::Options opts;
+    opts.flush_interval_s = 0.005;  // automatic flushes every 5 ms, besides the explicit ones below
+    RunLog log = RunLog::create(path, provenance(), false, opts);
+    log.declare_series({"loss", "grad_norm"});
+    log.declare_table("events", {{"step", DType::i64}, {"tag", DType::str, 16}});
+    log.start();
+    const auto t0 = std::chrono::steady_clock::now();
+    for (std::int64_t i = 0; i < kMaxRows && std::chrono::steady_clock::now() - t0 < kMaxTime; ++i) {
+      log.append_series(i, {loss_at(i), norm_at(i)});
+      if (i % 10 == 0) log.append_row("events", {Cell(i), Cell("row" + std::to_string(i))});
+      if (i % 100 == 99) log.flush();
+    }
+    // Out of rows before the parent struck: wait to be killed, still without closing (bounded).
+    std::this_thread::sleep_for(std::chrono::seconds(30));
+    _exit(0);
+  } catch (...) {
+    _exit(3);
+  }
+}
+
+// Rows of /series visible to a SWMR reader right now (0 if the file cannot be opened yet).
+std::uint64_t visible_rows(const std::string& path) {
+  try {
+    return RunLogReader(path).series_length();
+  } catch (const std::runtime_error&) {
+    return 0;
+  }
+}
+
+void check_series(const RunLogReader& r, std::uint64_t n) {
+  const SeriesData s = r.series();
+  REQUIRE(s.step.size() == n);
+  REQUIRE(s.at("loss").size() == n);
+  REQUIRE(s.at("grad_norm").size() == n);
+  for (std::uint64_t i = 0; i < n; ++i) {
+    const auto step = static_cast<std::int64_t>(i);
+    if (s.step[i] != step || s.at("loss")[i] != loss_at(step) || s.at("grad_norm")[i] != norm_at(step)) {
+      FAIL("row " << i << " holds step " << s.step[i] << ", loss " << s.at("loss")[i]);
+    }
+  }
+}
+
+}  // namespace
+
+TEST_CASE("run log: SIGKILL leaves a readable log with every flushed row", "[io][run_log][kill]") {
+  constexpr std::uint64_t kMinRows = 2000;              // rows the parent waits to see before killing
+  constexpr auto kWaitLimit = std::chrono::seconds(20);  // the child needs well under a second here
+  TempDir dir;
+  const std::string path = dir.file("killed.h5");
+  const pid_t pid = fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) writer_child(path);
+
+  const auto t0 = std::chrono::steady_clock::now();
+  std::uint64_t seen = 0;
+  while ((seen = visible_rows(path)) < kMinRows && std::chrono::steady_clock::now() - t0 < kWaitLimit)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  kill(pid, SIGKILL);
+  int status = 0;
+  REQUIRE(waitpid(pid, &status, 0) == pid);
+  REQUIRE(seen >= kMinRows);
+  REQUIRE(WIFSIGNALED(status));
+  CHECK(WTERMSIG(status) == SIGKILL);
+
+  std::uint64_t n = 0;
+  {
+    RunLogReader r(path);
+    n = r.series_length();
+    CHECK(n >= seen);  // nothing a reader saw before the kill is lost
+    check_series(r, n);
+    const TableData t = r.table("events");
+    REQUIRE(t.rows >= 1);
+    for (std::uint64_t j = 0; j < t.rows; ++j) {
+      CHECK(t.i64("step")[j] == static_cast<std::int64_t>(10 * j));
+      CHECK(t.str("tag")[j] == "row" + std::to_string(10 * j));
+    }
+    CHECK(r.summary().empty());  // a killed run has no summary
+  }
+
+  // open_append repairs the killed log and continues it.
+  {
+    constexpr std::uint64_t kMore = 100;
+    {
+      RunLog log = RunLog::open_append(path);
+      CHECK(log.series_names() == std::vector<std::string>{"loss", "grad_norm"});
+      const std::uint64_t have = log.series_rows();
+      CHECK(have == n);
+      log.declare_series({"loss", "grad_norm"});
+      log.start();
+      for (std::uint64_t i = have; i < have + kMore; ++i)
+        log.append_series(static_cast<std::int64_t>(i), {loss_at(static_cast<std::int64_t>(i)),
+                                                         norm_at(static_cast<std::int64_t>(i))});
+      log.set_summary("resumed_from", static_cast<std::int64_t>(have));
+    }
+    RunLogReader r(path);
+    check_series(r, n + kMore);
+    CHECK(std::get<std::int64_t>(r.summary().at("resumed_from")) == static_cast<std::int64_t>(n));
+  }
+}
+
+TEST_CASE("run log: open_append resumes a closed log, keeping rows and summary", "[io][run_log]") {
+  TempDir dir;
+  const std::string path = dir.file("resume.h5");
+  const std::vector<Column> cols{{"lr", DType::f64}, {"seed", DType::i64}, {"status", DType::str, 12}};
+  {
+    RunLog log = RunLog::create(path, provenance(), false);
+    log.declare_series({"loss", "grad_norm"});
+    log.declare_table("runs", cols);
+    log.start();
+    for (std::int64_t i = 0; i < 5; ++i) log.append_series(i, {loss_at(i), norm_at(i)});
+    for (std::int64_t i = 0; i < 3; ++i) log.append_row("runs", {Cell(0.5 * i), Cell(i), Cell("done")});
+    log.set_summary("first", std::int64_t{1});
+  }
+  {
+    RunLog log = RunLog::open_append(path);
+    CHECK(log.table_names() == std::vector<std::string>{"runs"});
+    CHECK(log.table_rows("runs") == 3);
+    CHECK(log.series_rows() == 5);
+    const auto have = log.table_columns("runs");
+    REQUIRE(have.size() == 3);
+    CHECK(have[2].width == 12);
+    log.declare_table("runs", cols);  // the same declaration again: no-op
+    CHECK_THROWS_WITH(log.declare_table("runs", {{"lr", DType::f64}}), Catch::Contains("different columns"));
+    CHECK_THROWS_WITH(log.declare_series({"new"}), Catch::Contains("already has 5 rows"));
+    log.declare_table("extra", {{"x", DType::f64}});  // new objects may still be added before start()
+    log.start();
+    for (std::int64_t i = 5; i < 10; ++i) log.append_series(i, {loss_at(i), norm_at(i)});
+    log.append_row("runs", {Cell(9.0), Cell(std::int64_t{9}), Cell("resumed")});
+    log.append_row("extra", {Cell(1.5)});
+    log.set_summary("second", std::int64_t{2});
+  }
+  RunLogReader r(path);
+  check_series(r, 10);
+  const TableData t = r.table("runs");
+  CHECK(t.f64("lr") == std::vector<double>{0.0, 0.5, 1.0, 9.0});
+  CHECK(t.i64("seed") == std::vector<std::int64_t>{0, 1, 2, 9});
+  CHECK(t.str("status") == std::vector<std::string>{"done", "done", "done", "resumed"});
+  CHECK(r.table("extra").f64("x") == std::vector<double>{1.5});
+  const auto sum = r.summary();
+  CHECK(std::get<std::int64_t>(sum.at("first")) == 1);
+  CHECK(std::get<std::int64_t>(sum.at("second")) == 2);
+  CHECK(r.root().kind == "test/kill");  // provenance of the original run is kept
+}
