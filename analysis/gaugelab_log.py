@@ -1,0 +1,148 @@
+"""Read gaugelab HDF5 run logs (schema: src/io/run_log.hpp, DESIGN §2).
+
+    f = open_log("runs/relu.h5")          # SWMR reader: works on live and killed logs too
+    provenance(f)["config"]["lr"]          # root attributes, config parsed from JSON
+    s = series(f); s["step"], s["loss"]    # 1-D arrays, trimmed to a common length
+    table(f, "runs")["lr"]                 # one array per column; strings decoded to str
+    heads(f)["s_q"]                        # [record, layer, head]
+    array(f, "spectrum"), summary(f)
+
+A figure script calls require(path, made_by="gaugelab toy relu --out ...") first, so a missing
+log fails with the command that makes it. Interpreter: /usr/bin/python3 (Debian h5py, numpy).
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import h5py
+import numpy as np
+
+GROUPS = ("series", "heads", "tables", "arrays", "summary")
+
+
+class LogError(RuntimeError):
+    """A run log that is missing, unreadable, or lacks what was asked for."""
+
+
+def require(path, made_by: str = "gaugelab ...") -> Path:
+    """Returns `path` if it holds an HDF5 file; otherwise raises LogError naming the command
+    that makes it."""
+    p = Path(path)
+    if not p.exists():
+        raise LogError(f"{p}: run log not found; make it with: {made_by}")
+    if not h5py.is_hdf5(p):
+        raise LogError(f"{p}: not an HDF5 file; remake it with: {made_by}")
+    return p
+
+
+def open_log(path) -> h5py.File:
+    """Opens a run log read-only as a SWMR reader (libver="latest"), so a log still being
+    written can be read; falls back to a plain read-only open for files not written for SWMR."""
+    p = require(path, "a gaugelab verb with --out")
+    try:
+        f = h5py.File(p, "r", libver="latest", swmr=True)
+    except OSError:
+        try:
+            f = h5py.File(p, "r")
+        except OSError as e:
+            hint = " (a writer has it open and has not started SWMR yet)" if "lock" in str(e) else ""
+            raise LogError(f"{p}: cannot open run log{hint}: {e}") from None
+    missing = [g for g in GROUPS if g not in f]
+    if missing:
+        f.close()
+        raise LogError(f"{p}: not a gaugelab run log (no group /{missing[0]})")
+    return f
+
+
+def _text(v):
+    return v.decode("utf-8") if isinstance(v, bytes) else v
+
+
+def _scalar(v):
+    """An attribute value as a plain Python str, int or float."""
+    v = _text(v)
+    if isinstance(v, np.generic):
+        return v.item()
+    return v
+
+
+def _dataset(f: h5py.File, where: str) -> h5py.Dataset:
+    if where not in f:
+        raise LogError(f"{f.filename}: missing dataset /{where}")
+    ds = f[where]
+    if f.swmr_mode:
+        ds.refresh()  # see rows flushed since the file was opened
+    return ds
+
+
+def _order(f: h5py.File, group: str, attr: str) -> list[str]:
+    """Declared member order (JSON list attribute written by the C++ writer), else sorted names."""
+    g = f[group]
+    if attr in g.attrs:
+        return list(json.loads(_text(g.attrs[attr])))
+    return sorted(k for k in g.keys() if k != "step")
+
+
+def _read(f: h5py.File, where: str, n: int | None = None) -> np.ndarray:
+    ds = _dataset(f, where)
+    data = ds[()] if n is None else ds[:n]
+    if ds.dtype.kind == "S":  # fixed-length strings: null padding is stripped by numpy
+        return np.char.decode(data, "utf-8")
+    if ds.dtype.kind == "O":  # variable-length strings
+        return np.array([_text(v) for v in data], dtype=str)
+    return data
+
+
+def _trimmed(f: h5py.File, wheres: dict[str, str]) -> dict[str, np.ndarray]:
+    """Reads datasets sharing an index, cut to the shortest (a live log may have one a flush ahead)."""
+    if not wheres:
+        return {}
+    n = min(len(_dataset(f, w)) for w in wheres.values())
+    return {k: _read(f, w, n) for k, w in wheres.items()}
+
+
+def provenance(f: h5py.File) -> dict:
+    """Root attributes as a dict; 'config' holds config_json parsed."""
+    out = {k: _scalar(v) for k, v in f.attrs.items()}
+    if "config_json" not in out:
+        raise LogError(f"{f.filename}: missing root attribute config_json")
+    out["config"] = json.loads(out["config_json"])
+    return out
+
+
+def series(f: h5py.File) -> dict[str, np.ndarray]:
+    """name -> 1-D array, including 'step'; all of one length."""
+    names = _order(f, "series", "names")
+    if not names and "step" not in f["series"]:
+        return {}
+    return _trimmed(f, {"step": "series/step", **{n: f"series/{n}" for n in names}})
+
+
+def heads(f: h5py.File) -> dict[str, np.ndarray]:
+    """name -> [record, layer, head] array, including 'step' (1-D); all of one record count."""
+    names = _order(f, "heads", "names")
+    if not names and "step" not in f["heads"]:
+        return {}
+    return _trimmed(f, {"step": "heads/step", **{n: f"heads/{n}" for n in names}})
+
+
+def table_names(f: h5py.File) -> list[str]:
+    return sorted(f["tables"].keys())
+
+
+def table(f: h5py.File, name: str) -> dict[str, np.ndarray]:
+    """column -> 1-D array in declared column order; string columns as str arrays."""
+    if name not in f["tables"]:
+        raise LogError(f"{f.filename}: missing table /tables/{name}")
+    cols = _order(f, f"tables/{name}", "columns")
+    return _trimmed(f, {c: f"tables/{name}/{c}" for c in cols})
+
+
+def array(f: h5py.File, name: str) -> np.ndarray:
+    return _read(f, f"arrays/{name}")
+
+
+def summary(f: h5py.File) -> dict:
+    """The /summary attributes as plain Python values (empty for a run that did not finish)."""
+    return {k: _scalar(v) for k, v in f["summary"].attrs.items()}
