@@ -30,7 +30,7 @@ at::Tensor causal_attention(const at::Tensor& q, const at::Tensor& k, const at::
   return at::scaled_dot_product_attention(q, k, v, /*attn_mask=*/{}, dropout_p, /*is_causal=*/true);
 }
 
-GPT::GPT(const ModelConfig& config, std::uint64_t seed) : cfg_(config) {
+GPT::GPT(const ModelConfig& config, std::uint64_t seed, bool initialise) : cfg_(config) {
   cfg_.validate();
   const std::int64_t d = cfg_.n_embd, vp = cfg_.padded_vocab();
   const auto f32 = at::TensorOptions().dtype(at::kFloat);
@@ -55,7 +55,8 @@ GPT::GPT(const ModelConfig& config, std::uint64_t seed) : cfg_(config) {
     lm_head.weight = wte;
     lm_head.owns_weight = false;
   }
-  init(seed);
+  if (initialise) init(seed);
+  else visit([](const std::string&, at::Tensor& t, ParamRole) { t.requires_grad_(true); });
 }
 
 void GPT::visit(const ParamVisitor& f) {

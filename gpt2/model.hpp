@@ -57,8 +57,9 @@ struct ParamGroup {
 
 class GPT {
  public:
-  /// Allocates every parameter on the CPU (float32) and initialises it with init(seed).
-  explicit GPT(const ModelConfig& config, std::uint64_t seed = 0);
+  /// Allocates every parameter on the CPU (float32) and initialises it with init(seed); with
+  /// initialise false, weights stay 0 (LayerNorm gains and multipliers 1) for a loader to fill.
+  explicit GPT(const ModelConfig& config, std::uint64_t seed = 0, bool initialise = true);
   GPT(const GPT&) = delete;
   GPT& operator=(const GPT&) = delete;
 
