@@ -8,10 +8,6 @@ int verb_merge(const Args&) { return not_built("merge", "tier 1 sweep runner"); 
 int verb_diag(const Args&) { return not_built("diag", "tier 2 harness"); }
 int verb_prepare(const Args&) { return not_built("prepare", "data tier"); }
 int verb_train(const Args&) { return not_built("train", "GPT-2 trainer"); }
-int verb_eval(const Args&) { return not_built("eval", "GPT-2 model"); }
-int verb_generate(const Args&) { return not_built("generate", "GPT-2 model"); }
 int verb_inspect(const Args&) { return not_built("inspect", "checkpoint analysis"); }
-int verb_export(const Args&) { return not_built("export", "GPT-2 interchange"); }
-int verb_import(const Args&) { return not_built("import", "GPT-2 interchange"); }
 
 }  // namespace gaugelab::cli

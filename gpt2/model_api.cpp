@@ -1,0 +1,81 @@
+// `gaugelab export` and `import`, and the helpers every model verb shares (run_common.hpp).
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+#include <sstream>
+#include <stdexcept>
+
+#include <ATen/ops/from_blob.h>
+
+#include "gpt2/checkpoint.hpp"
+#include "gpt2/interchange.hpp"
+#include "gpt2/run_common.hpp"
+#include "io/options.hpp"
+
+namespace gaugelab::gpt2 {
+
+std::string describe_model(GPT& m) {
+  const ModelConfig& c = m.config();
+  char params[64];
+  std::snprintf(params, sizeof params, "%.1fM", static_cast<double>(m.num_parameters(false)) / 1e6);
+  std::ostringstream os;
+  os << c.n_layer << " layers, " << c.n_head << " heads, d " << c.n_embd << ", context " << c.block_size << ", vocab "
+     << c.vocab_size << " (padded " << c.padded_vocab() << "); " << params << " parameters + "
+     << m.num_parameters(true) - m.num_parameters(false) << " multipliers (" << c.lrm.spec() << ")"
+     << (c.tied_head ? "" : ", untied head");
+  return os.str();
+}
+
+LoadedModel load_for_run(const std::string& checkpoint, const ModelRunOptions& o) {
+  if (checkpoint.empty()) throw io::UsageError("no checkpoint given");
+  LoadedModel out;
+  out.device = parse_device(o.device);
+  out.precision = parse_precision(o.precision);
+  out.model = load_any_model(checkpoint, out.device, LrmPlacement::parse(o.multipliers));
+  out.model->train(false);
+  std::cerr << "model      " << checkpoint << ": " << describe_model(*out.model) << "\n"
+            << "runs on    " << out.device.str() << ", " << precision_name(out.precision) << "\n";
+  return out;
+}
+
+std::vector<std::int64_t> parse_token_ids(const std::vector<std::string>& ids, std::int64_t vocab, const std::string& what) {
+  std::vector<std::int64_t> out;
+  for (const std::string& s : ids) {
+    const std::int64_t id = io::parse_int(s, what);
+    if (id < 0 || id >= vocab)
+      throw io::UsageError(what + ": token id " + s + " is outside the model's vocabulary [0, " + std::to_string(vocab) + ")");
+    out.push_back(id);
+  }
+  return out;
+}
+
+at::Tensor token_tensor(const std::vector<std::int64_t>& ids, c10::Device device) {
+  std::vector<std::int64_t> copy = ids;
+  return at::from_blob(copy.data(), {1, static_cast<std::int64_t>(copy.size())}, at::kLong).clone().to(device);
+}
+
+void run_export(const ExportOptions& o) {
+  safetensors::DType dtype;
+  if (o.dtype == "F32") dtype = safetensors::DType::F32;
+  else if (o.dtype == "BF16") dtype = safetensors::DType::BF16;
+  else if (o.dtype == "F16") dtype = safetensors::DType::F16;
+  else throw io::UsageError("--dtype must be F32, BF16 or F16");
+  io::prepare_output_path(o.out, o.force);
+  auto model = load_any_model(o.checkpoint, c10::Device(c10::kCPU));
+  std::cerr << "model      " << o.checkpoint << ": " << describe_model(*model) << "\n";
+  export_hf(*model, o.out, dtype);
+  std::cout << "exported " << o.checkpoint << " -> " << o.out << "/model.safetensors + config.json (" << o.dtype
+            << ", multipliers merged into the weights)\n";
+}
+
+void run_import(const ImportOptions& o) {
+  const LrmPlacement lrm = LrmPlacement::parse(o.multipliers);
+  io::prepare_output_path(o.out, o.force);
+  auto model = import_hf(o.source, lrm, c10::Device(c10::kCPU));
+  std::cerr << "model      " << o.source << ": " << describe_model(*model) << "\n";
+  save_checkpoint(o.out, *model);
+  std::cout << "imported " << o.source << " -> checkpoint " << o.out << " (multipliers " << lrm.spec()
+            << ", all at 1)\n";
+}
+
+}  // namespace gaugelab::gpt2

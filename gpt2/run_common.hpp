@@ -1,0 +1,36 @@
+// What the verbs of model_api.hpp share: loading a model for a run and reading token ids.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <ATen/core/Tensor.h>
+
+#include "gpt2/model.hpp"
+#include "gpt2/model_api.hpp"
+#include "gpt2/runtime.hpp"
+
+namespace gaugelab::gpt2 {
+
+struct LoadedModel {
+  std::unique_ptr<GPT> model;
+  c10::Device device = c10::Device(c10::kCPU);
+  Precision precision = Precision::fp32;
+};
+
+/// Loads `checkpoint` (ours or Hugging Face's) onto the requested device, in eval mode, and prints
+/// one line describing it to stderr.
+LoadedModel load_for_run(const std::string& checkpoint, const ModelRunOptions& options);
+
+/// One line: "gpt2 12 layers, 12 heads, d 768, context 1024, vocab 50257; 124.4M parameters + 165888 multipliers (...)".
+std::string describe_model(GPT& model);
+
+/// Token ids from text ("464" ...), each checked to be in [0, vocab); `what` names the flag.
+std::vector<std::int64_t> parse_token_ids(const std::vector<std::string>& ids, std::int64_t vocab, const std::string& what);
+
+/// [1, n] int64 tensor on `device`.
+at::Tensor token_tensor(const std::vector<std::int64_t>& ids, c10::Device device);
+
+}  // namespace gaugelab::gpt2
