@@ -3,8 +3,6 @@
 
 namespace gaugelab::cli {
 
-int verb_sweep(const Args&) { return not_built("sweep", "tier 1 sweep runner"); }
-int verb_merge(const Args&) { return not_built("merge", "tier 1 sweep runner"); }
 int verb_diag(const Args&) { return not_built("diag", "tier 2 harness"); }
 int verb_train(const Args&) { return not_built("train", "GPT-2 trainer"); }
 int verb_inspect(const Args&) { return not_built("inspect", "checkpoint analysis"); }

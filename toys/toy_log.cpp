@@ -16,7 +16,7 @@ io::Column column_for(const std::string& name, const io::Cell& c) {
 
 void declare_toy_log(io::RunLog& log, const std::vector<std::string>& grid_columns, const ToyRun& example,
                      bool first_series) {
-  std::vector<io::Column> runs;
+  std::vector<io::Column> runs{{"row", io::DType::i64}};
   for (const auto& g : grid_columns) runs.push_back({g, io::DType::f64});
   for (const auto& [k, v] : example.metrics) runs.push_back(column_for(k, v));
   log.declare_table("runs", runs);
@@ -31,15 +31,15 @@ void declare_toy_log(io::RunLog& log, const std::vector<std::string>& grid_colum
 }
 
 void append_toy_run(io::RunLog& log, std::int64_t row, const std::vector<double>& grid_values, const ToyRun& run) {
-  io::Row r;
-  for (double g : grid_values) r.emplace_back(g);
-  for (const auto& [k, v] : run.metrics) r.push_back(v);
-  log.append_row("runs", r);
   for (size_t t = 0; t < run.steps.size(); ++t) {
     io::Row s{row, run.steps[t]};
     for (const auto& series : run.series) s.emplace_back(series[t]);
     log.append_row("run_series", s);
   }
+  io::Row r{row};
+  for (double g : grid_values) r.emplace_back(g);
+  for (const auto& [k, v] : run.metrics) r.push_back(v);
+  log.append_row("runs", r);
 }
 
 void write_first_series(io::RunLog& log, const ToyRun& run) {

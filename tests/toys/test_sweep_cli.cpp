@@ -1,0 +1,85 @@
+// `gaugelab sweep` / `gaugelab merge` as a user types them: bad input is one line and exit 2.
+#include <catch2/catch.hpp>
+
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <string>
+
+#include "tests/io/temp_dir.hpp"
+
+namespace {
+
+struct Result {
+  int status;
+  std::string output;  // stdout + stderr
+};
+
+Result run(const std::string& args) {
+  const std::string cmd = std::string(GAUGELAB_BINARY_DIR) + "/gaugelab " + args + " 2>&1";
+  FILE* p = popen(cmd.c_str(), "r");
+  REQUIRE(p != nullptr);
+  std::string out;
+  std::array<char, 4096> buf{};
+  while (size_t n = fread(buf.data(), 1, buf.size(), p)) out.append(buf.data(), n);
+  const int st = pclose(p);
+  return {WIFEXITED(st) ? WEXITSTATUS(st) : -1, out};
+}
+
+std::size_t lines(const std::string& s) {
+  std::size_t n = 0;
+  for (char c : s) n += c == '\n';
+  return n;
+}
+
+void check_usage_error(const std::string& args, const std::string& names) {
+  INFO("gaugelab " << args);
+  const auto r = run(args);
+  INFO(r.output);
+  CHECK(r.status == 2);
+  CHECK(lines(r.output) == 1);
+  CHECK(r.output.find(names) != std::string::npos);
+}
+
+}  // namespace
+
+TEST_CASE("sweep CLI: empty grid item, unknown toy, malformed shard -> one line, exit 2", "[toys][sweep][cli]") {
+  gaugelab::test::TempDir dir;
+  const std::string out = " --out " + dir.file("x.h5");
+  check_usage_error("sweep relu --lr 1,,2 --steps 10" + out, "--lr");
+  check_usage_error("sweep relu --lambda=0,,0.2 --steps 10" + out, "--lambda");
+  check_usage_error("sweep nosuchtoy --lr 1,2" + out, "nosuchtoy");
+  check_usage_error("sweep relu --shard 3/2 --steps 10" + out, "--shard");
+  check_usage_error("sweep relu --shard 1 --steps 10" + out, "--shard");
+  check_usage_error("sweep relu --lr 1e-2,-1 --steps 10" + out, "--lr");
+  check_usage_error("sweep relu --hidden 0,3 --steps 10" + out, "--hidden");
+  check_usage_error("sweep", "NAME");
+  check_usage_error("merge " + dir.file("a.h5"), "--out");
+  check_usage_error("merge --out " + dir.file("m.h5") + " " + dir.file("absent.h5"), "absent.h5");
+  CHECK_FALSE(std::filesystem::exists(dir.file("x.h5")));
+}
+
+TEST_CASE("sweep CLI: runs, resumes, refuses another sweep on the same file, merges shards", "[toys][sweep][cli]") {
+  gaugelab::test::TempDir dir;
+  const std::string f = dir.file("s.h5");
+  const std::string sweep = "sweep relu --lr 5e-3,1e-2 --seeds 2 --steps 50 --threads 2 ";
+  auto r = run(sweep + "--out " + f);
+  INFO(r.output);
+  REQUIRE(r.status == 0);
+  CHECK(r.output.find("rows_done        4") != std::string::npos);
+  r = run(sweep + "--out " + f);
+  CHECK(r.status == 0);
+  CHECK(r.output.find("rows_skipped     4") != std::string::npos);
+  check_usage_error(sweep + "--lambda 0.1 --out " + f, "--lambda 0.0 there, 0.1 here");
+
+  const std::string a = dir.file("a.h5"), b = dir.file("b.h5"), m = dir.file("m.h5");
+  REQUIRE(run(sweep + "--shard 0/2 --out " + a).status == 0);
+  REQUIRE(run(sweep + "--shard 1/2 --out " + b).status == 0);
+  r = run("merge --out " + m + " " + a + " " + b);
+  INFO(r.output);
+  CHECK(r.status == 0);
+  CHECK(r.output.find("rows_done        4") != std::string::npos);
+  check_usage_error("merge --out " + dir.file("m2.h5") + " " + a, "rows missing");
+}
