@@ -1,6 +1,14 @@
 // The language-model head and its loss: logits = x·Wᵀ over the padded vocabulary, sliced back to
 // the real one, and the mean next-token cross-entropy. Most of a small model's FLOPs and memory
-// traffic are here (a [B·T, V] matrix), so it lives in one place that can be optimised alone.
+// traffic are here (a [B·T, V] matrix), so it lives in one place, optimised alone:
+//   * the loss never materialises log-probabilities: per chunk of rows it forms the logits in a
+//     workspace reused across steps (a fresh 200 MB buffer per step costs page faults on the CPU),
+//     takes logsumexp, and, when gradients are wanted, turns the logits in place into
+//     (softmax − onehot)/n and multiplies them into dL/dx and dL/dW right away (as llm.c does);
+//     backward then only scales those by the incoming gradient. Nothing of the workspace is needed
+//     after the forward, so several forwards before one backward (accumulation) stay correct.
+//   * padded vocabulary columns are masked to −∞: they get probability 0 and gradient 0.
+//   * under bf16 autocast the matmuls run in bf16 and logsumexp/softmax in float32.
 #pragma once
 
 #include <cstdint>
@@ -9,11 +17,20 @@
 
 namespace gaugelab::gpt2 {
 
+/// Buffers the loss reuses from step to step (grown on demand, one per dtype). Not thread-safe:
+/// one workspace per concurrently running loss.
+struct LmHeadWorkspace {
+  at::Tensor logits;     // [rows, padded] in the compute dtype
+  at::Tensor logits_f32;  // [rows, padded] float32, only for a bf16 compute dtype
+  std::int64_t chunk_rows = 4096;  // rows per chunk: bounds the workspace at chunk_rows × padded
+};
+
 /// Logits [B, T, vocab] in float32 for final hidden states x [B, T, d] and head weight w [padded, d].
 at::Tensor lm_head_logits(const at::Tensor& x, const at::Tensor& w, std::int64_t vocab);
 
-/// Mean cross-entropy of softmax(x·wᵀ)[:, :vocab] against targets [B, T] (int64; -1 = ignored),
-/// float32 scalar; differentiable in x and w.
-at::Tensor lm_head_loss(const at::Tensor& x, const at::Tensor& w, const at::Tensor& targets, std::int64_t vocab);
+/// Mean cross-entropy of softmax(x·wᵀ)[:, :vocab] against targets [B, T] (int64; −1 = ignored),
+/// float32 scalar, differentiable in x and w. `ws` is reused across calls.
+at::Tensor lm_head_loss(const at::Tensor& x, const at::Tensor& w, const at::Tensor& targets, std::int64_t vocab,
+                        LmHeadWorkspace& ws);
 
 }  // namespace gaugelab::gpt2

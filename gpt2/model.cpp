@@ -200,7 +200,8 @@ at::Tensor GPT::logits(const at::Tensor& idx) const {
 }
 
 at::Tensor GPT::loss(const at::Tensor& idx, const at::Tensor& targets) const {
-  return lm_head_loss(hidden(idx), lm_head.effective_weight(), targets.to(wte.device(), at::kLong), cfg_.vocab_size);
+  return lm_head_loss(hidden(idx), lm_head.effective_weight(), targets.to(wte.device(), at::kLong), cfg_.vocab_size,
+                      ce_ws_);
 }
 
 }  // namespace gaugelab::gpt2

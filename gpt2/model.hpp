@@ -16,6 +16,7 @@
 #include <ATen/core/Tensor.h>
 
 #include "gpt2/config.hpp"
+#include "gpt2/lm_head_loss.hpp"
 #include "gpt2/lrm.hpp"
 
 namespace gaugelab::gpt2 {
@@ -80,7 +81,8 @@ class GPT {
   /// Logits [B, T, vocab_size] in float32 (also under autocast).
   at::Tensor logits(const at::Tensor& idx) const;
   /// Mean next-token cross-entropy (float32 scalar) of idx [B, T] against targets [B, T];
-  /// targets equal to -1 are ignored.
+  /// targets equal to -1 are ignored. Reuses a workspace held by the model (lm_head_loss.hpp):
+  /// concurrent loss() calls on one model from several threads are not supported.
   at::Tensor loss(const at::Tensor& idx, const at::Tensor& targets) const;
 
   /// Every parameter, in a fixed order, with its dotted name and role.
@@ -107,6 +109,7 @@ class GPT {
   at::Tensor block_forward(const Block& b, const at::Tensor& x) const;
   ModelConfig cfg_;
   bool training_ = false;
+  mutable LmHeadWorkspace ce_ws_;  // the loss's logits buffers, reused from step to step
 };
 
 /// The one place attention is computed: softmax(q·kᵀ/√d_h + causal mask)·v through LibTorch's fused

@@ -37,6 +37,11 @@ int apply_torch_threads(int threads) {
   return n;
 }
 
+c10::ScalarType autocast_compute_dtype(c10::Device device) {
+  return at::autocast::is_autocast_enabled(device.type()) ? at::autocast::get_autocast_dtype(device.type())
+                                                          : at::kFloat;
+}
+
 AutocastScope::AutocastScope(c10::Device device, Precision precision) {
   if (precision == Precision::fp32) return;
   active_ = true;

@@ -24,6 +24,9 @@ c10::Device parse_device(const std::string& name);
 /// forces 1); 0 = every core. Returns the count in force.
 int apply_torch_threads(int threads);
 
+/// The dtype autocast runs matmuls in on `device`'s type right now; Float when autocast is off there.
+c10::ScalarType autocast_compute_dtype(c10::Device device);
+
 /// RAII autocast region for `device` (a no-op for fp32). Nested scopes restore what they found;
 /// leaving the outermost one clears autocast's cache of cast weights (as Python's autocast does).
 class AutocastScope {
