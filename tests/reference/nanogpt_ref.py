@@ -1,0 +1,113 @@
+"""Eager PyTorch reference for bench/gpt2_step: a nanoGPT-style GPT-2 trained on random tokens.
+
+The model is nanoGPT's (Karpathy, model.py) in its plain eager form: fused c_attn Linear, causal
+F.scaled_dot_product_attention, tanh GELU, pre-LayerNorm, tied LM head over the vocabulary padded
+to a multiple of 64 (as nanoGPT pads 50257 to 50304), cross-entropy over the padded logits, and
+torch.optim.AdamW with nanoGPT's two groups (weight decay on matrices and embeddings, none on
+biases and LayerNorm). On the CPU nanoGPT uses the non-fused AdamW, and so does this script.
+
+Prints one JSON line: {"tokens_per_s": ..., "step_s": ..., "loss": ..., ...}.
+usage: nanogpt_ref.py --threads 2 --dtype fp32 [--n-layer 4 --n-head 4 --n-embd 256 --seq 256 --batch 4]
+"""
+import argparse
+import json
+import math
+import time
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class Block(nn.Module):
+    def __init__(self, d, h):
+        super().__init__()
+        self.h = h
+        self.ln_1 = nn.LayerNorm(d)
+        self.c_attn = nn.Linear(d, 3 * d)
+        self.attn_proj = nn.Linear(d, d)
+        self.ln_2 = nn.LayerNorm(d)
+        self.c_fc = nn.Linear(d, 4 * d)
+        self.mlp_proj = nn.Linear(4 * d, d)
+
+    def forward(self, x):
+        B, T, C = x.shape
+        q, k, v = self.c_attn(self.ln_1(x)).split(C, dim=2)
+        q = q.view(B, T, self.h, C // self.h).transpose(1, 2)
+        k = k.view(B, T, self.h, C // self.h).transpose(1, 2)
+        v = v.view(B, T, self.h, C // self.h).transpose(1, 2)
+        y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        x = x + self.attn_proj(y.transpose(1, 2).contiguous().view(B, T, C))
+        return x + self.mlp_proj(F.gelu(self.c_fc(self.ln_2(x)), approximate="tanh"))
+
+
+class GPT(nn.Module):
+    def __init__(self, n_layer, n_head, n_embd, block_size, vocab):
+        super().__init__()
+        self.wte = nn.Embedding(vocab, n_embd)
+        self.wpe = nn.Embedding(block_size, n_embd)
+        self.h = nn.ModuleList([Block(n_embd, n_head) for _ in range(n_layer)])
+        self.ln_f = nn.LayerNorm(n_embd)
+        self.lm_head = nn.Linear(n_embd, vocab, bias=False)
+        self.lm_head.weight = self.wte.weight  # tied
+        for name, p in self.named_parameters():
+            if p.dim() == 2:
+                std = 0.02 / math.sqrt(2 * n_layer) if name.endswith("proj.weight") else 0.02
+                nn.init.normal_(p, 0.0, std)
+            elif name.endswith("bias"):
+                nn.init.zeros_(p)
+
+    def forward(self, idx, targets):
+        T = idx.size(1)
+        x = self.wte(idx) + self.wpe(torch.arange(T, device=idx.device))
+        for b in self.h:
+            x = b(x)
+        logits = self.lm_head(self.ln_f(x))
+        return F.cross_entropy(logits.float().view(-1, logits.size(-1)), targets.view(-1), ignore_index=-1)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--dtype", choices=["fp32", "bf16"], default="fp32")
+    ap.add_argument("--n-layer", type=int, default=4)
+    ap.add_argument("--n-head", type=int, default=4)
+    ap.add_argument("--n-embd", type=int, default=256)
+    ap.add_argument("--seq", type=int, default=256)
+    ap.add_argument("--batch", type=int, default=4)
+    ap.add_argument("--vocab", type=int, default=50257)
+    ap.add_argument("--warmup", type=int, default=2)
+    ap.add_argument("--steps", type=int, default=10)
+    ap.add_argument("--seed", type=int, default=0)
+    a = ap.parse_args()
+    torch.set_num_threads(a.threads)
+    torch.manual_seed(a.seed)
+    padded = (a.vocab + 63) // 64 * 64
+    model = GPT(a.n_layer, a.n_head, a.n_embd, a.seq, padded)
+    decay = [p for p in model.parameters() if p.dim() >= 2]
+    no_decay = [p for p in model.parameters() if p.dim() < 2]
+    opt = torch.optim.AdamW([{"params": decay, "weight_decay": 0.1}, {"params": no_decay, "weight_decay": 0.0}],
+                            lr=6e-4, betas=(0.9, 0.95))
+    data = torch.randint(0, a.vocab, (a.batch, a.seq + 1))
+    x, y = data[:, :-1].contiguous(), data[:, 1:].contiguous()
+
+    def step():
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=a.dtype == "bf16"):
+            loss = model(x, y)
+        loss.backward()
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+        return loss.item()
+
+    for _ in range(a.warmup):
+        step()
+    t0 = time.perf_counter()
+    for _ in range(a.steps):
+        loss = step()
+    dt = (time.perf_counter() - t0) / a.steps
+    print(json.dumps({"impl": "eager-pytorch-nanogpt", "torch": torch.__version__, "threads": a.threads,
+                      "dtype": a.dtype, "step_s": dt, "tokens_per_s": a.batch * a.seq / dt, "loss": loss}))
+
+
+if __name__ == "__main__":
+    main()
