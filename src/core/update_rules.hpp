@@ -1,0 +1,118 @@
+// Update rules (DESIGN §3, seed 003 §3–§6): one runtime-selectable rule type, the per-matrix
+// dispatcher, and the factor-pair drivers that produce raw increments (U_A, U_B) for M = A·Bᵀ.
+//
+//   rule       file                    raw increment U for W [m, n] with gradient G
+//   sgd        update_sgd.hpp          −ηG
+//   momentum   update_sgd.hpp          −η·buf (heavy-ball) or −η(G + μ·buf) (Nesterov)
+//   adamw      update_adamw.hpp        −η·m̂ ⊘ (√v̂ + ε)               (torch.optim.AdamW)
+//   muon       update_muon.hpp         −η·√max(1, m/n)·NS5(Nesterov momentum)  (KellerJordan/Muon)
+//   hyperball  update_hyperball.hpp    −ηR·Ũ/‖Ũ‖_F, then retraction onto ‖W‖_F = R
+//
+// Every rule returns Step{U, ρ, radius}: W ← ρW + U (decoupled decay, seed 003 §4), then the
+// Hyperball retraction when radius > 0. Quotient wrappers (quotient.hpp) act on U between
+// step_pair and apply_pair.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <variant>
+
+#include "core/update_base_rules.hpp"
+#include "core/update_hyperball.hpp"
+
+namespace gaugelab::core {
+
+enum class RuleKind { sgd, momentum, adamw, muon, hyperball };
+
+/// Parses "sgd|momentum|adamw|muon|hyperball"; throws std::invalid_argument naming the value.
+inline RuleKind parse_rule_kind(std::string_view s) {
+  if (s == "sgd") return RuleKind::sgd;
+  if (s == "momentum") return RuleKind::momentum;
+  if (s == "adamw") return RuleKind::adamw;
+  if (s == "muon") return RuleKind::muon;
+  if (s == "hyperball") return RuleKind::hyperball;
+  throw std::invalid_argument("unknown update rule '" + std::string(s) + "' (expected sgd|momentum|adamw|muon|hyperball)");
+}
+
+inline std::string_view rule_kind_name(RuleKind k) {
+  switch (k) {
+    case RuleKind::sgd: return "sgd";
+    case RuleKind::momentum: return "momentum";
+    case RuleKind::adamw: return "adamw";
+    case RuleKind::muon: return "muon";
+    case RuleKind::hyperball: return "hyperball";
+  }
+  return "?";
+}
+
+/// Options of one rule; the alternative held selects the rule.
+using RuleOptions = std::variant<SgdOptions, MomentumOptions, AdamWOptions, MuonOptions, HyperballOptions>;
+
+/// The rule's options with every default (see each options struct).
+inline RuleOptions default_rule_options(RuleKind k) {
+  switch (k) {
+    case RuleKind::sgd: return SgdOptions{};
+    case RuleKind::momentum: return MomentumOptions{};
+    case RuleKind::adamw: return AdamWOptions{};
+    case RuleKind::muon: return MuonOptions{};
+    case RuleKind::hyperball: return HyperballOptions{};
+  }
+  throw std::invalid_argument("default_rule_options: bad RuleKind");
+}
+
+inline RuleKind rule_kind(const RuleOptions& r) { return static_cast<RuleKind>(r.index()); }
+
+/// One step of `rule` for W [m, n] with gradient G [m, n]; updates the rule's state.
+template <class T>
+Step<T> propose(const RuleOptions& rule, const Mat<T>& W /*[m, n]*/, const Mat<T>& G /*[m, n]*/, RuleState<T>& st) {
+  return std::visit(
+      [&](const auto& o) -> Step<T> {
+        using O = std::decay_t<decltype(o)>;
+        if constexpr (std::is_same_v<O, HyperballOptions>) return hyperball_step(o, W, G, st);
+        else return propose_base<T>(BaseRuleOptions(o), W, G, st);
+      },
+      rule);
+}
+
+/// Optimizer state of a factor pair (one RuleState per factor).
+template <class T>
+struct PairState {
+  RuleState<T> a;  // state of A [m, r]
+  RuleState<T> b;  // state of B [n, r]
+};
+
+/// Steps proposed for both factors: A ← ρ_A·A + U_A, B ← ρ_B·B + U_B (seed 003 §4).
+template <class T>
+struct PairStep {
+  Step<T> a;  // U [m, r], ρ_A, radius_A
+  Step<T> b;  // U [n, r], ρ_B, radius_B
+};
+
+/// Raw increments of a factor pair from its gradients, with a separate rule per factor (e.g.
+/// independent shrink ρ_A ≠ ρ_B as in seed 003 §6).
+template <class T>
+PairStep<T> step_pair(const RuleOptions& rule_a, const RuleOptions& rule_b, const Mat<T>& A /*[m, r]*/,
+                      const Mat<T>& B /*[n, r]*/, const Mat<T>& G_A /*[m, r]*/, const Mat<T>& G_B /*[n, r]*/,
+                      PairState<T>& st) {
+  if (A.cols() != B.cols())
+    throw std::invalid_argument("step_pair: A has " + std::to_string(A.cols()) + " columns but B has " +
+                                std::to_string(B.cols()) + "; a factor pair shares its inner dimension r");
+  return {propose(rule_a, A, G_A, st.a), propose(rule_b, B, G_B, st.b)};
+}
+
+/// Raw increments of a factor pair, same rule for both factors.
+template <class T>
+PairStep<T> step_pair(const RuleOptions& rule, const Mat<T>& A /*[m, r]*/, const Mat<T>& B /*[n, r]*/,
+                      const Mat<T>& G_A /*[m, r]*/, const Mat<T>& G_B /*[n, r]*/, PairState<T>& st) {
+  return step_pair(rule, rule, A, B, G_A, G_B, st);
+}
+
+/// Applies both steps in place: A ← ρ_A·A + U_A, B ← ρ_B·B + U_B (plus any Hyperball retraction).
+template <class T>
+void apply_pair(Mat<T>& A /*[m, r]*/, Mat<T>& B /*[n, r]*/, const PairStep<T>& s) {
+  apply_step(A, s.a);
+  apply_step(B, s.b);
+}
+
+}  // namespace gaugelab::core
