@@ -13,6 +13,12 @@ namespace {
 const std::vector<std::pair<std::string, std::function<std::unique_ptr<Toy>()>>>& table() {
   static const std::vector<std::pair<std::string, std::function<std::unique_ptr<Toy>()>>> t = {
       {"relu", make_relu_toy},
+      {"factor-scalar", make_factor_scalar_toy},
+      {"factor-matrix", make_factor_matrix_toy},
+      {"muon", make_muon_toy},
+      {"wd-gram", make_wd_gram_toy},
+      {"hyperball", make_hyperball_toy},
+      {"noise-wd", make_noise_wd_toy},
   };
   return t;
 }
