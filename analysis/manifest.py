@@ -4,9 +4,21 @@ scripts that read their logs. Each experiment is a gaugelab command; `--out LOG 
 EXPERIMENTS = {
     # name: {"args": gaugelab argv after the binary, "out": the log, "deps": files whose change re-runs it}
     "toy_relu": {"args": ["toy", "relu"], "out": "runs/toy_relu.h5", "deps": []},
+    "toy_factor_scalar": {"args": ["toy", "factor-scalar"], "out": "runs/toy_factor_scalar.h5", "deps": []},
+    "toy_factor_matrix": {"args": ["toy", "factor-matrix"], "out": "runs/toy_factor_matrix.h5", "deps": []},
+    "toy_muon": {"args": ["toy", "muon"], "out": "runs/toy_muon.h5", "deps": []},
+    "toy_wd_gram": {"args": ["toy", "wd-gram"], "out": "runs/toy_wd_gram.h5", "deps": []},
+    "toy_hyperball": {"args": ["toy", "hyperball"], "out": "runs/toy_hyperball.h5", "deps": []},
+    "toy_noise_wd": {"args": ["toy", "noise-wd"], "out": "runs/toy_noise_wd.h5", "deps": []},
 }
 
 FIGURES = {
     # script (analysis/<script>.py): {"inputs": experiment names, passed as log paths in this order}
     "fig_seed004_invariance": {"inputs": ["toy_relu"]},
+    "fig_seed003_factor_scalar": {"inputs": ["toy_factor_scalar"]},
+    "fig_seed003_factor_matrix": {"inputs": ["toy_factor_matrix"]},
+    "table_seed003_muon": {"inputs": ["toy_muon"]},
+    "fig_seed003_wd_gram": {"inputs": ["toy_wd_gram"]},
+    "fig_seed003_hyperball": {"inputs": ["toy_hyperball"]},
+    "fig_seed002_noise_wd": {"inputs": ["toy_noise_wd"]},
 }
