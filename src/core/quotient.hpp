@@ -20,6 +20,7 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include "core/quotient_motion.hpp"
 #include "core/quotient_smoothing.hpp"

@@ -61,6 +61,14 @@ inline RuleOptions default_rule_options(RuleKind k) {
   throw std::invalid_argument("default_rule_options: bad RuleKind");
 }
 
+// rule_kind() relies on the variant's alternatives being listed in RuleKind order.
+static_assert(std::is_same_v<std::variant_alternative_t<static_cast<std::size_t>(RuleKind::sgd), RuleOptions>, SgdOptions> &&
+              std::is_same_v<std::variant_alternative_t<static_cast<std::size_t>(RuleKind::momentum), RuleOptions>, MomentumOptions> &&
+              std::is_same_v<std::variant_alternative_t<static_cast<std::size_t>(RuleKind::adamw), RuleOptions>, AdamWOptions> &&
+              std::is_same_v<std::variant_alternative_t<static_cast<std::size_t>(RuleKind::muon), RuleOptions>, MuonOptions> &&
+              std::is_same_v<std::variant_alternative_t<static_cast<std::size_t>(RuleKind::hyperball), RuleOptions>, HyperballOptions>);
+
+/// Which rule the options select.
 inline RuleKind rule_kind(const RuleOptions& r) { return static_cast<RuleKind>(r.index()); }
 
 /// One step of `rule` for W [m, n] with gradient G [m, n]; updates the rule's state.

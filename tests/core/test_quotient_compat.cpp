@@ -66,7 +66,7 @@ auto corrected_gd(const Mat<T>& Mstar, double eta, QuotientOptions q = {}) {
 
 }  // namespace
 
-TEMPLATE_TEST_CASE("corrected GD is quotient-compatible; plain GD is not (seed 003 §3)", "[quotient]", double, float) {
+TEMPLATE_TEST_CASE("corrected GD is quotient-compatible and plain GD is not (seed 003 §3)", "[quotient]", double, float) {
   using T = TestType;
   const bool dbl = std::is_same_v<T, double>;
   const double tol = dbl ? kCompatTolDouble : kCompatTolFloat;

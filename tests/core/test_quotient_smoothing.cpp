@@ -92,7 +92,7 @@ TEST_CASE("GL smoothing of plain GD leaves the represented motion representative
   CHECK(spread.front() > kSpreadFloor);
 }
 
-TEST_CASE("seed 003 §7 scalar: smoothed motion = eta*eps*(a^2 E[s^2] + b^2 E[s^-2])", "[quotient][smoothing]") {
+TEST_CASE("seed 003 §7 scalar: smoothed motion = eta*eps*(a^2 mean(s^2) + b^2 mean(s^-2))", "[quotient][smoothing]") {
   // ε = 1 − ab is re-formed from rounded products at every representative: an absolute error of a
   // few ulps of 1, i.e. ≲ 1e-14 relative for ε ≥ 1e-2; the sum of N positive terms adds a few ulps.
   constexpr double kTol = 1e-12;

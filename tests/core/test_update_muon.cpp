@@ -91,7 +91,7 @@ TEST_CASE("NS5 acts on singular values as the scalar quintic p^5 and lands in th
   CHECK(hi_seen <= 1.2024);
 }
 
-TEST_CASE("scalar NS5 map: band [0.6818, 1.2024] for x >= 2e-3 and below 0.5 for tiny x", "[update][muon]") {
+TEST_CASE("scalar NS5 map: band 0.6818 to 1.2024 for x >= 2e-3 and below 0.5 for tiny x", "[update][muon]") {
   double lo = 10.0, hi = 0.0;
   for (int i = 0; i <= 100000; ++i) {  // log grid over [2e-3, 1]
     const double x = 2e-3 * std::pow(500.0, i / 100000.0);

@@ -101,7 +101,7 @@ TEMPLATE_TEST_CASE("adamw matches torch.optim.AdamW including the decay order", 
   }
 }
 
-TEST_CASE("decoupled decay factor rejects shrinks outside (0, 1]", "[update]") {
+TEST_CASE("decoupled decay factor rejects shrinks outside 0 < rho <= 1", "[update]") {
   CHECK(decay_factor(0.1, 0.5) == Approx(0.95).epsilon(1e-15));
   CHECK(decay_factor(0.1, 0.0) == 1.0);
   CHECK_THROWS_AS(decay_factor(1.0, 1.0), std::invalid_argument);   // ρ = 0 erases the weights
