@@ -5,7 +5,6 @@
 #include <ATen/core/grad_mode.h>
 #include <ATen/ops/empty.h>
 #include <ATen/ops/linear.h>
-#include <ATen/ops/logsumexp.h>
 #include <ATen/ops/mm.h>
 #include <ATen/ops/zeros.h>
 #include <c10/core/impl/LocalDispatchKeySet.h>
@@ -49,14 +48,21 @@ struct LmHeadCrossEntropy : public torch::autograd::Function<LmHeadCrossEntropy>
       const at::Tensor xr = xc.narrow(0, r0, rows);
       at::Tensor logits = workspace_view(ws->logits, rows, padded, opt);  // [rows, padded]
       at::mm_out(logits, xr, wc.t());
-      at::Tensor lf = cd == at::kFloat ? logits
-                                       : workspace_view(ws->logits_f32, rows, padded, opt.dtype(at::kFloat)).copy_(logits);
-      if (padded > vocab) lf.narrow(1, vocab, padded - vocab).fill_(-std::numeric_limits<float>::infinity());
-      const at::Tensor lse = at::logsumexp(lf, {1}, /*keepdim=*/true);    // [rows, 1]
+      if (padded > vocab) logits.narrow(1, vocab, padded - vocab).fill_(-std::numeric_limits<float>::infinity());
+      // logsumexp by hand, in place (at::logsumexp allocates a [rows, padded] temporary):
+      // m = max, e = exp(logit − m) in float32, lse = m + log Σe; then e·(scale/Σe) is softmax/n_valid, reusing e.
       const at::Tensor tr = safe_t.narrow(0, r0, rows), sr = scale.narrow(0, r0, rows).unsqueeze(1);
-      loss_sum.add_(lse.sub(lf.gather(1, tr)).mul(valid.narrow(0, r0, rows).unsqueeze(1)).sum());
+      const at::Tensor picked = logits.gather(1, tr).to(at::kFloat);      // [rows, 1]
+      const at::Tensor mx = logits.amax({1}, /*keepdim=*/true).to(at::kFloat);  // [rows, 1]
+      at::Tensor lf = cd == at::kFloat
+                          ? logits
+                          : workspace_view(ws->logits_f32, rows, padded, opt.dtype(at::kFloat)).copy_(logits);
+      lf.sub_(mx).exp_();  // (a mixed-dtype sub_out would save a pass but runs 5x slower on the CPU)
+      const at::Tensor sum = lf.sum({1}, /*keepdim=*/true);                // [rows, 1]
+      const at::Tensor lse = sum.log().add_(mx);
+      loss_sum.add_(lse.sub(picked).mul(valid.narrow(0, r0, rows).unsqueeze(1)).sum());
       if (!need_grad) continue;
-      lf.sub_(lse).exp_().mul_(sr);     // softmax / n_valid (0 on ignored rows)
+      lf.mul_(sr.div(sum));              // softmax / n_valid (0 on ignored rows)
       lf.scatter_add_(1, tr, sr.neg());  // − onehot / n_valid
       const at::Tensor g = cd == at::kFloat ? lf : logits.copy_(lf);
       at::Tensor gx_rows = gx.narrow(0, r0, rows);
