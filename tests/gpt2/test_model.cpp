@@ -4,6 +4,7 @@
 #include <set>
 
 #include <ATen/core/grad_mode.h>
+#include <ATen/Context.h>
 #include <ATen/ops/randint.h>
 
 #include "gpt2/model.hpp"
@@ -170,4 +171,19 @@ TEST_CASE("dropout acts only in training mode", "[gpt2]") {
   CHECK(e1.equal(e2));
   model.train(true);
   CHECK(!model.logits(idx).equal(e1));
+}
+
+TEST_CASE("device and precision strings", "[gpt2][runtime]") {
+  CHECK(parse_device("cpu").is_cpu());
+  CHECK_THROWS_WITH(parse_device("tpu:3"), Catch::Contains("unknown device 'tpu:3'"));
+  if (!at::hasCUDA()) CHECK_THROWS_WITH(parse_device("cuda:0"), Catch::Contains("no CUDA device"));
+  CHECK(parse_precision("bf16") == Precision::bf16);
+  CHECK(parse_precision("float32") == Precision::fp32);
+  CHECK_THROWS_WITH(parse_precision("fp8"), Catch::Contains("unknown precision"));
+  CHECK(autocast_compute_dtype(c10::Device(c10::kCPU)) == at::kFloat);
+  {
+    AutocastScope scope(c10::Device(c10::kCPU), Precision::bf16);
+    CHECK(autocast_compute_dtype(c10::Device(c10::kCPU)) == at::kBFloat16);
+  }
+  CHECK(autocast_compute_dtype(c10::Device(c10::kCPU)) == at::kFloat);
 }
