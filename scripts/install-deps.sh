@@ -30,6 +30,7 @@ apt_pkgs=(
   libeigen3-dev libhdf5-dev hdf5-tools libboost-program-options-dev catch2
   libpcre2-dev nlohmann-json3-dev zlib1g-dev
   python3-h5py python3-matplotlib python3-numpy python3-pytest python3-venv
+  jupyter-nbconvert python3-ipykernel python3-nbformat
 )
 missing=()
 for p in "${apt_pkgs[@]}"; do
