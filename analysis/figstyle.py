@@ -25,3 +25,11 @@ def save(fig, name: str, caption: str) -> Path:
     plt.close(fig)
     print(f"wrote {d / name}.png")
     return d / f"{name}.png"
+
+
+def save_table(name: str, markdown: str) -> Path:
+    """Writes NAME.md (a Markdown table with its caption lines) in the figures folder."""
+    path = out_dir() / f"{name}.md"
+    path.write_text(markdown.rstrip() + "\n")
+    print(f"wrote {path}")
+    return path
