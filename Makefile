@@ -40,6 +40,9 @@ demo: deps build
 figures: build
 	@bash scripts/figures.sh $(BUILD)
 
+report:
+	@bash scripts/report.sh report
+
 bench: deps build
 	@bash scripts/bench.sh $(BUILD)
 

@@ -1,0 +1,44 @@
+#!/usr/bin/env python3
+"""Turns a plain-text notebook (`# %%` code cells, `# %% [markdown]` cells whose lines start with
+`# `) into an .ipynb, so `jupyter nbconvert --execute` can run it and export HTML. The plain-text
+form is the source of truth: readable, diffable, and runnable as a script with /usr/bin/python3.
+Usage: py2nb.py NOTEBOOK.py OUT.ipynb"""
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+import nbformat
+
+CELL = re.compile(r"^# %%(.*)$")
+
+
+def cells(text: str) -> list[tuple[str, str]]:
+    """[(kind, source)] with kind 'code' or 'markdown'; text before the first marker is a code cell."""
+    out: list[tuple[str, list[str]]] = [("code", [])]
+    for line in text.splitlines():
+        m = CELL.match(line)
+        if m:
+            out.append(("markdown" if "[markdown]" in m.group(1) else "code", []))
+            continue
+        kind, body = out[-1]
+        if kind == "markdown":
+            line = line[2:] if line.startswith("# ") else line.lstrip("#")
+        body.append(line)
+    return [(k, "\n".join(b).strip("\n")) for k, b in out if "\n".join(b).strip()]
+
+
+def convert(src: Path, dst: Path) -> None:
+    nb = nbformat.v4.new_notebook()
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    for kind, body in cells(src.read_text()):
+        nb.cells.append(nbformat.v4.new_markdown_cell(body) if kind == "markdown" else nbformat.v4.new_code_cell(body))
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    nbformat.write(nb, dst)
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 3:
+        sys.exit(__doc__.splitlines()[-1])
+    convert(Path(sys.argv[1]), Path(sys.argv[2]))

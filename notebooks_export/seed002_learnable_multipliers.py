@@ -1,0 +1,37 @@
+# %% [markdown]
+# # Seed 002 — learnable multipliers: a small qualitative proxy
+#
+# The paper's claim concerns LLM pretraining: under weight decay, a matrix driven largely by
+# gradient noise settles at an equilibrium norm ∝ √(η/λ) set by the optimizer's hyperparameters
+# rather than by the data, and learnable scalar / row / column multipliers let the model learn its
+# scale away from that equilibrium. Those runs cannot be reproduced on 2 CPU cores. What we show is
+# the mechanism, in the `noise-wd` toy (`toys/noise_wd.cpp`), and — at GPT-2 scale — the multipliers
+# themselves are the subject of the seed-000 notebook (GaugeFix-LRM).
+
+# %%
+import os
+import sys
+from pathlib import Path
+
+# The repository root: $GAUGELAB_ROOT (set by `make report`), else the nearest parent of the working
+# directory holding analysis/manifest.py.
+ROOT = Path(os.environ.get("GAUGELAB_ROOT") or Path.cwd()).resolve()
+while not (ROOT / "analysis" / "manifest.py").exists() and ROOT != ROOT.parent:
+    ROOT = ROOT.parent
+sys.path.insert(0, str(ROOT / "analysis"))
+from notebook_support import show_figure, show_markdown, summary  # noqa: E402
+
+# %%
+s = summary("toy_noise_wd")
+show_markdown("\n".join(f"- `{k}`: {v}" for k, v in s.items()))
+show_figure("fig_seed002_noise_wd")
+
+# %% [markdown]
+# **What matches.** The fitted exponents of ‖W‖ in η/λ and in ηλ are ½ and 0, as the equilibrium
+# argument predicts, for SGD (which also follows its closed form) and for AdamW.
+#
+# **What differs, and why.** The multiplier helps only for targets whose scale lies below the
+# equilibrium norm: above it, a larger multiplier scales up the effective step and with it the
+# noise, and the plain matrix fits better. The paper's setting (Adam/Muon on transformers, where
+# the relevant scales are far below equilibrium) is not this toy's; we report the limit rather
+# than choose targets that hide it.
