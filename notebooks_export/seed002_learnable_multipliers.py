@@ -11,14 +11,8 @@
 # %%
 import os
 import sys
-from pathlib import Path
 
-# The repository root: $GAUGELAB_ROOT (set by `make report`), else the nearest parent of the working
-# directory holding analysis/manifest.py.
-ROOT = Path(os.environ.get("GAUGELAB_ROOT") or Path.cwd()).resolve()
-while not (ROOT / "analysis" / "manifest.py").exists() and ROOT != ROOT.parent:
-    ROOT = ROOT.parent
-sys.path.insert(0, str(ROOT / "analysis"))
+sys.path.insert(0, os.path.join(os.environ.get("GAUGELAB_ROOT", "."), "analysis"))  # run from the repo root, or via make report
 from notebook_support import show_figure, show_markdown, summary  # noqa: E402
 
 # %%
