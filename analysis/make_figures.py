@@ -74,6 +74,10 @@ def main() -> int:
     if not a.no_run:
         run_experiments(ROOT / a.build, only, a.force)
     draw(only, ROOT / a.figures)
+    if not only:
+        import figure_index
+        (ROOT / "analysis" / "FIGURES.md").write_text(figure_index.render())
+        print("[figures] wrote analysis/FIGURES.md")
     return 0
 
 
