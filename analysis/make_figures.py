@@ -42,7 +42,8 @@ def run_experiments(build: Path, only: set[str] | None, force: bool) -> None:
         if not force and not stale(out, deps):
             print(f"[figures] {name}: up to date ({exp['out']})")
             continue
-        cmd = [str(binary)] + exp["args"] + ["--out", str(out), "--force"]
+        # "out_arg": what --out takes when the verb writes a directory (train: DIR, log at DIR/log.h5)
+        cmd = [str(binary)] + exp["args"] + ["--out", str(ROOT / exp.get("out_arg", exp["out"])), "--force"]
         print(f"[figures] {name}: {' '.join(cmd[1:])}", flush=True)
         t0 = time.time()
         out.parent.mkdir(parents=True, exist_ok=True)

@@ -1,5 +1,10 @@
 """What `make figures` builds: the experiments (expensive, cached under runs/) and the figure
-scripts that read their logs. Each experiment is a gaugelab command; `--out LOG --force` is added."""
+scripts that read their logs. Each experiment is a gaugelab command; `--out LOG --force` is added.
+
+Experiment keys: "args" (gaugelab argv after the binary), "out" (the log it writes), "deps" (files
+whose change re-runs it), optionally "out_arg" (what --out takes when the verb writes a directory
+holding "out", e.g. a training run) and "quick" (an argv that runs in seconds, used to make the
+fixture logs every plotting script is tested on; default: "args")."""
 
 EXPERIMENTS = {
     # name: {"args": gaugelab argv after the binary, "out": the log, "deps": files whose change re-runs it}

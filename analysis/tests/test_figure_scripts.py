@@ -29,9 +29,12 @@ def fixture_logs(tmp_path_factory) -> dict[str, Path | str]:
     d = tmp_path_factory.mktemp("fixture_logs")
     out: dict[str, Path | str] = {}
     for name, exp in manifest.EXPERIMENTS.items():
-        log = d / f"{name}.h5"
+        log, out_arg = d / f"{name}.h5", None
+        if "out_arg" in exp:  # the verb writes a directory holding the log
+            out_arg = d / name
+            log = out_arg / Path(exp["out"]).relative_to(exp["out_arg"])
         argv = exp.get("quick", exp["args"])
-        r = subprocess.run([str(BINARY), *argv, "--out", str(log), "--force"], cwd=ROOT, capture_output=True,
+        r = subprocess.run([str(BINARY), *argv, "--out", str(out_arg or log), "--force"], cwd=ROOT, capture_output=True,
                            text=True, timeout=EXPERIMENT_TIMEOUT_S)
         if r.returncode == 0 and log.exists():
             out[name] = log
