@@ -1,8 +1,89 @@
-// `gaugelab train`: its tier has not landed yet; it says so and fails, never pretends.
+// `gaugelab train` -> gpt2/train_api.hpp (no LibTorch header here).
+#include <iostream>
+
+#include "io/options.hpp"
+#include "io/provenance.hpp"
+#include "io/run_flags.hpp"
 #include "verbs.hpp"
+
+#ifdef GAUGELAB_WITH_TORCH
+#include "gpt2/train_api.hpp"
+#endif
 
 namespace gaugelab::cli {
 
-int verb_train(const Args&) { return not_built("train", "GPT-2 trainer"); }
+#ifdef GAUGELAB_WITH_TORCH
+
+int verb_train(const Args& args) {
+  gpt2::TrainOptions o;
+  o.run.seed = 42;  // the paper's first seed
+  io::Options opts("train",
+                   "Trains GPT-2 with learnable multipliers under condition A (multiplier WD everywhere), B (no Q/K "
+                   "WD, GaugeFix every N steps) or C (no Q/K WD, no fix); logs loss, grad norm, per-head Q/K scales "
+                   "and drift to OUT/log.h5, checkpoints to OUT/checkpoints; --resume continues. gpt2/README.md, "
+                   "\"Training\".");
+  using io::Range;
+  opts.add("data", &o.data, "directory with train.bin and val.bin (gaugelab prepare)")
+      .add("resume", &o.resume, "continue the run in --out from its newest checkpoint")
+      .add("model", &o.model, "size preset: gpt2, gpt2-medium, gpt2-large, gpt2-xl, tiny, nano")
+      .add("n-layer", &o.n_layer, "transformer blocks (0 = the preset's)", Range::non_negative())
+      .add("n-head", &o.n_head, "attention heads (0 = the preset's)", Range::non_negative())
+      .add("n-embd", &o.n_embd, "residual width (0 = the preset's)", Range::non_negative())
+      .add("block-size", &o.block_size, "context length, also the training sequence length (0 = the preset's)",
+           Range::non_negative())
+      .add("vocab-size", &o.vocab_size, "vocabulary (0 = the preset's, GPT-2 50257)", Range::non_negative())
+      .add("compact-vocab", &o.compact_vocab, "renumber the token ids occurring in the data to 0..K-1 (small corpora)")
+      .add("multipliers", &o.multipliers, "multiplier placement: default, none, or site:mode,...")
+      .add("dropout", &o.dropout, "dropout while training", Range{0.0, 1.0, false, true})
+      .add("batch-size", &o.batch_size, "sequences per micro-batch per rank", Range::at_least(1))
+      .add("grad-accum", &o.grad_accum, "micro-batches per optimizer step per rank", Range::at_least(1))
+      .add("max-iters", &o.max_iters, "optimizer steps", Range::at_least(1))
+      .add("lr", &o.lr, "peak learning rate", Range::positive())
+      .add("min-lr", &o.min_lr, "learning rate at the end of the cosine", Range::non_negative())
+      .add("warmup-iters", &o.warmup_iters, "linear warm-up steps", Range::non_negative())
+      .add("lr-decay-iters", &o.lr_decay_iters, "step where the cosine reaches min-lr (0 = max-iters)", Range::non_negative())
+      .add("beta1", &o.beta1, "AdamW beta1", Range{0.0, 1.0, false, true})
+      .add("beta2", &o.beta2, "AdamW beta2", Range{0.0, 1.0, false, true})
+      .add("adam-eps", &o.adam_eps, "AdamW epsilon", Range::positive())
+      .add("weight-decay", &o.weight_decay, "weight decay of the matrices", Range::non_negative())
+      .add("wd-multipliers", &o.wd_multipliers, "lambda_lrm: weight decay of the multipliers (Q/K ones only under A)",
+           Range::non_negative())
+      .add("wd-embeddings", &o.wd_embeddings, "weight decay of token and position embeddings", Range::non_negative())
+      .add("grad-clip", &o.grad_clip, "clip the gradient norm to this (0 = off)", Range::non_negative())
+      .add("clip-multipliers", &o.clip_multipliers, "include multiplier gradients in the clipped norm")
+      .add("condition", &o.condition, "A: WD on all multipliers; B: no Q/K WD + GaugeFix; C: no Q/K WD, no fix",
+           {"A", "B", "C"})
+      .add("gaugefix-every", &o.gaugefix_every, "condition B: GaugeFix after every N-th step", Range::at_least(1))
+      .add("gaugefix-eps", &o.gaugefix_eps, "epsilon of the GaugeFix factor", Range::non_negative())
+      .add("state-transport", &o.state_transport, "Adam moments under GaugeFix", {"none", "vector", "covector"})
+      .add("device", &o.device, "cpu, cuda or cuda:N (data-parallel ranks use cuda:LOCAL_RANK)")
+      .add("precision", &o.precision, "fp32, or bf16 autocast (fp32 master weights)", {"fp32", "bf16"})
+      .add("dist-backend", &o.dist_backend, "data parallel backend", {"auto", "gloo", "nccl"})
+      .add("dist-timeout-s", &o.dist_timeout_s, "collective timeout: a dead rank fails the others", Range::positive())
+      .add("eval-every", &o.eval_every, "validation loss after every N-th step", Range::at_least(1))
+      .add("eval-batches", &o.eval_batches, "fixed validation batches", Range::at_least(1))
+      .add("log-every", &o.log_every, "progress line every N steps", Range::at_least(1))
+      .add("log-heads-every", &o.log_heads_every, "per-head Q/K scales and drift every N steps", Range::at_least(1))
+      .add("ckpt-every", &o.ckpt_every, "checkpoint after every N-th step", Range::at_least(1))
+      .add("keep-ckpts", &o.keep_ckpts, "newest checkpoints kept", Range::at_least(1))
+      .add("peak-tflops", &o.peak_tflops, "MFU denominator in TFLOP/s (0 = measure a matmul now)", Range::non_negative())
+      .add("spike-factor", &o.spike_factor, "spike: grad norm > factor x running median", Range{1.0, std::nullopt, true, false})
+      .add("spike-window", &o.spike_window, "steps in the running median", Range::at_least(1))
+      .add("unstable-spikes", &o.unstable_spikes, "spikes that make a run unstable", Range::at_least(1));
+  io::add_run_flags(opts, o.run, "run directory: log.h5 and checkpoints/");
+  if (!opts.parse(args)) return 0;
+  gpt2::validate_train_options(o);
+  std::cerr << "gaugelab train: settings " << opts.to_json().dump() << "\n";
+  io::Provenance prov{"gpt2/train", {"gaugelab", "train"}, opts.to_json(), o.run.seed, 1};
+  prov.argv.insert(prov.argv.end(), args.begin(), args.end());
+  const gpt2::TrainResult r = gpt2::run_train(o, std::move(prov));
+  return r.diverged ? 3 : 0;
+}
+
+#else  // built without the GPT-2 tier
+
+int verb_train(const Args&) { return not_built("train", "GPT-2 trainer; configure with GAUGELAB_WITH_TORCH=ON"); }
+
+#endif
 
 }  // namespace gaugelab::cli

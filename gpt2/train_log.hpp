@@ -1,0 +1,58 @@
+// The trainer's HDF5 run log (DESIGN §2; kind "gpt2/train"). The figure scripts read exactly these
+// names (add freely, rename never):
+//   /series/step          int64, the 1-based optimizer step of each row (one row per step)
+//   /series/loss          mean training loss of the step's global batch (before the update)
+//   /series/lr            learning rate used by the step
+//   /series/grad_norm     global gradient norm before clipping (over the clipped groups)
+//   /series/tokens_per_s  training throughput of the step (all ranks)
+//   /series/tokens        training tokens consumed up to and including the step
+//   /series/val_loss      validation loss after the step; NaN on steps without evaluation
+//   /series/drift_max, /series/drift_mean   max / mean over layers and heads of |log(s_Q/s_K)|,
+//                         sampled after the step's update (and fix); NaN on steps without a sample
+//   /series/spike         1 if the step's grad norm broke the instability rule, else 0
+//   /series/after_fix     1 if GaugeFix ran after this step's update, else 0
+//   /heads/s_q, /heads/s_k, /heads/s_qk   [record, layer, head] RMS scales and their product,
+//                         every --log-heads-every steps (and the last), with /heads/step
+//   /summary              condition, seed, best_val_loss, final_val_loss, final_drift_max,
+//                         final_drift_mean, max_drift_max, n_spikes, stable, diverged, steps, tokens, ...
+// A resumed run rebuilds the log with the rows up to its checkpoint's step, then appends, so every
+// step appears once and the series of an interrupted and resumed run equal the uninterrupted one's.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include <ATen/core/Tensor.h>
+
+#include "io/run_log.hpp"
+
+namespace gaugelab::gpt2 {
+
+struct StepRow {
+  std::int64_t step = 0;
+  double loss = 0, lr = 0, grad_norm = 0, tokens_per_s = 0, tokens = 0;
+  double val_loss = 0, drift_max = 0, drift_mean = 0;  // NaN when not measured this step
+  bool spike = false, after_fix = false;
+};
+
+class TrainLog {
+ public:
+  /// A new log at `path` (replacing one only with `force`).
+  static TrainLog create(const std::string& path, const io::Provenance& prov, bool force, int layers, int heads);
+  /// The log of a resumed run: the existing log's rows with step <= `up_to_step` copied into a fresh
+  /// log at the same path (an earlier interrupted rebuild is picked up from PATH.resume-src).
+  static TrainLog rebuild(const std::string& path, const io::Provenance& prov, std::int64_t up_to_step, int layers,
+                          int heads);
+
+  void append(const StepRow& row);
+  /// s_q, s_k [L, H] (any device, float): appends s_q, s_k and s_q·s_k as one /heads record.
+  void append_heads(std::int64_t step, const at::Tensor& s_q, const at::Tensor& s_k);
+  io::RunLog& log() { return log_; }
+
+ private:
+  explicit TrainLog(io::RunLog log) : log_(std::move(log)) {}
+  static void declare(io::RunLog& log, int layers, int heads);
+  io::RunLog log_;
+};
+
+}  // namespace gaugelab::gpt2
