@@ -1,8 +1,45 @@
-// `gaugelab diag`: its tier has not landed yet; it says so and fails, never pretends.
+// `gaugelab diag heads [flags]` -> harness::run_diag_heads (the one-step gauge-sensitivity harness).
+#include <iostream>
+
+#include "checkpoint_heads.hpp"
+#include "harness/diag_options.hpp"
+#include "harness/diag_run.hpp"
+#include "io/options.hpp"
+#include "io/provenance.hpp"
+#include "io/run_flags.hpp"
 #include "verbs.hpp"
 
 namespace gaugelab::cli {
 
-int verb_diag(const Args&) { return not_built("diag", "tier 2 harness"); }
+int verb_diag(const Args& args) {
+  if (args.empty() || args[0] == "--help" || args[0] == "-h") {
+    std::cout << "usage: gaugelab diag heads [options]   (heads --help for its options)\n\n"
+              << "subcommands:\n  heads  one-step spread of the represented motion over gauge images of one "
+                 "attention head, per rule x wrapper x kappa x family\n";
+    if (args.empty()) throw io::UsageError("missing subcommand (expected: heads)");
+    return 0;
+  }
+  if (args[0] != "heads") throw io::UsageError("unknown subcommand '" + args[0] + "' (expected: heads)");
+
+  harness::DiagOptions o;
+  io::Options opts("diag heads",
+                   "take one step from gauge-equivalent representatives of one attention head with every rule and "
+                   "quotient wrapper; log the spread of the represented motion and of the post-step loss");
+  io::RunFlags flags;
+  flags.out = "runs/diag_heads.h5";
+  io::add_run_flags(opts, flags, "HDF5 log to write");
+  harness::declare_diag_options(opts, o);
+  if (!opts.parse(Args(args.begin() + 1, args.end()))) return 0;
+  harness::apply_quick(o, opts.given());
+  harness::validate_diag_options(o);
+  const int threads = io::apply_threads(flags.threads);
+
+  io::Provenance prov{"diag/heads", {"gaugelab", "diag"}, opts.to_json(), flags.seed, threads};
+  prov.argv.insert(prov.argv.end(), args.begin(), args.end());
+  std::cerr << "gaugelab diag heads: " << threads << " thread(s); settings " << opts.to_json().dump() << "\n";
+  const auto run = harness::run_diag_heads(o, flags, prov, checkpoint_head_loader());
+  std::cout << "diag heads -> " << flags.out << "\n" << harness::format_diag_summary(run, o);
+  return 0;
+}
 
 }  // namespace gaugelab::cli

@@ -18,4 +18,26 @@ namespace gaugelab::harness {
 using CheckpointHeadLoader =
     std::function<core::AttentionHead<double>(const std::string& checkpoint, std::int64_t layer, std::int64_t head)>;
 
+/// A random head with GPT-2 shapes and a chosen conditioning.
+struct RandomHeadOptions {
+  std::int64_t d_model = 768;  // d (GPT-2 124M)
+  std::int64_t d_head = 64;    // d_h = d_k = d_v (GPT-2 124M: 768 / 12 heads)
+  double cond = 1.0;           // condition number of the d_h×d_h mixing each weight block is multiplied by
+  bool biases = true;          // GPT-2 heads have Q/K/V biases; false: all zero
+  std::uint64_t seed = 0;      // the draw
+};
+
+/// W_q, W_k, W_v = N(0, 1/d)[d, d_h]·C_x and W_o = C_o·N(0, 1/d_h)[d_h, d] with each C = U·diag(σ)·Vᵀ of
+/// condition number exactly `cond` (core::random_gl, det ±1), so logits and outputs are O(1) and every
+/// block has condition ≈ 1.8·cond (the Gaussian [768, 64] block alone is ≈ 1.8); biases N(0, 0.1²).
+/// Throws std::invalid_argument for sizes < 1 or cond < 1.
+core::AttentionHead<double> random_head(const RandomHeadOptions& o);
+
+/// The head `diag heads` studies: head `head` of layer `layer` of `checkpoint` through `loader`
+/// when `checkpoint` is non-empty, else random_head(random). An empty loader with a checkpoint is
+/// a runtime error ("this build cannot read checkpoints"); a loaded head is checked for shapes and
+/// finite entries.
+core::AttentionHead<double> resolve_head(const std::string& checkpoint, std::int64_t layer, std::int64_t head,
+                                         const RandomHeadOptions& random, const CheckpointHeadLoader& loader);
+
 }  // namespace gaugelab::harness

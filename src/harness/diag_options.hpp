@@ -1,0 +1,63 @@
+// Settings of `gaugelab diag heads`: one struct with commented defaults, registered as flags in one
+// place (declare_diag_options) and validated in one place (validate_diag_options). Every setting is
+// recorded in the run log's config_json.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "io/options.hpp"
+
+namespace gaugelab::harness {
+
+struct DiagOptions {
+  // --- the head ---
+  std::string checkpoint;        // "" = random GPT-2-shaped head; else a checkpoint directory (GPT-2 tier loader)
+  std::int64_t layer = 0;        // checkpoint layer ℓ
+  std::int64_t head = 0;         // checkpoint head h
+  std::int64_t d_model = 768;    // random head: d (GPT-2 124M)
+  std::int64_t d_head = 64;      // random head: d_h = d_k = d_v (GPT-2 124M)
+  double head_cond = 1.0;        // random head: condition number of the d_h mixing of each weight block
+  bool biases = true;            // GPT-2 heads carry Q/K/V biases (folded into the factors, gauged with them)
+  bool causal = true;            // GPT-2 attention is causal: only logits j <= i enter the data loss
+  // --- the loss on the represented objects ---
+  std::string loss = "data";     // data: logits + value-output map on a batch vs a teacher head; matrix: ‖M − M*‖²
+  std::int64_t tokens = 32;      // T, rows of the fixed batch X (data loss)
+  // --- the grid ---
+  std::vector<double> kappa = {1, 10, 100, 1e3, 1e4, 1e5, 1e6};  // condition numbers of the gauges (1 … 1e6)
+  std::vector<std::string> families = {"diagonal", "orthogonal", "general"};  // gauge families
+  std::vector<std::string> rules = {"sgd", "momentum", "adamw", "adamw-warm", "muon", "hyperball"};
+  std::vector<std::string> wrappers = {"none", "full", "diagonal", "periodic", "smooth"};
+  std::vector<std::string> transports = {"none", "vector", "covector"};  // for the warmed-up rules
+  std::int64_t gauges = 32;      // gauge draws per (family, κ) cell
+  // --- the step ---
+  double step_size = 1e-3;       // ‖ΔM(I)‖/‖M‖ of the reference step: each rule×wrapper's lr is set to give it
+  double weight_decay = 0.0;     // decoupled decay λ_wd for every rule (ρ = 1 − lr·λ_wd); 0 isolates the increments
+  std::int64_t warmup = 10;      // mini-batches that warm the state of momentum and adamw-warm
+  double momentum = 0.9;         // SGD momentum μ (heavy-ball)
+  double beta1 = 0.9;            // AdamW β₁
+  double beta2 = 0.999;          // AdamW β₂
+  double adam_eps = 1e-8;        // AdamW ε (torch default)
+  double muon_momentum = 0.95;   // Muon β (KellerJordan), Nesterov, NS5
+  // --- the wrappers ---
+  double damping = 0.0;          // λ of the opposite-Gram correction (0: exact quotient compatibility)
+  std::string solve = "cholesky";  // Gram solve of the full correction: cholesky (normal equations) | qr
+  std::int64_t period = 4;       // k of the periodic full correction
+  std::string between = "diagonal";  // periodic: correction on the other k − 1 steps (diagonal | none)
+  std::int64_t smooth = 8;       // N gauges of random smoothing (drawn from the cell's family and κ)
+  // --- run ---
+  bool quick = false;            // demo grid: seconds (κ 1,100,1e4,1e6, 4 gauges, N = 4), explicit flags win
+};
+
+/// Registers every field of `o` on `opts` (flag names with dashes; the field values are the defaults)
+/// and the cross-field check that runs validate_diag_options.
+void declare_diag_options(io::Options& opts, DiagOptions& o);
+
+/// The one place settings are checked; throws io::UsageError naming the flag.
+void validate_diag_options(const DiagOptions& o);
+
+/// Applies --quick: shrinks every grid setting the user did not give explicitly (`given` = names given).
+void apply_quick(DiagOptions& o, const std::vector<std::string>& given);
+
+}  // namespace gaugelab::harness

@@ -1,0 +1,87 @@
+#include "harness/diag_rules.hpp"
+
+#include "harness/diag_options.hpp"
+
+namespace gaugelab::harness {
+
+namespace {
+
+core::RuleOptions options_for(const std::string& rule, const DiagOptions& o) {
+  if (rule == "sgd") return core::SgdOptions{1.0, 0.0};
+  if (rule == "momentum") {
+    core::MomentumOptions m;
+    m.lr = 1.0;
+    m.momentum = o.momentum;
+    return m;
+  }
+  if (rule == "adamw" || rule == "adamw-warm") {
+    core::AdamWOptions a;
+    a.lr = 1.0;
+    a.beta1 = o.beta1;
+    a.beta2 = o.beta2;
+    a.eps = o.adam_eps;
+    a.weight_decay = 0.0;
+    return a;
+  }
+  if (rule == "muon") {
+    core::MuonOptions m;
+    m.lr = 1.0;
+    m.momentum = o.muon_momentum;
+    return m;
+  }
+  if (rule == "hyperball") {
+    core::HyperballOptions h;
+    h.lr = 1.0;
+    return h;
+  }
+  throw std::invalid_argument("unknown rule '" + rule + "'");
+}
+
+}  // namespace
+
+std::vector<RuleVariant> rule_variants(const DiagOptions& o) {
+  std::vector<RuleVariant> out;
+  for (const auto& r : o.rules) {
+    const bool warm = r == "momentum" || r == "adamw-warm";
+    if (!warm) {
+      out.push_back({r, "-", false, r == "hyperball", options_for(r, o), core::TransportMode::none});
+      continue;
+    }
+    for (const auto& t : o.transports)
+      out.push_back({r, t, true, false, options_for(r, o), core::parse_transport_mode(t)});
+  }
+  return out;
+}
+
+HeadFactors propose_head(const RuleVariant& v, const HeadFactors& p, const HeadFactors& g, HeadStates& st) {
+  HeadFactors u;
+  for (int i = 0; i < kFactors; ++i) {
+    auto& s = st[static_cast<std::size_t>(i)];
+    if (i == kVB) {  // the rule sees W_o [r, d]
+      const Mat<double> w = p[i].transpose(), gw = g[i].transpose();
+      u[i] = core::propose(v.options, w, gw, s).U.transpose();
+    } else {
+      u[i] = core::propose(v.options, p[i], g[i], s).U;
+    }
+  }
+  return u;
+}
+
+HeadStates warm_states(const RuleVariant& v, const HeadFactors& at, const std::vector<HeadFactors>& grads) {
+  HeadStates st{};
+  if (!v.warm) return st;
+  for (const auto& g : grads) (void)propose_head(v, at, g, st);
+  return st;
+}
+
+void transport_states(HeadStates& st, const Mat<double>& S, const Mat<double>& T, core::TransportMode mode) {
+  if (mode == core::TransportMode::none) return;
+  core::TransportOptions o;
+  o.mode = mode;
+  o.keep_second_moment_for_general_gauge = true;  // v untouched for non-diagonal gauges (see header)
+  core::transport_pair_state(st[kQA], st[kQB], S, o);
+  core::transport_state(st[kVA], T, core::GaugeSide::right, o);
+  core::transport_state(st[kVB], T, core::GaugeSide::left, o);  // W_o → T⁻¹·W_o
+}
+
+}  // namespace gaugelab::harness

@@ -1,0 +1,56 @@
+// The update rules `diag heads` steps with, as variants of the core rules (update_rules.hpp):
+//   sgd         plain gradient step
+//   momentum    heavy-ball SGD momentum from a warmed-up buffer (fresh, its first step IS sgd)
+//   adamw       AdamW from fresh state (torch.optim.AdamW, bias-corrected)
+//   adamw-warm  AdamW from a warmed-up state (m and v filled by `warmup` mini-batches)
+//   muon        KellerJordan Muon (Nesterov, NS5 in double), fresh buffer
+//   hyperball   sphere retraction of an SGD direction, R = ‖W‖_F of the representative
+// Warmed-up rules come once per transport mode (none | vector | covector): the state warmed at the
+// reference is carried to each representative by core::transport_state. Adam's second moment only
+// has a transport for diagonal gauges; for other gauges it is left untouched (the core's explicit,
+// documented approximation: "full gauges interact poorly with elementwise adaptive state").
+//
+// Every rule runs with lr = 1 and no decay, so its increment is the unit increment; the harness
+// scales it by the calibrated lr and applies the decoupled shrink itself (all five rules are linear
+// in lr). The rule sees each factor in its natural orientation (W_o as [r, d], not W_oᵀ), so
+// Muon's √max(1, rows/cols) and the state shapes match what an optimizer of the model would see.
+#pragma once
+
+#include <array>
+#include <string>
+#include <vector>
+
+#include "core/transport.hpp"
+#include "core/update_rules.hpp"
+#include "harness/head_problem.hpp"
+
+namespace gaugelab::harness {
+
+struct DiagOptions;
+
+struct RuleVariant {
+  std::string rule;       // sgd | momentum | adamw | adamw-warm | muon | hyperball
+  std::string transport;  // none | vector | covector for warmed-up rules, "-" otherwise
+  bool warm = false;      // state warmed at the reference, transported to each representative
+  bool hyperball = false; // post-step retraction onto ‖W‖_F = R
+  core::RuleOptions options;  // lr = 1, weight decay 0
+  core::TransportMode mode = core::TransportMode::none;
+};
+
+/// Every rule of o.rules, the warmed-up ones once per transport of o.transports, in that order.
+std::vector<RuleVariant> rule_variants(const DiagOptions& o);
+
+/// Optimizer state per factor, each in its factor's natural orientation (kVB's as W_o [r, d]).
+using HeadStates = std::array<core::RuleState<double>, kFactors>;
+
+/// The state after feeding `grads` (each shaped like `at`) through the rule at parameters `at`.
+HeadStates warm_states(const RuleVariant& v, const HeadFactors& at, const std::vector<HeadFactors>& grads);
+
+/// Carries states along the gauge (S on QK [r, r], T on VO [r, r]) with the variant's transport mode.
+void transport_states(HeadStates& st, const Mat<double>& S, const Mat<double>& T, core::TransportMode mode);
+
+/// Unit-lr increments of every factor at `p` with gradient `g` (each shaped like its factor); `st`
+/// is advanced.
+HeadFactors propose_head(const RuleVariant& v, const HeadFactors& p, const HeadFactors& g, HeadStates& st);
+
+}  // namespace gaugelab::harness

@@ -1,0 +1,41 @@
+// `gaugelab diag heads`: the grid runner over gauge family × κ (each cell OpenMP-parallel over its
+// gauges, every draw seeded from (seed, cell, gauge), so results do not depend on the thread
+// count), the HDF5 log (/tables/spread, one row per rule × transport × wrapper × κ × family) and the
+// one-screen summary.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "harness/diag_cell.hpp"
+#include "harness/diag_options.hpp"
+#include "harness/head_source.hpp"
+#include "io/provenance.hpp"
+#include "io/run_flags.hpp"
+
+namespace gaugelab::harness {
+
+/// The cells of the grid: every family × κ, except the orthogonal family which has κ = 1 only.
+std::vector<CellSpec> grid_cells(const DiagOptions& o, std::uint64_t seed);
+
+struct DiagRun {
+  std::vector<CellResult> cells;
+  std::string head_source;  // "random" or "CHECKPOINT layer L head H"
+  double loss_before = 0;
+  double seconds = 0;       // wall time of the grid (head, problem and log set-up excluded)
+  double forward_error_max = 0;
+};
+
+/// Resolves the head (random, or through `loader` for --checkpoint; fails before any file is
+/// written), runs the grid and writes the log to flags.out.
+DiagRun run_diag_heads(const DiagOptions& o, const io::RunFlags& flags, const io::Provenance& prov,
+                       const CheckpointHeadLoader& loader);
+
+/// Runs the grid on `head` without writing anything (tests, benchmarks).
+DiagRun run_grid(const DiagOptions& o, const core::AttentionHead<double>& head, std::uint64_t seed);
+
+/// The one-screen summary printed at the end of a run.
+std::string format_diag_summary(const DiagRun& run, const DiagOptions& o);
+
+}  // namespace gaugelab::harness

@@ -1,0 +1,125 @@
+#include "harness/head_problem.hpp"
+
+#include <cmath>
+#include <stdexcept>
+
+#include "core/gauge_linalg.hpp"
+
+namespace gaugelab::harness {
+
+namespace {
+
+Mat<double> stack_bias(const Mat<double>& W /*[d, r]*/, const core::RowVec<double>& b /*[r]*/, bool biases) {
+  if (!biases) return W;
+  Mat<double> out(W.rows() + 1, W.cols());  // [d+1, r]
+  out.topRows(W.rows()) = W;
+  out.row(W.rows()) = b;
+  return out;
+}
+
+/// tr(X·Y) for square X, Y of one size.
+double trace_product(const Mat<double>& X, const Mat<double>& Y) { return X.cwiseProduct(Y.transpose()).sum(); }
+
+}  // namespace
+
+HeadFactors factors_of(const core::AttentionHead<double>& h, bool biases) {
+  core::require_head(h, "factors_of");
+  HeadFactors p;
+  p[kQA] = stack_bias(h.W_q, h.b_q, biases);
+  p[kQB] = stack_bias(h.W_k, h.b_k, biases);
+  p[kVA] = stack_bias(h.W_v, h.b_v, biases);
+  p[kVB] = h.W_o.transpose();
+  return p;
+}
+
+HeadFactors gauge_factors(const HeadFactors& x, const Mat<double>& S, const Mat<double>& T) {
+  HeadFactors p;
+  p[kQA] = x[kQA] * S;
+  p[kQB] = core::times_inverse_transpose(x[kQB], S);
+  p[kVA] = x[kVA] * T;
+  p[kVB] = core::times_inverse_transpose(x[kVB], T);
+  return p;
+}
+
+LossKind parse_loss_kind(const std::string& s) {
+  if (s == "data") return LossKind::data;
+  if (s == "matrix") return LossKind::matrix;
+  throw std::invalid_argument("unknown loss '" + s + "' (expected data|matrix)");
+}
+
+HeadProblem::HeadProblem(LossKind kind, const core::AttentionHead<double>& teacher, const Mat<double>& x, bool biases,
+                         bool causal)
+    : kind_(kind), causal_(causal) {
+  core::require(x.cols() == teacher.d_model(), "HeadProblem", "batch X must be [T, d_model]");
+  x_ = biases ? Mat<double>(x.rows(), x.cols() + 1) : x;
+  if (biases) {
+    x_.leftCols(x.cols()) = x;
+    x_.col(x.cols()).setOnes();
+  }
+  star_ = factors_of(teacher, biases);
+  const Index t = x_.rows();
+  const double r = static_cast<double>(teacher.d_k());
+  logit_star_ = (x_ * star_[kQA]) * (x_ * star_[kQB]).transpose() / std::sqrt(r);  // [T, T]
+  out_star_ = (x_ * star_[kVA]) * star_[kVB].transpose();                          // [T, d]
+  logit_count_ = causal_ ? static_cast<double>(t * (t + 1) / 2) : static_cast<double>(t * t);
+  for (int s = 0; s < 2; ++s)
+    star_norm2_[static_cast<std::size_t>(s)] = trace_product(star_[2 * s].transpose() * star_[2 * s],
+                                                             star_[2 * s + 1].transpose() * star_[2 * s + 1]);
+}
+
+double HeadProblem::loss(const HeadFactors& p) const {
+  double l = 0;
+  if (kind_ == LossKind::matrix) {
+    for (int s = 0; s < 2; ++s) {
+      const Mat<double>&A = p[2 * s], &B = p[2 * s + 1], &As = star_[2 * s], &Bs = star_[2 * s + 1];
+      const double n2 = trace_product(A.transpose() * A, B.transpose() * B) -
+                        2.0 * trace_product(A.transpose() * As, Bs.transpose() * B) +
+                        star_norm2_[static_cast<std::size_t>(s)];
+      l += 0.5 * n2 / static_cast<double>(A.rows() * B.rows());
+    }
+    return l;
+  }
+  const double r = static_cast<double>(p[kQA].cols());
+  Mat<double> diff = (x_ * p[kQA]) * (x_ * p[kQB]).transpose() / std::sqrt(r) - logit_star_;  // [T, T]
+  if (causal_) diff = diff.triangularView<Eigen::Lower>();
+  l += 0.5 * diff.squaredNorm() / logit_count_;
+  const Mat<double> e = (x_ * p[kVA]) * p[kVB].transpose() - out_star_;  // [T, d]
+  l += 0.5 * e.squaredNorm() / static_cast<double>(e.size());
+  return l;
+}
+
+HeadFactors HeadProblem::gradient(const HeadFactors& p, double* loss_out) const {
+  HeadFactors g;
+  double l = 0;
+  if (kind_ == LossKind::matrix) {
+    for (int s = 0; s < 2; ++s) {
+      const Mat<double>&A = p[2 * s], &B = p[2 * s + 1], &As = star_[2 * s], &Bs = star_[2 * s + 1];
+      const double numel = static_cast<double>(A.rows() * B.rows());
+      const Mat<double> ha = A.transpose() * A, hb = B.transpose() * B;  // [r, r]
+      const Mat<double> bsb = Bs.transpose() * B, asa = As.transpose() * A;  // B*ᵀB, A*ᵀA [r, r]
+      g[2 * s] = (A * hb - As * bsb) / numel;
+      g[2 * s + 1] = (B * ha - Bs * asa) / numel;
+      l += 0.5 * (trace_product(ha, hb) - 2.0 * trace_product(asa.transpose(), bsb) +
+                  star_norm2_[static_cast<std::size_t>(s)]) / numel;
+    }
+  } else {
+    const double sr = std::sqrt(static_cast<double>(p[kQA].cols()));
+    const Mat<double> q = x_ * p[kQA], k = x_ * p[kQB];  // [T, r]
+    Mat<double> diff = q * k.transpose() / sr - logit_star_;  // [T, T]
+    if (causal_) diff = diff.triangularView<Eigen::Lower>();
+    l += 0.5 * diff.squaredNorm() / logit_count_;
+    const Mat<double> R = diff / (logit_count_ * sr);  // ∂ℓ/∂(QKᵀ)
+    g[kQA] = x_.transpose() * (R * k);
+    g[kQB] = x_.transpose() * (R.transpose() * q);
+    const Mat<double> v = x_ * p[kVA];                    // [T, r]
+    const Mat<double> e = v * p[kVB].transpose() - out_star_;  // [T, d]
+    l += 0.5 * e.squaredNorm() / static_cast<double>(e.size());
+    const Mat<double> Ry = e / static_cast<double>(e.size());
+    g[kVA] = x_.transpose() * (Ry * p[kVB]);
+    g[kVB] = Ry.transpose() * v;
+  }
+  if (loss_out) *loss_out = l;
+  return g;
+}
+
+}  // namespace gaugelab::harness
