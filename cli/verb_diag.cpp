@@ -12,11 +12,11 @@
 namespace gaugelab::cli {
 
 int verb_diag(const Args& args) {
-  if (args.empty() || args[0] == "--help" || args[0] == "-h") {
+  if (args.empty()) throw io::UsageError("missing subcommand (expected: heads; see gaugelab diag --help)");
+  if (args[0] == "--help" || args[0] == "-h") {
     std::cout << "usage: gaugelab diag heads [options]   (heads --help for its options)\n\n"
               << "subcommands:\n  heads  one-step spread of the represented motion over gauge images of one "
                  "attention head, per rule x wrapper x kappa x family\n";
-    if (args.empty()) throw io::UsageError("missing subcommand (expected: heads)");
     return 0;
   }
   if (args[0] != "heads") throw io::UsageError("unknown subcommand '" + args[0] + "' (expected: heads)");
