@@ -15,6 +15,9 @@ EXPERIMENTS = {
     "toy_wd_gram": {"args": ["toy", "wd-gram"], "out": "runs/toy_wd_gram.h5", "deps": []},
     "toy_hyperball": {"args": ["toy", "hyperball"], "out": "runs/toy_hyperball.h5", "deps": []},
     "toy_noise_wd": {"args": ["toy", "noise-wd"], "out": "runs/toy_noise_wd.h5", "deps": []},
+    # one-step head diagnostic, the --quick demo grid at GPT-2 shapes; fixture: the same grid on a small head
+    "diag_heads": {"args": ["diag", "heads", "--quick"], "out": "runs/diag_heads.h5", "deps": [],
+                   "quick": ["diag", "heads", "--quick", "--d-model", "96", "--d-head", "16"]},
 }
 
 FIGURES = {
@@ -26,4 +29,6 @@ FIGURES = {
     "fig_seed003_wd_gram": {"inputs": ["toy_wd_gram"]},
     "fig_seed003_hyperball": {"inputs": ["toy_hyperball"]},
     "fig_seed002_noise_wd": {"inputs": ["toy_noise_wd"]},
+    "fig_seed003_head_spread": {"inputs": ["diag_heads"]},
+    "table_seed003_head_spread": {"inputs": ["diag_heads"]},
 }
