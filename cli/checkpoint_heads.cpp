@@ -2,11 +2,20 @@
 // loader when this build has it, an empty loader otherwise (the harness then says so and fails).
 #include "checkpoint_heads.hpp"
 
+#ifdef GAUGELAB_WITH_TORCH
+#include "gpt2/head_loader.hpp"
+#endif
+
 namespace gaugelab::cli {
 
 harness::CheckpointHeadLoader checkpoint_head_loader() {
-  // The GPT-2 tier's reader (gpt2::load_checkpoint_head) is wired here once it lands.
+#ifdef GAUGELAB_WITH_TORCH
+  return [](const std::string& checkpoint, std::int64_t layer, std::int64_t head) {
+    return gpt2::load_checkpoint_head(checkpoint, layer, head);
+  };
+#else
   return {};
+#endif
 }
 
 }  // namespace gaugelab::cli

@@ -1,8 +1,57 @@
-// `gaugelab inspect`: its tier has not landed yet; it says so and fails, never pretends.
+// `gaugelab inspect CKPT` -> gpt2/inspect_api.hpp (no LibTorch header here).
+#include <iostream>
+
+#include "io/options.hpp"
+#include "io/provenance.hpp"
+#include "io/run_flags.hpp"
 #include "verbs.hpp"
+
+#ifdef GAUGELAB_WITH_TORCH
+#include "gpt2/inspect_api.hpp"
+#endif
 
 namespace gaugelab::cli {
 
-int verb_inspect(const Args&) { return not_built("inspect", "checkpoint analysis"); }
+#ifdef GAUGELAB_WITH_TORCH
+
+int verb_inspect(const Args& args) {
+  gpt2::InspectOptions o;
+  io::Options opts("inspect",
+                   "Gauge analysis of a GPT-2 checkpoint (seed 001 Tables 3-9, Cor. 4): assumption checks, random valid "
+                   "gauges vs the three invalid families, canonical slices (QR, Gram, covariance) and their exactness, "
+                   "gauge dimension counts, LRM multiplier scales. One HDF5 log (--out).");
+  opts.add("checkpoint", &o.checkpoint, "our checkpoint directory or a Hugging Face GPT-2 export directory")
+      .positional("checkpoint")
+      .add("init-random", &o.init_random, "inspect a randomly initialised preset instead (nano, tiny, gpt2, ...; --seed)")
+      .add("multipliers", &o.multipliers, "multiplier placement for a Hugging Face directory or --init-random")
+      .add("device", &o.device, "cpu, cuda or cuda:N (the float64 linear algebra runs on the CPU)")
+      .add("precision", &o.precision, "model arithmetic for transforms and exactness", {"fp32", "fp64"})
+      .add("data", &o.data, "token file for the prompts and the activation sample (default: seeded uniform ids)")
+      .add("valid-tests", &o.valid_tests, "random G_max elements applied to the whole model", io::Range::at_least(1))
+      .add("perturbation", &o.perturbation, "delta of the valid draws Q(I + delta G)", io::Range{0.0, 0.5, false, true})
+      .add("invalid-tests", &o.invalid_tests, "draws per invalid family", io::Range::at_least(1))
+      .add("invalid-kappa", &o.invalid_kappa, "condition number of the invalid families' matrices", io::Range{1.0, {}, true, false})
+      .add("prompts", &o.prompts, "fixed prompts (logit errors, Table 9)", io::Range::at_least(1))
+      .add("prompt-len", &o.prompt_len, "tokens per prompt", io::Range::at_least(1))
+      .add("generate", &o.generate, "greedy tokens decoded per prompt (Table 9)", io::Range::at_least(1))
+      .add("sample-seqs", &o.sample_seqs, "sequences in the activation sample (S_Q, S_K)", io::Range::at_least(1))
+      .add("sample-len", &o.sample_len, "tokens per sample sequence", io::Range::at_least(2))
+      .add("rank-tol", &o.rank_tol, "numerical rank: singular values > rank-tol * sigma_max", io::Range{1e-7, 1.0, false, true})
+      .add("canonical", &o.canonical, "slice written by --write-canonical", {"qr", "gram", "covariance"})
+      .add("write-canonical", &o.write_canonical, "write the canonical checkpoint to this directory");
+  io::add_run_flags(opts, o.run, "HDF5 log of the analysis (required)");
+  if (!opts.parse(args)) return 0;
+  std::cerr << "gaugelab inspect: settings " << opts.to_json().dump() << "\n";
+  io::Provenance prov{"gpt2/inspect", {"gaugelab", "inspect"}, opts.to_json(), o.run.seed, 1};
+  prov.argv.insert(prov.argv.end(), args.begin(), args.end());
+  gpt2::run_inspect(o, prov);
+  return 0;
+}
+
+#else  // built without the GPT-2 tier
+
+int verb_inspect(const Args&) { return not_built("inspect", "checkpoint analysis; configure with GAUGELAB_WITH_TORCH=ON"); }
+
+#endif
 
 }  // namespace gaugelab::cli
