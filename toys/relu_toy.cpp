@@ -36,7 +36,12 @@ ReluData make_relu_data(const ReluToyOptions& o, core::Rng& rng) {
 core::ReluNet<double> init_relu_net(const ReluToyOptions& o, core::Rng& rng) {
   const int h = o.hidden;
   core::ReluNet<double> n{core::Mat<double>(h, 1), Vec<double>(h), core::Mat<double>(1, h), Vec<double>(1)};
-  if (o.init == "torch") {  // nn.Linear: U(±1/√fan_in) for weight and bias
+  if (o.init == "small") {  // every parameter N(0, init_scale²), the hand-written NumPy convention
+    for (int i = 0; i < h; ++i) n.W1(i, 0) = o.init_scale * core::normal(rng);
+    for (int i = 0; i < h; ++i) n.b1(i) = o.init_scale * core::normal(rng);
+    for (int i = 0; i < h; ++i) n.W2(0, i) = o.init_scale * core::normal(rng);
+    n.b2(0) = o.init_scale * core::normal(rng);
+  } else if (o.init == "torch") {  // nn.Linear: U(±1/√fan_in) for weight and bias
     const double a1 = 1.0, a2 = 1.0 / std::sqrt(static_cast<double>(h));
     for (int i = 0; i < h; ++i) n.W1(i, 0) = core::uniform(rng, -a1, a1);
     for (int i = 0; i < h; ++i) n.b1(i) = core::uniform(rng, -a1, a1);
@@ -53,110 +58,39 @@ core::ReluNet<double> init_relu_net(const ReluToyOptions& o, core::Rng& rng) {
   return n;
 }
 
+namespace {
+
+// The paper's width gets the fixed-size kernel; any other width the dynamic one.
+constexpr int kFixedWidth = 20;
+
+template <int H>
+std::unique_ptr<ReluKernelBase> make_kernel(const ReluToyOptions& o, const ReluData& d,
+                                            const core::ReluNet<double>& n) {
+  typename ReluKernel<H>::Setup s{d.x_train.data(), d.y_train.data(), d.x_val.data(), d.y_val.data(),
+                                  d.x_train.size(), d.x_val.size(), o.lr, o.lambda, o.eps};
+  const core::Vec<double> w1 = n.W1.col(0), w2 = n.W2.row(0).transpose();  // [H]
+  return std::make_unique<ReluKernel<H>>(s, w1.data(), n.b1.data(), w2.data(), n.b2(0), n.hidden());
+}
+
+}  // namespace
+
 ReluTrainer::ReluTrainer(const ReluToyOptions& o, const ReluData& data, const core::ReluNet<double>& init)
-    : o_(o), d_(data), h_(static_cast<int>(init.hidden())) {
+    : h_(static_cast<int>(init.hidden())), fixed_(init.hidden() == kFixedWidth) {
   if (init.input_dim() != 1 || init.output_dim() != 1) throw std::invalid_argument("ReluTrainer: d = m = 1 only");
-  w1_ = init.W1.col(0);
-  b1_ = init.b1;
-  w2_ = init.W2.row(0).transpose();
-  b2_ = init.b2(0);
-  gw1_.setZero(h_);
-  gb1_.setZero(h_);
-  gw2_.setZero(h_);
-}
-
-ReluTrainer::Loss ReluTrainer::evaluate() {
-  const Index n = d_.x_train.size();
-  gw1_.setZero();
-  gb1_.setZero();
-  gw2_.setZero();
-  gb2_ = 0;
-  double sse = 0;
-  for (Index s = 0; s < n; ++s) {
-    const double x = d_.x_train(s);
-    double pred = b2_;
-    for (int i = 0; i < h_; ++i) {
-      const double z = w1_(i) * x + b1_(i);
-      if (z > 0) pred += w2_(i) * z;
-    }
-    const double r = pred - d_.y_train(s);
-    sse += r * r;
-    // d(mean r²)/dθ = (2/N) Σ r ∂pred/∂θ; the 2/N is applied once below.
-    gb2_ += r;
-    for (int i = 0; i < h_; ++i) {
-      const double z = w1_(i) * x + b1_(i);
-      if (z > 0) {
-        gw2_(i) += r * z;
-        const double back = r * w2_(i);
-        gw1_(i) += back * x;
-        gb1_(i) += back;
-      }
-    }
-  }
-  const double scale = 2.0 / static_cast<double>(n);
-  gw1_ *= scale;
-  gb1_ *= scale;
-  gw2_ *= scale;
-  gb2_ *= scale;
-  Loss l;
-  l.mse = sse / static_cast<double>(n);
-  // Soft gauge fixing, seed 004 eqs. (9), (A11)-(A12) specialised to d = m = 1 (n1 = |w1_i|,
-  // n2 = |w2_i|); equal to core::soft_gauge_penalty_gradient (tests/toys checks it).
-  if (o_.lambda > 0) {
-    const double eps = o_.eps, two_over_h = 2.0 / h_;
-    double g = 0;
-    for (int i = 0; i < h_; ++i) {
-      const double n1 = std::fabs(w1_(i)), n2 = std::fabs(w2_(i));
-      const double v = std::log(n1 + eps) - std::log(n2 + eps);
-      g += v * v;
-      if (n1 > 0) gw1_(i) += o_.lambda * two_over_h * v * w1_(i) / (n1 * (n1 + eps));
-      if (n2 > 0) gw2_(i) -= o_.lambda * two_over_h * v * w2_(i) / (n2 * (n2 + eps));
-    }
-    l.penalty = g / h_;
-  }
-  l.total = l.mse + o_.lambda * l.penalty;
-  return l;
-}
-
-ReluTrainer::Loss ReluTrainer::step() {
-  const Loss l = evaluate();
-  w1_.noalias() -= o_.lr * gw1_;
-  b1_.noalias() -= o_.lr * gb1_;
-  w2_.noalias() -= o_.lr * gw2_;
-  b2_ -= o_.lr * gb2_;
-  return l;
-}
-
-double ReluTrainer::val_mse() const {
-  double sse = 0;
-  for (Index s = 0; s < d_.x_val.size(); ++s) {
-    const double x = d_.x_val(s);
-    double pred = b2_;
-    for (int i = 0; i < h_; ++i) pred += w2_(i) * std::max(0.0, w1_(i) * x + b1_(i));
-    sse += (pred - d_.y_val(s)) * (pred - d_.y_val(s));
-  }
-  return sse / static_cast<double>(d_.x_val.size());
+  if (data.x_train.size() < 1 || data.x_val.size() < 1) throw std::invalid_argument("ReluTrainer: empty data set");
+  k_ = fixed_ ? make_kernel<kFixedWidth>(o, data, init) : make_kernel<Eigen::Dynamic>(o, data, init);
 }
 
 core::ReluNet<double> ReluTrainer::net() const {
-  core::ReluNet<double> n{core::Mat<double>(h_, 1), b1_, core::Mat<double>(1, h_), Vec<double>(1)};
-  n.W1.col(0) = w1_;
-  n.W2.row(0) = w2_.transpose();
-  n.b2(0) = b2_;
+  const std::vector<double> p = k_->params();  // w1[H], b1[H], w2[H], b2
+  core::ReluNet<double> n{core::Mat<double>(h_, 1), Vec<double>(h_), core::Mat<double>(1, h_), Vec<double>(1)};
+  for (int i = 0; i < h_; ++i) {
+    n.W1(i, 0) = p[i];
+    n.b1(i) = p[h_ + i];
+    n.W2(0, i) = p[2 * h_ + i];
+  }
+  n.b2(0) = p[3 * h_];
   return n;
-}
-
-double ReluTrainer::penalty() const { return core::soft_gauge_penalty(net(), o_.eps); }
-
-double ReluTrainer::max_abs_v() const { return core::uv_coordinates(net(), o_.eps).v.cwiseAbs().maxCoeff(); }
-
-std::vector<double> ReluTrainer::grad() const {
-  std::vector<double> g;
-  for (int i = 0; i < h_; ++i) g.push_back(gw1_(i));
-  for (int i = 0; i < h_; ++i) g.push_back(gb1_(i));
-  for (int i = 0; i < h_; ++i) g.push_back(gw2_(i));
-  g.push_back(gb2_);
-  return g;
 }
 
 std::string classify_run(const std::vector<double>& loss, const ReluToyOptions& o) {
@@ -179,7 +113,9 @@ std::string classify_seeds(const std::vector<std::string>& labels) {
 
 ToyRun run_relu_seed(const ReluToyOptions& o, std::uint64_t seed) {
   // Independent streams for data, init and gauges, so changing --gauges never changes training.
-  core::Rng data_rng(seed * 3 + 0x5eed0001ULL), init_rng(seed * 3 + 0x5eed0002ULL), gauge_rng(seed * 3 + 0x5eed0003ULL);
+  // --data-seed >= 0: one data set shared by every seed (only the initialisation differs).
+  const std::uint64_t data_key = o.data_seed >= 0 ? static_cast<std::uint64_t>(o.data_seed) : seed;
+  core::Rng data_rng(data_key * 3 + 0x5eed0001ULL), init_rng(seed * 3 + 0x5eed0002ULL), gauge_rng(seed * 3 + 0x5eed0003ULL);
   const ReluData data = make_relu_data(o, data_rng);
   ReluTrainer tr(o, data, init_relu_net(o, init_rng));
 
@@ -237,6 +173,18 @@ ToyRun run_relu_seed(const ReluToyOptions& o, std::uint64_t seed) {
                  {"dinv_min", minmax(false)},
                  {"dinv_max", minmax(true)}};
   run.arrays = {{"dinv", dinv}};
+  if (o.save_data) {  // Fig. 2: samples, the noiseless target and the trained net on the validation grid
+    auto vec = [](const Vec<double>& v) { return std::vector<double>(v.data(), v.data() + v.size()); };
+    std::vector<double> f_val(data.x_val.size()), pred_val;
+    for (Index i = 0; i < data.x_val.size(); ++i) f_val[i] = relu_target(data.x_val(i));
+    if (!diverged) pred_val = vec(core::relu_forward(tr.net(), core::Mat<double>(data.x_val)).col(0));
+    run.arrays.insert(run.arrays.end(), {{"x_train", vec(data.x_train)},
+                                         {"y_train", vec(data.y_train)},
+                                         {"x_val", vec(data.x_val)},
+                                         {"y_val", vec(data.y_val)},
+                                         {"f_val", f_val},
+                                         {"pred_val", pred_val}});
+  }
   return run;
 }
 

@@ -1,18 +1,20 @@
 // Seed 004's regression toy: one-hidden-layer ReLU net, f(x) = W2·σ(W1·x + b1) + b2 with d = m = 1,
 // trained by full-batch plain GD on MSE + λG(θ) (eq. 10), and the 200-gauge invariance test (eq. 11).
 //
-// The training step is a hand-written loop over samples and neurons into buffers allocated once
-// (no allocation per step): this is the hot path of every sweep. It is checked against the core's
-// reference (core::relu_forward for the loss, core::soft_gauge_penalty_gradient for ∇G) in
-// tests/toys, so the formulas still have one home in src/core.
+// The training step (toys/relu_kernel.hpp) is a fixed-size Eigen kernel for H = 20, no allocation
+// per step: this is the hot path of every sweep. It is checked against the core's reference
+// (core::relu_forward for the loss, core::soft_gauge_penalty_gradient for ∇G) in tests/toys, so the
+// formulas still have one home in src/core.
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "core/relu_gauge.hpp"
 #include "core/random.hpp"
+#include "toys/relu_kernel.hpp"
 #include "toys/relu_options.hpp"
 #include "toys/toy_run.hpp"
 
@@ -32,37 +34,37 @@ ReluData make_relu_data(const ReluToyOptions& o, core::Rng& rng);
 /// Initial parameters of one seed (options.init).
 core::ReluNet<double> init_relu_net(const ReluToyOptions& o, core::Rng& rng);
 
-/// Full-batch GD on one data set, d = m = 1. Buffers are sized once in the constructor.
+/// Full-batch GD on one data set, d = m = 1: a ReluKernel (toys/relu_kernel.hpp) of the net's width,
+/// fixed-size for H = 20, dynamic (sized once) otherwise. `data` must outlive the trainer.
 class ReluTrainer {
  public:
   ReluTrainer(const ReluToyOptions& o, const ReluData& data, const core::ReluNet<double>& init);
 
-  /// Loss pieces at the current parameters (train MSE, and G if lambda > 0 or asked).
-  struct Loss {
-    double mse = 0, penalty = 0, total = 0;
-  };
+  using Loss = ReluLoss;
   /// Computes the loss and its gradient at the current parameters, then takes one GD step.
   /// Returns the loss *before* the step.
-  Loss step();
+  Loss step() {
+    const Loss l = k_->evaluate();
+    k_->descend();
+    return l;
+  }
   /// Loss and gradient without stepping (gradient left in grad()).
-  Loss evaluate();
+  Loss evaluate() { return k_->evaluate(); }
 
-  double val_mse() const;
-  double penalty() const;     // G(θ)
-  double max_abs_v() const;   // max_i |v_i|
+  double val_mse() const { return k_->val_mse(); }
+  double penalty() const { return k_->penalty(); }      // G(θ)
+  double max_abs_v() const { return k_->max_abs_v(); }  // max_i |v_i|
   core::ReluNet<double> net() const;
+  /// Whether this width runs the fixed-size kernel.
+  bool fixed_size() const { return fixed_; }
 
   // Flat gradient in the order w1[H], b1[H], w2[H], b2 (for tests).
-  std::vector<double> grad() const;
+  std::vector<double> grad() const { return k_->grad(); }
 
  private:
-  const ReluToyOptions& o_;
-  const ReluData& d_;
+  std::unique_ptr<ReluKernelBase> k_;
   int h_;
-  core::Vec<double> w1_, b1_, w2_;  // [H]
-  double b2_ = 0;
-  core::Vec<double> gw1_, gb1_, gw2_;  // [H] gradients
-  double gb2_ = 0;
+  bool fixed_;
 };
 
 /// Stability label of one run by the stated rule (toys/README.md): "diverged" if the training loss
