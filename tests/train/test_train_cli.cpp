@@ -1,0 +1,189 @@
+// `gaugelab train` as a child process: bad flags, divergence, resume after SIGKILL bit for bit, and
+// the 124M config starting. Small sizes and --threads 1 (two threads on a shared 2-core machine
+// oversubscribe; the numbers are reproducible at any fixed thread count).
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "gpt2/checkpoint.hpp"
+#include "gpt2/train_checkpoint.hpp"
+#include "io/run_log_reader.hpp"
+#include "tests/support/process.hpp"
+#include "tests/gpt2/gpt2_catch.hpp"
+
+using namespace gaugelab;
+namespace fs = std::filesystem;
+
+namespace {
+
+const std::string kBin = std::string(GAUGELAB_BINARY_DIR) + "/gaugelab";
+const std::string kRoot = std::string(GAUGELAB_BINARY_DIR) + "/test_train_runs";
+
+// The synthetic corpus, prepared once per test process (~50k tokens).
+const std::string& data_dir() {
+  static const std::string dir = [] {
+    const std::string d = kRoot + "/data";
+    const auto r = test::run_command(kBin + " prepare --synthetic --docs 300 --seed 1 --force --out " + d);
+    if (r.status != 0) throw std::runtime_error("prepare failed: " + r.output);
+    return d;
+  }();
+  return dir;
+}
+
+// A model small enough for hundreds of steps in seconds on one thread.
+std::string small_run(const std::string& out) {
+  return " train --data " + data_dir() + " --out " + out +
+         " --model nano --n-embd 32 --block-size 32 --compact-vocab --batch-size 4 --eval-batches 2 --threads 1 --peak-tflops 1 --log-every 1000";
+}
+
+// Runs `argv` (no shell), SIGKILLs it after `ms` milliseconds if still running; true if it finished.
+bool run_or_kill(const std::vector<std::string>& argv, int ms) {
+  const pid_t pid = fork();
+  if (pid == 0) {
+    std::freopen("/dev/null", "w", stdout);
+    std::freopen("/dev/null", "w", stderr);
+    std::vector<char*> a;
+    for (const std::string& s : argv) a.push_back(const_cast<char*>(s.c_str()));
+    a.push_back(nullptr);
+    execv(a[0], a.data());
+    _exit(127);
+  }
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(ms);
+  int status = 0;
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (waitpid(pid, &status, WNOHANG) == pid) return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  kill(pid, SIGKILL);
+  waitpid(pid, &status, 0);
+  return false;
+}
+
+std::vector<std::string> split_words(const std::string& s) {
+  std::vector<std::string> out;
+  std::string w;
+  for (const char c : s) {
+    if (c == ' ') {
+      if (!w.empty()) out.push_back(w);
+      w.clear();
+    } else {
+      w += c;
+    }
+  }
+  if (!w.empty()) out.push_back(w);
+  return out;
+}
+
+bool same_bits(const std::vector<double>& a, const std::vector<double>& b) {
+  if (a.size() != b.size()) return false;
+  for (std::size_t i = 0; i < a.size(); ++i)
+    if (!(a[i] == b[i] || (std::isnan(a[i]) && std::isnan(b[i])))) return false;
+  return true;
+}
+
+}  // namespace
+
+TEST_CASE("train cli: bad flags exit 2 with one line") {
+  const std::string base = " train --data " + data_dir() + " --out " + kRoot + "/bad";
+  for (const std::string& extra : {std::string(" --condition D"), std::string(" --lr -1"), std::string(" --gaugefix-every 0"),
+                                   std::string(" --no-such-flag 1"), std::string(" --state-transport vector --condition A"),
+                                   std::string(" --multipliers q:diagonal"), std::string(" --precision fp8")}) {
+    const auto r = test::run_command(kBin + base + extra);
+    INFO(extra << " -> " << r.output);
+    CHECK(r.status == 2);
+    CHECK(test::count_lines(r.output) == 1);
+    CHECK(r.output.find("error") != std::string::npos);
+  }
+  const auto no_out = test::run_command(kBin + " train --data " + data_dir());
+  CHECK(no_out.status == 2);
+  CHECK(!fs::exists(kRoot + "/bad"));
+}
+
+TEST_CASE("train cli: an absurd learning rate diverges cleanly, the log closed and the last good checkpoint kept") {
+  const std::string out = kRoot + "/diverge";
+  const auto r = test::run_command(kBin + small_run(out) +
+                                   " --force --lr 1e4 --warmup-iters 0 --grad-clip 0 --max-iters 60 --ckpt-every 1 --eval-every 1000");
+  INFO(r.output);
+  REQUIRE(r.status == 3);
+  const io::RunLogReader log(gpt2::train_log_path(out));
+  const auto summary = log.summary();  // a closed log: /summary exists
+  REQUIRE(std::get<std::int64_t>(summary.at("diverged")) == 1);
+  REQUIRE(std::get<std::int64_t>(summary.at("stable")) == 0);
+  const std::int64_t steps = std::get<std::int64_t>(summary.at("steps"));
+  CHECK(steps < 60);
+  const io::SeriesData s = log.series();
+  CHECK((!std::isfinite(s.at("loss").back()) || !std::isfinite(s.at("grad_norm").back())));
+  const auto ckpt = gpt2::latest_train_checkpoint(out);
+  if (steps == 0) {
+    CHECK(!ckpt);
+  } else {
+    REQUIRE(ckpt);
+    CHECK(fs::path(*ckpt).filename() == gpt2::train_checkpoint_name(steps));
+    const gpt2::Checkpoint ck = gpt2::load_checkpoint(*ckpt, c10::Device(c10::kCPU));
+    bool finite = true;
+    for (const auto& [name, t] : ck.model->named_parameters()) finite &= t.isfinite().all().item<bool>();
+    CHECK(finite);
+  }
+}
+
+TEST_CASE("train cli: resume after SIGKILL at random points reproduces every logged value bit for bit") {
+  const std::string ref = kRoot + "/resume_ref", cut = kRoot + "/resume_cut";
+  const std::string common = " --lr 3e-3 --warmup-iters 5 --max-iters 150 --ckpt-every 10 --eval-every 25 --log-heads-every 5 --condition B --gaugefix-every 3";
+  const auto r = test::run_command(kBin + small_run(ref) + common + " --force");
+  REQUIRE(r.status == 0);
+  fs::remove_all(cut);
+  std::mt19937 rng(7);
+  std::uniform_int_distribution<int> kill_ms(600, 2500);
+  const std::vector<std::string> first = split_words(kBin + small_run(cut) + common);
+  std::vector<std::string> again = first;
+  again.push_back("--resume");
+  bool done = run_or_kill(first, kill_ms(rng));
+  int kills = done ? 0 : 1;
+  const auto t_end = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+  for (int attempt = 0; !done && attempt < 5 && std::chrono::steady_clock::now() < t_end; ++attempt) {
+    done = run_or_kill(again, kill_ms(rng));
+    kills += done ? 0 : 1;
+  }
+  if (!done) done = run_or_kill(again, 120000);  // the last resume runs to the end
+  REQUIRE(done);
+  INFO("killed " << kills << " times");
+  const io::SeriesData a = io::RunLogReader(gpt2::train_log_path(ref)).series();
+  const io::SeriesData b = io::RunLogReader(gpt2::train_log_path(cut)).series();
+  REQUIRE(a.step.size() == 150);
+  CHECK(a.step == b.step);
+  for (const char* name : {"loss", "grad_norm", "lr", "val_loss", "drift_max", "drift_mean", "spike", "after_fix"}) {
+    INFO(name);
+    CHECK(same_bits(a.at(name), b.at(name)));
+  }
+  const io::RunLogReader hb(gpt2::train_log_path(cut));
+  CHECK(hb.heads_step() == io::RunLogReader(gpt2::train_log_path(ref)).heads_step());
+  CHECK(same_bits(hb.heads("s_qk").values, io::RunLogReader(gpt2::train_log_path(ref)).heads("s_qk").values));
+}
+
+TEST_CASE("train cli: the GPT-2 124M config starts and runs 2 steps on the CPU (shortened schedule)") {
+  const std::string out = kRoot + "/gpt2_124m";
+  const std::string cfg = std::string(GAUGELAB_SOURCE_DIR) + "/gpt2/configs/gpt2-124m-owt.ini";
+  // 124M parameters: two steps of one 128-token sequence are ~0.2 TFLOP; refuse to hog a busy CI.
+  const auto r = test::run_command("timeout 100 " + kBin + " train --config " + cfg + " --data " + data_dir() + " --out " +
+                                   out + " --force --device cpu --precision fp32 --threads 1 --batch-size 1 --grad-accum 1"
+                                   " --block-size 128 --max-iters 2 --warmup-iters 1 --eval-batches 1 --peak-tflops 1");
+  if (r.status == 124) {
+    WARN("SKIPPED: the 124M config took over 100 s for 2 steps on this machine (busy?)");
+    return;
+  }
+  INFO(r.output);
+  REQUIRE(r.status == 0);
+  CHECK(r.output.find("12 layers, 12 heads, d 768") != std::string::npos);
+  const io::RunLogReader log(gpt2::train_log_path(out));
+  CHECK(std::get<std::int64_t>(log.summary().at("steps")) == 2);
+  CHECK(std::get<std::int64_t>(log.summary().at("tokens")) == 256);
+  fs::remove_all(out);
+}
