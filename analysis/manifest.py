@@ -18,6 +18,12 @@ EXPERIMENTS = {
     # one-step head diagnostic, the --quick demo grid at GPT-2 shapes; fixture: the same grid on a small head
     "diag_heads": {"args": ["diag", "heads", "--quick"], "out": "runs/diag_heads.h5", "deps": [],
                    "quick": ["diag", "heads", "--quick", "--d-model", "96", "--d-head", "16"]},
+    # seed 001 Tables 3-9 on a randomly initialised tiny GPT-2 (4 layers, 4 heads, d 256) until the trained
+    # tiny checkpoint exists; fixture: the nano preset with a few tests (seconds)
+    "inspect_tiny": {"args": ["inspect", "--init-random", "tiny", "--seed", "1"], "out": "runs/inspect_tiny.h5",
+                     "deps": [],
+                     "quick": ["inspect", "--init-random", "nano", "--valid-tests", "3", "--invalid-tests", "1",
+                               "--prompts", "2", "--generate", "4", "--sample-seqs", "1", "--sample-len", "48"]},
 }
 
 FIGURES = {
@@ -31,4 +37,9 @@ FIGURES = {
     "fig_seed002_noise_wd": {"inputs": ["toy_noise_wd"]},
     "fig_seed003_head_spread": {"inputs": ["diag_heads"]},
     "table_seed003_head_spread": {"inputs": ["diag_heads"]},
+    "table_seed001_assumptions": {"inputs": ["inspect_tiny"]},
+    "table_seed001_transforms": {"inputs": ["inspect_tiny"]},
+    "table_seed001_canonical": {"inputs": ["inspect_tiny"]},
+    "table_seed001_counts": {"inputs": ["inspect_tiny"]},
+    "fig_seed001_valid_vs_invalid": {"inputs": ["inspect_tiny"]},
 }

@@ -106,6 +106,9 @@ InspectResult run_inspect(const InspectOptions& o, io::Provenance prov) {
   if (o.prompt_len + o.generate > cfg.block_size || o.sample_len > cfg.block_size)
     throw io::UsageError("inspect: --prompt-len + --generate and --sample-len must fit the context " +
                          std::to_string(cfg.block_size));
+  if (o.sample_seqs * o.sample_len <= cfg.head_dim() + 1)
+    throw io::UsageError("inspect: --sample-seqs x --sample-len must exceed d_k + 1 = " + std::to_string(cfg.head_dim() + 1) +
+                         " tokens, or the centred covariances S_Q, S_K are singular");
   std::cerr << "model      " << (o.init_random.empty() ? o.checkpoint : "random " + o.init_random) << ": "
             << describe_model(*model) << "\nthreads    " << prov.threads << ", " << o.precision << " on "
             << device.str() << "\n";
