@@ -17,7 +17,9 @@ namespace gaugelab::gpt2 {
 
 struct TrainOptions {
   // --- data and run ---
-  std::string data;                 // directory holding train.bin and val.bin (nanoGPT uint16 or llm.c shards)
+  std::string data;                 // directory holding train.bin and val.bin (nanoGPT uint16 or llm.c shards),
+                                    // or "synthetic:N": the built-in synthetic corpus of N documents, prepared
+                                    // into OUT/data on first use (deterministic: every run sees the same tokens)
   bool resume = false;              // continue the run in --out from its newest checkpoint
   io::RunFlags run;                 // --out DIR (required), --force, --threads, --seed (42: the paper's first seed)
 

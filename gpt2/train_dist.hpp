@@ -1,7 +1,7 @@
 // The trainer's view of data parallelism: who this process is and the four collectives it needs.
-// World 1 (a plain run) has no collectives at all (`active()` is false and nothing is called); with
-// world > 1 the hooks are bound to gpt2/data_parallel (torch distributed c10d: Gloo on CPUs, NCCL on
-// GPUs) and rank/world come from torchrun or Slurm environment variables.
+// World 1 (a plain run) forms no group and calls nothing (`active()` is false); with world > 1 the
+// hooks are bound to gpt2/data_parallel.hpp (torch distributed c10d: Gloo on CPUs, NCCL on GPUs) and
+// rank/world come from torchrun or Slurm environment variables (detect_dist_env).
 #pragma once
 
 #include <functional>
@@ -31,9 +31,9 @@ struct TrainDist {
 /// line when the group cannot be formed.
 TrainDist connect_train_dist(const std::string& backend, c10::Device device, double timeout_s);
 
-/// Rank, world and local rank from the environment alone (torchrun: RANK, WORLD_SIZE, LOCAL_RANK;
-/// Slurm: SLURM_PROCID, SLURM_NTASKS, SLURM_LOCALID), without forming a group: the trainer needs the
-/// local rank to pick its GPU before connecting.
+/// Rank, world and local rank from the environment alone (detect_dist_env: torchrun's RANK,
+/// WORLD_SIZE, LOCAL_RANK; Slurm's SLURM_PROCID, SLURM_NTASKS, SLURM_LOCALID), without forming a group:
+/// the trainer needs the local rank to pick its GPU before connecting.
 TrainDist read_dist_env();
 
 }  // namespace gaugelab::gpt2

@@ -21,6 +21,15 @@ void need(bool ok, const std::string& msg) {
 void validate_train_options(const TrainOptions& o) {
   need(!o.run.out.empty(), "--out DIR is required (the run directory: log.h5 and checkpoints/)");
   need(!o.data.empty(), "--data DIR is required (a directory with train.bin and val.bin; see gaugelab prepare)");
+  if (o.data.rfind("synthetic:", 0) == 0) {
+    std::int64_t docs = 0;
+    try {
+      docs = io::parse_int(o.data.substr(10), "--data synthetic:N");
+    } catch (const io::UsageError&) {
+      docs = 0;
+    }
+    need(docs >= 100, "--data synthetic:N needs N >= 100 documents (got '" + o.data.substr(10) + "')");
+  }
   need(o.condition == "A" || o.condition == "B" || o.condition == "C", "--condition must be A, B or C, not '" + o.condition + "'");
   need(o.state_transport == "none" || o.state_transport == "vector" || o.state_transport == "covector",
        "--state-transport must be none, vector or covector");

@@ -12,6 +12,7 @@
 #include <ATen/ops/mm.h>
 #include <ATen/ops/randn.h>
 
+#include "data/prepare.hpp"
 #include "gpt2/checkpoint.hpp"
 #include "gpt2/run_common.hpp"
 #include "gpt2/train_checkpoint.hpp"
@@ -43,6 +44,25 @@ void check_resume_options(const nlohmann::json& saved, const nlohmann::json& now
   for (const auto& [key, value] : now.items())
     if (saved.contains(key) && saved[key] != value && key != "resume" && key != "force")
       std::cerr << "train: resume: " << key << " changed " << saved[key].dump() << " -> " << value.dump() << "\n";
+}
+
+// --data DIR as given, or for synthetic:N the corpus prepared into OUT/data (by rank 0, once).
+std::string resolve_data_dir(const TrainOptions& o, bool rank0) {
+  if (o.data.rfind("synthetic:", 0) != 0) return o.data;
+  const std::string dir = o.run.out + "/data";
+  if (rank0 && !(fs::exists(dir + "/train.bin") && fs::exists(dir + "/val.bin"))) {
+    data::PrepareOptions p;
+    p.synthetic = true;
+    p.synthetic_options.n_docs = static_cast<std::size_t>(io::parse_int(o.data.substr(10), "--data"));
+    p.out_dir = dir;
+    p.write_llmc = false;
+    p.progress = false;
+    p.force = true;
+    const data::PrepareResult r = data::run_prepare(p);
+    std::cout << "data       synthetic corpus: " << r.train.tokens << " train + " << r.val.tokens << " val tokens -> "
+              << dir << "\n";
+  }
+  return dir;
 }
 
 ModelConfig build_model_config(const TrainOptions& o, std::int64_t compact_vocab_size) {
@@ -100,7 +120,7 @@ void print_settings(const TrainRun& r, const std::string& resumed_from) {
                                      : ": no Q/K multiplier WD, no GaugeFix")
             << (r.has_heads ? "" : "; no Q/K row multipliers: no scales or drift")
             << "\n";
-  std::cout << "data       " << o.data << "/train.bin (" << r.train->tokens() << " tokens)"
+  std::cout << "data       " << r.data_dir << "/train.bin (" << r.train->tokens() << " tokens)"
             << (r.vocab_map.ids.empty() ? "" : ", compact vocabulary of " + std::to_string(r.vocab_map.ids.size()) + " ids")
             << "; validation " << o.eval_batches << " fixed batches every " << o.eval_every << " steps\n";
   std::cout << "instability spike: grad norm > " << o.spike_factor << " x median of the previous " << o.spike_window
@@ -197,10 +217,12 @@ TrainRun setup_train(const TrainOptions& o, io::Provenance prov) {
     fs::remove_all(train_checkpoints_dir(o.run.out));
     fs::remove(log_path);
     fs::remove(log_path + ".resume-src");
+    if (o.data.rfind("synthetic:", 0) == 0) fs::remove_all(o.run.out + "/data");  // ours, regenerated
   }
+  r.data_dir = resolve_data_dir(o, rank0);
   if (r.dist.active()) r.dist.barrier();
 
-  if (o.compact_vocab) r.vocab_map = compact_vocab({o.data + "/train.bin", o.data + "/val.bin"});
+  if (o.compact_vocab) r.vocab_map = compact_vocab({r.data_dir + "/train.bin", r.data_dir + "/val.bin"});
   nlohmann::json saved;
   if (ckpt) {
     Checkpoint ck = load_checkpoint(*ckpt, r.device);
@@ -229,9 +251,9 @@ TrainRun setup_train(const TrainOptions& o, io::Provenance prov) {
   if (ckpt) load_optimizer_state(*ckpt, *r.opt);
   if (r.dist.active() && !ckpt) r.dist.broadcast_parameters(r.opt->parameters());
 
-  r.train = std::make_unique<TrainBatches>(o.data + "/train.bin", o.run.seed, o.batch_size, mc.block_size, o.grad_accum,
+  r.train = std::make_unique<TrainBatches>(r.data_dir + "/train.bin", o.run.seed, o.batch_size, mc.block_size, o.grad_accum,
                                            r.dist.rank, r.dist.world, mc.vocab_size, r.vocab_map);
-  r.val = std::make_unique<ValidationBatches>(o.data + "/val.bin", o.batch_size, mc.block_size, o.eval_batches,
+  r.val = std::make_unique<ValidationBatches>(r.data_dir + "/val.bin", o.batch_size, mc.block_size, o.eval_batches,
                                               mc.vocab_size, r.vocab_map);
   r.schedule = {o.lr, o.min_lr, o.warmup_iters, o.lr_decay_iters > 0 ? o.lr_decay_iters : o.max_iters};
   r.spikes = SpikeDetector(o.spike_factor, o.spike_window, o.warmup_iters);

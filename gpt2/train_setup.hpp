@@ -36,6 +36,7 @@ struct TrainRun {
   TrainOptions options;
   io::Provenance prov;
   TrainDist dist;
+  std::string data_dir;         // --data, or OUT/data for synthetic:N
   c10::Device device = c10::Device(c10::kCPU);
   Precision precision = Precision::fp32;
   std::unique_ptr<GPT> model;
