@@ -39,15 +39,19 @@ def main(path: str) -> None:
     ax1.legend()
     ax1.set_title(f"training (lr={cfg['lr']}, λ={cfg['lambda']}, seed {cfg['seed']})")
     ours = {"min": float(np.min(dinv)), "median": float(np.median(dinv)), "max": float(np.max(dinv))}
+    ratio = ours["median"] / PAPER["median"]
+    spread = cfg.get("gauge-log-spread", cfg.get("gauge_log_spread"))
     caption = f"""
-Seed 004 Fig. 5 (regenerated). {len(dinv)} random positive rescalings s_i = exp(U(-a, a)), a =
-{cfg['gauge_log_spread'] if 'gauge_log_spread' in cfg else cfg.get('gauge-log-spread')}, applied to the
-trained H = {cfg['hidden']} ReLU net of the first seed; Δ_inv = mean |f_θ(x) − f_θ'(x)| over the
-{cfg['n-val']}-point validation grid, float64. Ours: min {ours['min']:.3g}, median {ours['median']:.3g},
-max {ours['max']:.3g}. Paper: min {PAPER['min']:.3g}, median {PAPER['median']:.3g}, max {PAPER['max']:.3g}
-(dotted lines). Both sit at float64 round-off. Ours is 30-80x larger; round-off scales with the size of
-the outputs and of the gauge factors, and neither the paper's initialisation, output scale nor gauge
-range is stated (ours: scales over two decades, outputs O(1)), so we do not read more into the gap.
+Seed 004 Fig. 5 (regenerated). {len(dinv)} random positive rescalings s_i = exp(U(−a, a)), a = {spread:.4g} (scales
+over [{np.exp(-spread):.2g}, {np.exp(spread):.2g}]; the paper's range is unstated), applied to the trained H = {cfg['hidden']}
+ReLU net of the first seed after {cfg['steps']} GD steps (lr = {cfg['lr']:g}, λ = {cfg['lambda']:g}, init {cfg['init']});
+Δ_inv = mean |f_θ(x) − f_θ'(x)| over the {cfg['n-val']}-point validation grid, float64. Ours: min {ours['min']:.3g},
+median {ours['median']:.3g}, max {ours['max']:.3g}. Paper: min {PAPER['min']:.3g}, median {PAPER['median']:.3g},
+max {PAPER['max']:.3g} (dotted lines); our median is {ratio:.2g}× the paper's. Both are float64 round-off of the
+hidden layer's contribution Σ w2_i relu(z_i), which scales with its size: a net trained to fit the data (outputs
+O(1), e.g. --init torch --steps 5000) gives ≈ 3e-16. That the paper's values sit at 1e-17 is one of the reasons
+our protocol keeps the net near its small initialisation (toys/README.md); the step count was chosen as the
+round number whose median lands in the paper's [min, max] range, so this agreement is by construction, not a test.
 """
     figstyle.save(fig, "fig_seed004_invariance", caption)
 

@@ -163,11 +163,16 @@ ToyRun run_relu_seed(const ReluToyOptions& o, std::uint64_t seed) {
   };
   double best_val = std::numeric_limits<double>::infinity();
   for (double v : run.series_of("val_mse")) best_val = std::min(best_val, v);
+  // The MSE of the best constant predictor on each set (the variance of its targets): the floor a
+  // net that has not left its small initialisation sits at, for the captions.
+  auto variance = [](const Vec<double>& y) { return (y.array() - y.mean()).square().mean(); };
   run.metrics = {{"seed", static_cast<std::int64_t>(seed)},
+                 {"const_train_mse", variance(data.y_train)},
+                 {"const_val_mse", variance(data.y_val)},
                  {"final_train_mse", final_loss.mse},
                  {"final_val_mse", run.series_of("val_mse").back()},
                  {"best_val_mse", best_val},
-                 {"final_penalty", final_loss.penalty},
+                 {"final_penalty", tr.penalty()},
                  {"final_max_abs_v", run.series_of("max_abs_v").back()},
                  {"stability", label},
                  {"dinv_min", minmax(false)},

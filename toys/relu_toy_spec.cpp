@@ -22,7 +22,8 @@ class ReluToy final : public Toy {
   ToyRun run(std::uint64_t seed) const override { return run_relu_seed(o_, seed); }
   std::vector<std::pair<std::string, io::Cell>> summarize(const std::vector<ToyRun>& runs) const override {
     std::vector<std::pair<std::string, io::Cell>> s;
-    for (const char* m : {"final_train_mse", "final_val_mse", "best_val_mse", "final_penalty", "final_max_abs_v"}) {
+    for (const char* m : {"final_train_mse", "final_val_mse", "best_val_mse", "final_penalty", "final_max_abs_v",
+                          "const_train_mse", "const_val_mse"}) {
       const auto ms = mean_std(runs, m);
       s.emplace_back(std::string(m) + "_mean", ms.mean);
       s.emplace_back(std::string(m) + "_std", ms.std);
