@@ -61,6 +61,22 @@ TEST_CASE("sweep CLI: empty grid item, unknown toy, malformed shard -> one line,
   CHECK_FALSE(std::filesystem::exists(dir.file("x.h5")));
 }
 
+TEST_CASE("toy CLI: negative lr, H = 0, unknown toy, empty grid, bad protocol flags -> one line, exit 2",
+          "[toys][cli]") {
+  gaugelab::test::TempDir dir;
+  const std::string out = " --out " + dir.file("t.h5");
+  check_usage_error("toy relu --lr -1" + out, "--lr");
+  check_usage_error("toy relu --hidden 0" + out, "--hidden");
+  check_usage_error("toy nosuchtoy" + out, "nosuchtoy");
+  check_usage_error("toy relu --lr 1e-2,2e-2" + out, "--lr");  // a grid belongs to sweep
+  check_usage_error("toy relu --init bogus" + out, "--init");
+  check_usage_error("toy relu --data-seed -2" + out, "--data-seed");
+  check_usage_error("sweep relu --lr ''" + out, "--lr");  // an empty grid
+  check_usage_error("sweep relu --lambda ," + out, "--lambda");
+  check_usage_error("sweep relu --hidden 0" + out, "--hidden");
+  CHECK_FALSE(std::filesystem::exists(dir.file("t.h5")));
+}
+
 TEST_CASE("sweep CLI: runs, resumes, refuses another sweep on the same file, merges shards", "[toys][sweep][cli]") {
   gaugelab::test::TempDir dir;
   const std::string f = dir.file("s.h5");
