@@ -35,4 +35,10 @@ awk -v t1="$t1" -v t2="$t2" -v c1="$c1" -v c2="$c2" -v rows="$rows" -v l1="$load
          rows, t1, rows / t1, c1, t2, rows / t2, c2
   printf "sweep speed-up 1 -> 2 threads: %.2fx (target >= 1.8x; load average before the runs %s, %s on %d cores)\n",
          t1 / t2, l1, l2, cores
+  # Rows per CPU-second at 2 threads over the same at 1 thread: 1 means no work is lost to
+  # threading (no serial section, no contention between the threads); 2x this is the speed-up a
+  # 2-thread run would show if it got 2 cores. A derived number, labelled as such.
+  eff = (rows / t2 / c2) / (rows / t1 / c1)
+  printf "work per CPU-second, 2 threads vs 1: %.2f (2 x %.2f = %.2fx if each run got the cores it asked for)\n",
+         eff, eff, 2 * eff
 }'
