@@ -12,6 +12,7 @@
 #include "gpt2/head_loader.hpp"
 #include "gpt2/inspect_model.hpp"
 #include "gpt2/inspect_transforms.hpp"
+#include "gpt2/interchange.hpp"
 #include "inspect_helpers.hpp"
 #include "tests/gpt2/gpt2_catch.hpp"  // last: see there
 
@@ -129,4 +130,22 @@ TEST_CASE("load_checkpoint_head returns the head's effective matrices; bad input
   const std::string bad = test::inspect_scratch("head_loader_bad");
   std::ofstream(bad + "/config.json") << "{ not json";
   one_line([&] { load_checkpoint_head(bad, 0, 0); }, "config.json");
+}
+
+TEST_CASE("load_checkpoint_head reads a Hugging Face export the same as our checkpoint", "[inspect]") {
+  // Export merges the multipliers into float32 Conv1D weights: the same effective matrices up to one
+  // float32 rounding of each product (2^-24 relative, with a few ulps of headroom).
+  constexpr double kExportRounding = 1e-6;
+  const std::string ck = test::small_checkpoint("head_loader_hf", 15);
+  auto m = load_any_model(ck, c10::Device(c10::kCPU));
+  const std::string hf = test::inspect_scratch("head_loader_hf_export");
+  export_hf(*m, hf);
+  for (std::int64_t h = 0; h < 2; ++h) {
+    const core::AttentionHead<double> a = load_checkpoint_head(ck, 0, h), b = load_checkpoint_head(hf, 0, h);
+    CHECK(rel(b.W_q, a.W_q) <= kExportRounding);
+    CHECK(rel(b.W_k, a.W_k) <= kExportRounding);
+    CHECK(rel(b.W_v, a.W_v) <= kExportRounding);
+    CHECK(rel(b.W_o, a.W_o) <= kExportRounding);
+    CHECK(rel(b.b_q, a.b_q) <= kExportRounding);
+  }
 }
