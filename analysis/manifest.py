@@ -34,6 +34,26 @@ EXPERIMENTS = {
                      "deps": [],
                      "quick": ["inspect", "--init-random", "nano", "--valid-tests", "3", "--invalid-tests", "1",
                                "--prompts", "2", "--generate", "4", "--sample-seqs", "1", "--sample-len", "48"]},
+    # seed 000 at tiny scale (gpt2/configs/tiny-cpu.ini: 2 layers, d 64, 1000 steps on the synthetic corpus,
+    # ~1 min per run on one core): conditions A/B/C, seed 42; fixture: 40 steps on a 300-document corpus
+    "train_tiny_A_s42": {"args": ["train", "--config", "gpt2/configs/tiny-cpu.ini", "--condition", "A", "--seed", "42"],
+                          "out": "runs/train_tiny_A_s42/log.h5", "out_arg": "runs/train_tiny_A_s42",
+                          "deps": ["gpt2/configs/tiny-cpu.ini"],
+                          "quick": ["train", "--config", "gpt2/configs/tiny-cpu.ini", "--condition", "A", "--seed", "42",
+                                    "--data", "synthetic:300", "--max-iters", "40", "--warmup-iters", "5",
+                                    "--eval-every", "10", "--log-heads-every", "5", "--eval-batches", "2"]},
+    "train_tiny_B_s42": {"args": ["train", "--config", "gpt2/configs/tiny-cpu.ini", "--condition", "B", "--seed", "42"],
+                          "out": "runs/train_tiny_B_s42/log.h5", "out_arg": "runs/train_tiny_B_s42",
+                          "deps": ["gpt2/configs/tiny-cpu.ini"],
+                          "quick": ["train", "--config", "gpt2/configs/tiny-cpu.ini", "--condition", "B", "--seed", "42",
+                                    "--data", "synthetic:300", "--max-iters", "40", "--warmup-iters", "5",
+                                    "--eval-every", "10", "--log-heads-every", "5", "--eval-batches", "2"]},
+    "train_tiny_C_s42": {"args": ["train", "--config", "gpt2/configs/tiny-cpu.ini", "--condition", "C", "--seed", "42"],
+                          "out": "runs/train_tiny_C_s42/log.h5", "out_arg": "runs/train_tiny_C_s42",
+                          "deps": ["gpt2/configs/tiny-cpu.ini"],
+                          "quick": ["train", "--config", "gpt2/configs/tiny-cpu.ini", "--condition", "C", "--seed", "42",
+                                    "--data", "synthetic:300", "--max-iters", "40", "--warmup-iters", "5",
+                                    "--eval-every", "10", "--log-heads-every", "5", "--eval-batches", "2"]},
 }
 
 FIGURES = {
