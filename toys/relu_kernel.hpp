@@ -113,7 +113,7 @@ class ReluKernel final : public ReluKernelBase {
       const auto x = xb_.col(b);
       // Four partial sums over the neurons, so consecutive multiply-adds do not wait on each other.
       Blk p0 = Blk::Constant(b2_), p1 = Blk::Zero(), p2 = Blk::Zero(), p3 = Blk::Zero();
-        Eigen::Index i = 0;
+      Eigen::Index i = 0;
       for (; i + 4 <= h; i += 4) {
         p0 += w2_(i) * (w1_(i) * x + b1_(i)).max(0.0);
         p1 += w2_(i + 1) * (w1_(i + 1) * x + b1_(i + 1)).max(0.0);
@@ -205,7 +205,7 @@ class ReluKernel final : public ReluKernelBase {
     }
     const __m512d zero = _mm512_setzero_pd();
     for (Eigen::Index b = 0; b < xb_.cols(); ++b) {
-      const __m512d x = _mm512_load_pd(xb_.col(b).data()), r = _mm512_load_pd(rb_.col(b).data());
+      const __m512d x = _mm512_loadu_pd(xb_.col(b).data()), r = _mm512_loadu_pd(rb_.col(b).data());
       for (int p = 0; p < P; ++p) {
         const __mmask8 on = _mm512_cmp_pd_mask(_mm512_fmadd_pd(vw1[p], x, vb1[p]), zero, _CMP_GT_OQ);  // z > 0
         vsb[p] = _mm512_mask_add_pd(vsb[p], on, vsb[p], r);
