@@ -27,6 +27,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -68,6 +69,13 @@ std::string first_line(const std::exception& e) {
   return msg;
 }
 
+/// "3 s", "0.5 s", "600 s".
+std::string seconds(double s) {
+  std::ostringstream o;
+  o << s << " s";
+  return o.str();
+}
+
 /// Tensors of one dtype laid end to end in a flat buffer on the communication device.
 struct Bucket {
   at::ScalarType dtype = at::kFloat;
@@ -105,7 +113,7 @@ struct DataParallel::Impl {
         throw std::runtime_error(std::string(op) + " did not finish");
     } catch (const std::exception& e) {
       throw std::runtime_error(where() + ": " + op + " failed (a rank dead, missing or stuck? timeout " +
-                               std::to_string(timeout.count() / 1000.0).substr(0, 6) + " s): " + first_line(e));
+                               seconds(timeout.count() / 1000.0) + "): " + first_line(e));
     }
   }
 
@@ -217,7 +225,7 @@ std::unique_ptr<DataParallel> DataParallel::create(const DistEnv& env, const std
     impl->store = c10::make_intrusive<c10d::TCPStore>(env.master_addr, o);
   } catch (const std::exception& e) {
     throw std::runtime_error(impl->where() + ": rendezvous at " + rendezvous + " failed within " +
-                             std::to_string(timeout_s).substr(0, 6) + " s (every rank started? same " +
+                             seconds(timeout_s) + " (every rank started? same " +
                              "MASTER_ADDR/MASTER_PORT?): " + first_line(e));
   }
 

@@ -1,0 +1,171 @@
+// Rank/world detection from launcher variables (torchrun, Slurm, none), the backend choice, and the
+// single-process group whose collectives are the identity.
+#include <map>
+#include <optional>
+#include <stdexcept>
+#include <string>
+
+#include <ATen/ops/full.h>
+#include <ATen/ops/ones.h>
+
+#include "gpt2/data_parallel.hpp"
+#include "tests/gpt2/gpt2_catch.hpp"
+
+using gaugelab::gpt2::DistEnv;
+using gaugelab::gpt2::detect_dist_env;
+
+namespace {
+
+DistEnv detect(const std::map<std::string, std::string>& vars) {
+  return detect_dist_env([&](const std::string& k) -> std::optional<std::string> {
+    auto it = vars.find(k);
+    if (it == vars.end()) return std::nullopt;
+    return it->second;
+  });
+}
+
+/// The message of the runtime_error `vars` raise ("" if none).
+std::string error_of(const std::map<std::string, std::string>& vars) {
+  try {
+    detect(vars);
+  } catch (const std::runtime_error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+const std::map<std::string, std::string> kTorchrun{
+    {"RANK", "3"}, {"WORLD_SIZE", "8"}, {"LOCAL_RANK", "3"}, {"MASTER_ADDR", "10.0.0.5"}, {"MASTER_PORT", "29400"}};
+const std::map<std::string, std::string> kSlurm{{"SLURM_PROCID", "5"},   {"SLURM_NTASKS", "16"},
+                                               {"SLURM_LOCALID", "1"},  {"SLURM_STEP_NODELIST", "gpu[07-09,12]"},
+                                               {"SLURM_JOB_ID", "123457"}, {"SLURM_LAUNCH_NODE_IPADDR", "10.1.1.1"}};
+
+}  // namespace
+
+TEST_CASE("no launcher variables: a single process", "[dist][env]") {
+  const DistEnv e = detect({});
+  CHECK(e.source == "single");
+  CHECK(e.rank == 0);
+  CHECK(e.world == 1);
+  CHECK(e.master_addr.empty());
+  // MASTER_* alone (e.g. exported for a later launch) do not make a distributed run.
+  CHECK(detect({{"MASTER_ADDR", "h"}, {"MASTER_PORT", "1"}}).source == "single");
+}
+
+TEST_CASE("torchrun variables", "[dist][env]") {
+  const DistEnv e = detect(kTorchrun);
+  CHECK(e.source == "torchrun");
+  CHECK(e.rank == 3);
+  CHECK(e.world == 8);
+  CHECK(e.local_rank == 3);
+  CHECK(e.master_addr == "10.0.0.5");
+  CHECK(e.master_port == 29400);
+  // torchrun inside a Slurm step: torchrun's RANK is the one that counts.
+  auto both = kTorchrun;
+  both.insert(kSlurm.begin(), kSlurm.end());
+  CHECK(detect(both).source == "torchrun");
+  CHECK(detect(both).rank == 3);
+}
+
+TEST_CASE("Slurm variables", "[dist][env]") {
+  DistEnv e = detect(kSlurm);
+  CHECK(e.source == "slurm");
+  CHECK(e.rank == 5);
+  CHECK(e.world == 16);
+  CHECK(e.local_rank == 1);
+  CHECK(e.master_addr == "gpu07");  // first host of the step's node list, not the launch node
+  CHECK(e.master_port == gaugelab::gpt2::kSlurmPortBase + 123457 % gaugelab::gpt2::kSlurmPortSpan);
+  auto v = kSlurm;
+  v["MASTER_ADDR"] = "head";
+  v["MASTER_PORT"] = "4242";
+  e = detect(v);
+  CHECK(e.master_addr == "head");  // explicit MASTER_* win
+  CHECK(e.master_port == 4242);
+  v = kSlurm;
+  v.erase("SLURM_STEP_NODELIST");
+  v["SLURM_JOB_NODELIST"] = "cn1,cn2";
+  CHECK(detect(v).master_addr == "cn1");
+  v.erase("SLURM_JOB_NODELIST");
+  CHECK(detect(v).master_addr == "10.1.1.1");  // last resort: the launch node
+  v = kSlurm;
+  v.erase("SLURM_NTASKS");
+  v["SLURM_NPROCS"] = "16";  // older Slurm
+  CHECK(detect(v).world == 16);
+}
+
+TEST_CASE("Slurm hostlists: first host", "[dist][env]") {
+  using gaugelab::gpt2::slurm_first_host;
+  CHECK(slurm_first_host("node07") == "node07");
+  CHECK(slurm_first_host("a,b,c") == "a");
+  CHECK(slurm_first_host("node[07-09,12],gpu3") == "node07");
+  CHECK(slurm_first_host("node[12,3-4]") == "node12");
+  CHECK(slurm_first_host("rack[1-2]-n[3-4]") == "rack1-n3");
+  CHECK_THROWS_AS(slurm_first_host("node[1-2"), std::runtime_error);
+  CHECK_THROWS_AS(slurm_first_host("node1-2]"), std::runtime_error);
+  CHECK_THROWS_AS(slurm_first_host(""), std::runtime_error);
+}
+
+TEST_CASE("inconsistent launcher variables: one line naming the variable", "[dist][env]") {
+  auto v = kTorchrun;
+  v.erase("MASTER_PORT");
+  CHECK(error_of(v).find("MASTER_PORT is not set") != std::string::npos);
+  v = kTorchrun;
+  v.erase("WORLD_SIZE");
+  CHECK(error_of(v).find("WORLD_SIZE is not set") != std::string::npos);
+  v = kTorchrun;
+  v["RANK"] = "8";
+  CHECK(error_of(v).find("RANK=8 is outside [0, WORLD_SIZE=8)") != std::string::npos);
+  v = kTorchrun;
+  v["WORLD_SIZE"] = "two";
+  CHECK(error_of(v).find("WORLD_SIZE='two' is not an integer") != std::string::npos);
+  v = kTorchrun;
+  v["MASTER_PORT"] = "70000";
+  CHECK(error_of(v).find("not a TCP port") != std::string::npos);
+  v = kTorchrun;
+  v["LOCAL_RANK"] = "-1";
+  CHECK(error_of(v).find("LOCAL_RANK=-1") != std::string::npos);
+  auto s = kSlurm;
+  s.erase("SLURM_LOCALID");
+  CHECK(error_of(s).find("SLURM_LOCALID is not set") != std::string::npos);
+  s = kSlurm;
+  s["SLURM_PROCID"] = "16";
+  CHECK(error_of(s).find("SLURM_PROCID=16 is outside") != std::string::npos);
+  s = kSlurm;
+  s.erase("SLURM_STEP_NODELIST");
+  s.erase("SLURM_LAUNCH_NODE_IPADDR");
+  CHECK(error_of(s).find("no master address") != std::string::npos);
+  for (const auto& bad : {kTorchrun, kSlurm}) {
+    auto b = bad;
+    b[bad.count("RANK") ? "RANK" : "SLURM_PROCID"] = "x";
+    const std::string msg = error_of(b);
+    CHECK(!msg.empty());
+    CHECK(msg.find('\n') == std::string::npos);
+  }
+}
+
+TEST_CASE("backend choice", "[dist][env]") {
+  using gaugelab::gpt2::resolve_backend;
+  CHECK(resolve_backend("auto", c10::Device("cpu")) == "gloo");
+  CHECK(resolve_backend("auto", c10::Device("cuda:1")) == "nccl");
+  CHECK(resolve_backend("gloo", c10::Device("cuda:0")) == "gloo");
+  CHECK_THROWS_AS(resolve_backend("nccl", c10::Device("cpu")), std::runtime_error);
+  CHECK_THROWS_AS(resolve_backend("mpi", c10::Device("cpu")), std::runtime_error);
+}
+
+TEST_CASE("a single process: every collective is the identity", "[dist][env]") {
+  DistEnv e;
+  e.source = "single";
+  auto dp = gaugelab::gpt2::DataParallel::create(e, "auto", c10::Device("cpu"), 1.0);
+  CHECK(dp->rank() == 0);
+  CHECK(dp->world() == 1);
+  CHECK(dp->backend() == "none");
+  at::Tensor p = at::ones({3});
+  p.mutable_grad() = at::full({3}, 2.0);
+  dp->broadcast_parameters({p});
+  dp->average_gradients({p});
+  CHECK(p.grad().sum().item<double>() == 6.0);
+  CHECK(dp->all_reduce_mean(2.5) == 2.5);
+  dp->barrier();
+  CHECK_THROWS_AS(gaugelab::gpt2::DataParallel::create(e, "auto", c10::Device("cpu"), 0.0), std::runtime_error);
+  CHECK_THROWS_AS(gaugelab::gpt2::DataParallel::create(e, "auto", c10::Device("cpu"), 1.0, 0), std::runtime_error);
+}

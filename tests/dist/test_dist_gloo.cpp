@@ -1,0 +1,196 @@
+// Two Gloo ranks on 127.0.0.1, each a child process (dist_harness.hpp): broadcast, gradient
+// averaging, a small GPT trained 2 ranks × half batch against the single-process curve, and ranks
+// that never show up or die mid-run.
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include <ATen/Parallel.h>
+
+#include "gpt2/data_parallel.hpp"
+#include "tests/dist/dist_harness.hpp"
+#include "tests/dist/dist_scenarios.hpp"
+#include "tests/gpt2/gpt2_catch.hpp"
+
+using namespace gaugelab;
+using namespace gaugelab::test::dist;
+
+namespace {
+
+/// Deadline for a healthy 2-rank scenario: two processes loading LibTorch (~1-2 s each on a busy
+/// 2-core machine) plus milliseconds of work; far below it in practice, it only bounds a hang.
+constexpr double kHealthyDeadlineS = 120.0;
+/// Collective/rendezvous timeout in the failure scenarios, and the slack allowed beyond it for
+/// process start-up and LibTorch loading before the error must have been reported.
+constexpr double kFailTimeoutS = 3.0;
+constexpr double kFailSlackS = 30.0;
+
+struct Run {
+  std::vector<Worker> workers;
+  bool clean = false;  // every worker exited by itself before the deadline
+};
+
+Run run_ranks(const std::string& scenario, const std::vector<int>& ranks, int world, double deadline_s,
+              const ScratchDir& dir, const std::map<std::string, std::string>& extra = {}) {
+  const int port = free_port();
+  Run r;
+  for (int rank : ranks) r.workers.push_back(spawn_worker(scenario, rank, world, port, dir.path, extra));
+  r.clean = wait_all(r.workers, deadline_s);
+  return r;
+}
+
+std::string describe(const Worker& w) {
+  return "rank " + std::to_string(w.rank) + " status " + std::to_string(w.status) + "\n--- results:\n" +
+         read_text(w.out) + "--- log:\n" + read_text(w.log);
+}
+
+}  // namespace
+
+TEST_CASE("broadcast makes every rank hold rank 0's tensors", "[dist][gloo]") {
+  ScratchDir dir;
+  Run r = run_ranks("broadcast", {0, 1}, 2, kHealthyDeadlineS, dir,
+                    {{"GAUGELAB_DIST_BUCKET", std::to_string(kSmallBucketBytes)}});
+  REQUIRE(r.clean);
+  const auto want = make_tensors(1000);  // rank 0's tensors
+  const auto other = make_tensors(1001);  // rank 1's own, before the broadcast
+  for (const auto& w : r.workers) {
+    INFO(describe(w));
+    REQUIRE(read_error(w.out).empty());
+    const auto res = read_results(w.out);
+    for (std::size_t i = 0; i < want.size(); ++i) {
+      const auto got = res.at("t" + std::to_string(i));
+      // Bit-exact: a broadcast copies bytes (float64 through hexfloat text is exact, float32 too).
+      CHECK(got == values_of(want[i]));
+      CHECK(got != values_of(other[i]));
+    }
+    CHECK(res.at("buckets").at(0) >= 3);  // 256-byte buckets: f32 ones, the [1000] alone, the f64 one
+  }
+}
+
+TEST_CASE("average_gradients gives the mean of the ranks' gradients", "[dist][gloo]") {
+  ScratchDir dir;
+  Run r = run_ranks("average", {0, 1}, 2, kHealthyDeadlineS, dir,
+                    {{"GAUGELAB_DIST_BUCKET", std::to_string(kSmallBucketBytes)}});
+  REQUIRE(r.clean);
+  const auto g0 = make_tensors(100), g1 = make_tensors(101);
+  for (const auto& w : r.workers) {
+    INFO(describe(w));
+    REQUIRE(read_error(w.out).empty());
+    const auto res = read_results(w.out);
+    for (std::size_t i = 0; i < g0.size(); ++i) {
+      if (i == kGradMissingEverywhere) {
+        CHECK(res.count("undefined" + std::to_string(i)) == 1);  // no rank had one: still none
+        continue;
+      }
+      // Exact: for 2 ranks the all-reduce forms one sum a + b per element (correctly rounded, the
+      // same in either order) and the division by 2 is exact; a missing gradient counts as 0.
+      const at::Tensor b = i == kGradMissingOnRank1 ? at::zeros_like(g1[i]) : g1[i];
+      const at::Tensor want = g0[i].add(b).mul(0.5);
+      CHECK(res.at("g" + std::to_string(i)) == values_of(want));
+    }
+    CHECK(res.at("mean").at(0) == 2.0);  // mean of 1.5 and 2.5
+    CHECK(res.at("buckets").at(0) >= 3);
+  }
+}
+
+TEST_CASE("2 ranks x half batch reproduce the single-process loss curve", "[dist][gloo][train]") {
+  // Reference: one process, the whole batch, the same initial model and SGD.
+  at::set_num_threads(1);
+  gpt2::DistEnv single;
+  single.source = "single";
+  auto dp1 = gpt2::DataParallel::create(single, "auto", c10::Device(c10::kCPU), 10.0);
+  std::vector<at::Tensor> ref_params;
+  const auto ref = train_curve(*dp1, 0, TrainSetup::kBatch, 0, &ref_params);
+  REQUIRE(ref.back() < ref.front() - 0.5);  // the loss really moves (else agreement would be trivial)
+
+  ScratchDir dir;
+  Run r = run_ranks("train", {0, 1}, 2, kHealthyDeadlineS, dir);
+  REQUIRE(r.clean);
+  // Tolerance: the two runs differ only in fp32 reduction order (each rank sums its half of the
+  // B·T = 64 token rows into the weight gradients and the two halves are then added; the loss is a
+  // mean of two half means). Each gradient entry then differs by a few units of fp32 roundoff
+  // (u = 6e-8) relative to its magnitude; over 12 SGD steps that perturbation is carried, not
+  // amplified much (lr 0.3, a smooth loss). 1e-5 relative leaves ~100x headroom over that and is
+  // still ~1000x below what a wrong reduction gives (control below: no averaging ⇒ 1e-2 and more).
+  constexpr double kLossRelTol = 1e-5;
+  constexpr double kParamRelTol = 1e-4;  // parameters: same argument, max over 135k entries
+  std::vector<std::vector<double>> params_per_rank;
+  for (const auto& w : r.workers) {
+    INFO(describe(w));
+    REQUIRE(read_error(w.out).empty());
+    const auto res = read_results(w.out);
+    const auto& loss = res.at("loss");
+    REQUIRE(loss.size() == ref.size());
+    double worst = 0;
+    for (std::size_t s = 0; s < ref.size(); ++s) worst = std::max(worst, std::abs(loss[s] - ref[s]) / std::abs(ref[s]));
+    INFO("max relative loss difference " << worst);
+    CHECK(worst <= kLossRelTol);
+    params_per_rank.push_back(res.at("params"));
+  }
+  REQUIRE(params_per_rank.size() == 2);
+  CHECK(params_per_rank[0] == params_per_rank[1]);  // ranks apply identical averaged updates: bit-equal
+  std::vector<double> refv;
+  for (const auto& p : ref_params) {
+    const auto v = values_of(p);
+    refv.insert(refv.end(), v.begin(), v.end());
+  }
+  REQUIRE(refv.size() == params_per_rank[0].size());
+  double num = 0, den = 0;
+  for (std::size_t i = 0; i < refv.size(); ++i) {
+    num = std::max(num, std::abs(refv[i] - params_per_rank[0][i]));
+    den = std::max(den, std::abs(refv[i]));
+  }
+  INFO("max parameter difference / max |parameter| = " << num / den);
+  CHECK(num / den <= kParamRelTol);
+
+  // Control: two half-batch runs whose gradients are NOT averaged (each rank steps on its own half)
+  // drift away from the reference far beyond the tolerance, so the test can tell.
+  auto half0 = train_curve(*dp1, 0, TrainSetup::kBatch / 2, 0, nullptr);
+  auto half1 = train_curve(*dp1, TrainSetup::kBatch / 2, TrainSetup::kBatch, 0, nullptr);
+  double control = 0;
+  for (std::size_t s = 0; s < ref.size(); ++s)
+    control = std::max(control, std::abs(0.5 * (half0[s] + half1[s]) - ref[s]) / std::abs(ref[s]));
+  INFO("control (no averaging) max relative difference " << control);
+  CHECK(control > 100 * kLossRelTol);
+}
+
+TEST_CASE("a rank that never shows up makes rank 0 fail with one line after the timeout", "[dist][gloo][timeout]") {
+  ScratchDir dir;
+  Run r = run_ranks("broadcast", {0}, 2, kFailTimeoutS + kFailSlackS, dir,
+                    {{"GAUGELAB_DIST_TIMEOUT", std::to_string(kFailTimeoutS)}});
+  const Worker& w = r.workers.at(0);
+  INFO(describe(w));
+  REQUIRE(r.clean);  // it exited by itself: no hang
+  const std::string err = read_error(w.out);
+  CHECK(err.find("rank 0/2") != std::string::npos);
+  CHECK(err.find("rendezvous at 127.0.0.1:") != std::string::npos);
+  CHECK(err.find('\n') == std::string::npos);
+  CHECK(w.seconds >= kFailTimeoutS * 0.9);  // it did wait for the missing rank
+}
+
+TEST_CASE("a missing rank 0 makes the other rank fail with one line after the timeout", "[dist][gloo][timeout]") {
+  ScratchDir dir;
+  Run r = run_ranks("broadcast", {1}, 2, kFailTimeoutS + kFailSlackS, dir,
+                    {{"GAUGELAB_DIST_TIMEOUT", std::to_string(kFailTimeoutS)}});
+  const Worker& w = r.workers.at(0);
+  INFO(describe(w));
+  REQUIRE(r.clean);
+  const std::string err = read_error(w.out);
+  CHECK(err.find("rank 1/2") != std::string::npos);
+  CHECK(err.find("rendezvous") != std::string::npos);
+}
+
+TEST_CASE("a rank dying mid-run makes the survivor's all-reduce fail with one line", "[dist][gloo][timeout]") {
+  ScratchDir dir;
+  Run r = run_ranks("dies", {0, 1}, 2, kFailTimeoutS + kFailSlackS, dir,
+                    {{"GAUGELAB_DIST_TIMEOUT", std::to_string(kFailTimeoutS)}});
+  REQUIRE(r.clean);
+  const Worker& w0 = r.workers.at(0);
+  INFO(describe(w0) + describe(r.workers.at(1)));
+  CHECK(read_text(r.workers.at(1).out).find("exiting") != std::string::npos);
+  CHECK(read_text(w0.out).find("survived") == std::string::npos);
+  const std::string err = read_error(w0.out);
+  CHECK(err.find("rank 0/2") != std::string::npos);
+  CHECK(err.find("all-reduce failed") != std::string::npos);
+}
