@@ -21,9 +21,11 @@ MARKERS = "osD^v<>pXh"
 
 def curves(t: dict, family: str, wrapper: str, metric: str) -> dict[str, tuple[np.ndarray, np.ndarray]]:
     out = {}
-    sel = (t["family"] == family) & (t["wrapper"] == wrapper) & np.isin(t["transport"], ["-", "covector"])
+    sel = (t["family"] == family) & (t["wrapper"] == wrapper)
     for rule in dict.fromkeys(t["rule"][sel]):
         m = sel & (t["rule"] == rule)
+        if len(set(t["transport"][m])) > 1:  # several transports of one rule: draw the covector one
+            m &= t["transport"] == ("covector" if "covector" in set(t["transport"][m]) else t["transport"][m][0])
         k = t["kappa"][m]
         order = np.argsort(k)
         out[rule] = (k[order], np.maximum(t[metric][m][order], FLOOR))
@@ -51,12 +53,8 @@ def main(path: str) -> None:
                 ax.loglog(k, med, marker=MARKERS[rules.index(rule) % len(MARKERS)], ms=3, color=c, label=rule)
                 _, mx = curves(t, fam, w, "first_order_spread_max")[rule]
                 ax.loglog(k, mx, ls=":", lw=0.8, color=c)
-            orth = (t["family"] == "orthogonal") & (t["wrapper"] == w) & np.isin(t["transport"], ["-", "covector"])
-            for rule in rules:
-                m = orth & (t["rule"] == rule)
-                if m.any():
-                    ax.plot([1.0], [max(float(t["first_order_spread_median"][m][0]), FLOOR)], "x",
-                            color=f"C{rules.index(rule)}", ms=6)
+            for rule, (_, med) in curves(t, "orthogonal", w, "first_order_spread_median").items():
+                ax.plot([1.0], [med[0]], "x", color=f"C{rules.index(rule)}", ms=6)
             ax.set_title(f"{w} — {fam}", fontsize=9)
             if i == len(families) - 1:
                 ax.set_xlabel("κ of the gauge")
@@ -78,7 +76,8 @@ opposite-Gram 'full' (λ = {cfg['damping']:g}, {cfg['solve']} solve), its 'diago
 expected increment over a random phase of a k = {cfg['period']} schedule, between steps {cfg['between']}),
 random 'smooth'ing over N = {cfg['smooth']} gauges of the cell's own family and κ. Solid: median over gauges
 of the first-order spread ‖ΔM(S) − ΔM(I)‖_F/‖ΔM(I)‖_F (both sectors); dotted: max; ×: the orthogonal family
-(κ = 1). Warm-state rules (momentum, adamw-warm) with the covector transport. Values below {FLOOR:g} are drawn
+(κ = 1). Warm-state rules: momentum with its {cfg.get('momentum-transport', 'covector')} transport, adamw-warm with
+the covector one. Values below {FLOOR:g} are drawn
 at {FLOOR:g}. Seed 003 states the expectations (undamped full correction + SGD is quotient-compatible; Muon
 equivariant only under orthogonal gauges; smoothing cannot cover GL(d_h)) without numbers; every number
 here is ours. Forward error of the gauge images (logits, head output): ≤ {summ.get('forward_error_max', float('nan')):.1e}.

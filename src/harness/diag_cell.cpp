@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <memory>
 #include <numeric>
 #include <stdexcept>
 
@@ -166,47 +167,52 @@ HeadFactors HeadDiagnostic::pull_back(const HeadFactors& u, const Representative
   return rep.identity ? u : pull(u, rep.g, rep.s_inv, rep.t_inv);
 }
 
-std::vector<HeadDiagnostic::Wrapped> HeadDiagnostic::wrapped_increments(std::size_t v, const Representative& rep,
-                                                                         std::vector<bool>& ok) const {
+std::vector<std::shared_ptr<const HeadDiagnostic::Wrapped>> HeadDiagnostic::wrapped_increments(
+    std::size_t v, const Representative& rep, std::vector<bool>& ok) const {
   const RuleVariant& var = variants_[v];
   HeadStates st = warm_[v];
   if (var.warm && !rep.identity) transport_states(st, rep.g.S, rep.g.T, var.mode);
-  const HeadStates st0 = st;
+  const bool smoothing = std::find(o_.wrappers.begin(), o_.wrappers.end(), "smooth") != o_.wrappers.end();
+  const HeadStates st0 = smoothing && var.warm ? st : HeadStates{};
   const HeadFactors raw = propose_head(var, rep.F, rep.grad, st);
   const std::size_t W = o_.wrappers.size();
-  std::vector<Wrapped> out(W);
+  std::vector<std::shared_ptr<const Wrapped>> out(W);
   ok.assign(W, true);
-  // Each form is computed at most once: 0 = not yet, 1 = ok, −1 = failed (e.g. Cholesky of a singular Gram).
-  int raw_s = 0, full_s = 0, diag_s = 0;
-  Wrapped rw, fw, dw;
-  const auto make = [&](int& state, Wrapped& w, const core::QuotientOptions* q) -> bool {
-    if (state == 0) {
+  // Each form is computed at most once and shared (never copied) by the wrappers that use it.
+  std::shared_ptr<Wrapped> rw, fw, dw;
+  bool raw_tried = false, full_tried = false, diag_tried = false;
+  const auto make = [&](bool& tried, std::shared_ptr<Wrapped>& w, const core::QuotientOptions* q) -> bool {
+    if (!tried) {
+      tried = true;
       try {
-        w.U = q ? opposite_gram(rep.F, raw, *q) : raw;
-        w.V = pull_back(w.U, rep);
-        state = 1;
-      } catch (const std::exception&) {
-        state = -1;
+        auto x = std::make_shared<Wrapped>();
+        x->U = q ? opposite_gram(rep.F, raw, *q) : raw;
+        x->V = pull_back(x->U, rep);
+        w = std::move(x);
+      } catch (const std::exception&) {  // e.g. Cholesky of a numerically singular Gram
+        w.reset();
       }
     }
-    return state == 1;
+    return w != nullptr;
   };
   for (std::size_t w = 0; w < W; ++w) {
     const std::string& name = o_.wrappers[w];
     if (name == "none") {
-      if ((ok[w] = make(raw_s, rw, nullptr))) out[w] = rw;
+      if ((ok[w] = make(raw_tried, rw, nullptr))) out[w] = rw;
     } else if (name == "full") {
-      if ((ok[w] = make(full_s, fw, &full_))) out[w] = fw;
+      if ((ok[w] = make(full_tried, fw, &full_))) out[w] = fw;
     } else if (name == "diagonal") {
-      if ((ok[w] = make(diag_s, dw, &diag_))) out[w] = dw;
+      if ((ok[w] = make(diag_tried, dw, &diag_))) out[w] = dw;
     } else if (name == "periodic") {  // linear in the increments: the pull-backs combine the same way
       const double k = static_cast<double>(o_.period);
       const bool between_diag = o_.between == "diagonal";
-      ok[w] = make(full_s, fw, &full_) && (between_diag ? make(diag_s, dw, &diag_) : make(raw_s, rw, nullptr));
+      ok[w] = make(full_tried, fw, &full_) && (between_diag ? make(diag_tried, dw, &diag_) : make(raw_tried, rw, nullptr));
       if (ok[w]) {
-        const Wrapped& bw = between_diag ? dw : rw;
-        out[w].U = lerp(fw.U, 1.0 / k, bw.U, 1.0 - 1.0 / k);
-        out[w].V = lerp(fw.V, 1.0 / k, bw.V, 1.0 - 1.0 / k);
+        const Wrapped& bw = between_diag ? *dw : *rw;
+        auto x = std::make_shared<Wrapped>();
+        x->U = lerp(fw->U, 1.0 / k, bw.U, 1.0 - 1.0 / k);
+        x->V = lerp(fw->V, 1.0 / k, bw.V, 1.0 - 1.0 / k);
+        out[w] = std::move(x);
       }
     } else if (name == "smooth") {
       HeadFactors acc;
@@ -219,8 +225,10 @@ std::vector<HeadDiagnostic::Wrapped> HeadDiagnostic::wrapped_increments(std::siz
         for (int f = 0; f < kFactors; ++f) acc[f] += u[f];
       }
       for (int f = 0; f < kFactors; ++f) acc[f] /= static_cast<double>(sm.size());
-      out[w].V = pull_back(acc, rep);
-      out[w].U = std::move(acc);
+      auto x = std::make_shared<Wrapped>();
+      x->V = pull_back(acc, rep);
+      x->U = std::move(acc);
+      out[w] = std::move(x);
     } else {
       throw std::invalid_argument("unknown wrapper '" + name + "'");
     }
@@ -263,7 +271,7 @@ CellResult HeadDiagnostic::run_cell(const CellSpec& c) const {
       RefStep& s = refs[v * W + w];
       if (!ok[w]) continue;
       try {
-        s.U = incs[w].U;
+        s.U = incs[w]->U;
         s.grams = reference_grams(base_, base_gram_, s.U);
         s.first2 = first_order_norm2(s.grams);
         s.lr = o_.step_size * std::sqrt(m_norm2_ / s.first2);
@@ -297,17 +305,16 @@ CellResult HeadDiagnostic::run_cell(const CellSpec& c) const {
           const RefStep& s = refs[j];
           if (!ok[w] || !s.ok) continue;
           try {
-            const HeadFactors& pb = incs[w].V;
+            const HeadFactors& pb = incs[w]->V;
             HeadFactors d;
             for (int f = 0; f < kFactors; ++f) d[f] = pb[f] - s.U[f];
-            MotionGrams m = s.grams;
-            set_difference(m, base_, s.U, d);
-            const StepCoefs cg = coefs_at(v, rep.F, incs[w].U, s.lr);
+            const MotionGrams m = difference_grams(s.grams, base_, s.U, d);
+            const StepCoefs cg = coefs_at(v, rep.F, incs[w]->U, s.lr);
             const double lg = problem_.loss(stepped(base_, pb, cg));
             metric[0][j][g] = std::sqrt(first_order_difference_norm2(m) / s.first2);
             metric[1][j][g] = std::sqrt(exact_difference_norm2(m, cg, s.coefs) / s.exact2);
             metric[2][j][g] = std::abs(lg - s.loss_after) / std::abs(loss_before_ - s.loss_after);
-            metric[3][j][g] = std::sqrt(squared_distance(incs[w].U, s.U) / s.inc2);
+            metric[3][j][g] = std::sqrt(squared_distance(incs[w]->U, s.U) / s.inc2);
           } catch (const std::exception&) {
           }
         }

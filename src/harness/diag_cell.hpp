@@ -21,6 +21,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -89,7 +90,8 @@ class HeadDiagnostic {
   Representative make_representative(const GaugePair& g, const std::vector<GaugePair>& smoothing) const;
   struct Wrapped;         // one wrapped increment in the representative's and in the reference coordinates
   /// Wrapped unit increments of variant v at `rep`, one per wrapper (ok = false: that wrapper failed).
-  std::vector<Wrapped> wrapped_increments(std::size_t v, const Representative& rep, std::vector<bool>& ok) const;
+  std::vector<std::shared_ptr<const Wrapped>> wrapped_increments(std::size_t v, const Representative& rep,
+                                                                 std::vector<bool>& ok) const;
   StepCoefs coefs_at(std::size_t v, const HeadFactors& at, const HeadFactors& inc, double lr) const;
   HeadFactors pull_back(const HeadFactors& u, const Representative& rep) const;
 

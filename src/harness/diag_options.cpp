@@ -38,7 +38,9 @@ void declare_diag_options(io::Options& opts, DiagOptions& o) {
       .add("families", &o.families, "gauge families: diagonal, orthogonal, general")
       .add("rules", &o.rules, "update rules: sgd, momentum, adamw, adamw-warm, muon, hyperball")
       .add("wrappers", &o.wrappers, "quotient wrappers: none, full, diagonal, periodic, smooth")
-      .add("transports", &o.transports, "state transport of the warmed-up rules: none, vector, covector")
+      .add("transports", &o.transports, "state transports of adamw-warm, one variant each: none, vector, covector")
+      .add("momentum-transport", &o.momentum_transport, "state transport of momentum's warm buffer",
+           {"none", "vector", "covector"})
       .add("gauges", &o.gauges, "gauge draws per (family, kappa) cell", Range::at_least(1))
       .add("step-size", &o.step_size, "relative represented motion of the reference step", Range::positive())
       .add("weight-decay", &o.weight_decay, "decoupled weight decay of every rule", Range::non_negative())
@@ -53,7 +55,7 @@ void declare_diag_options(io::Options& opts, DiagOptions& o) {
       .add("period", &o.period, "k of the periodic full correction", Range::at_least(1))
       .add("between", &o.between, "periodic: correction between full steps", {"diagonal", "none"})
       .add("smooth", &o.smooth, "N gauges of random smoothing", Range::at_least(1))
-      .add("quick", &o.quick, "demo grid in seconds (kappa 1,100,1e4,1e6; 4 gauges; N = 4)");
+      .add("quick", &o.quick, "demo grid in seconds (kappa 1,100,1e4,1e6; 4 gauges; N = 2)");
   opts.check([&o] { validate_diag_options(o); });
 }
 
@@ -80,7 +82,7 @@ void apply_quick(DiagOptions& o, const std::vector<std::string>& given) {
   const auto has = [&given](const char* n) { return std::find(given.begin(), given.end(), n) != given.end(); };
   if (!has("kappa")) o.kappa = {1, 100, 1e4, 1e6};
   if (!has("gauges")) o.gauges = 4;
-  if (!has("smooth")) o.smooth = 4;
+  if (!has("smooth")) o.smooth = 2;
   if (!has("warmup")) o.warmup = 4;
   if (!has("tokens")) o.tokens = 16;
 }

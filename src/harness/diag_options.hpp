@@ -29,7 +29,8 @@ struct DiagOptions {
   std::vector<std::string> families = {"diagonal", "orthogonal", "general"};  // gauge families
   std::vector<std::string> rules = {"sgd", "momentum", "adamw", "adamw-warm", "muon", "hyperball"};
   std::vector<std::string> wrappers = {"none", "full", "diagonal", "periodic", "smooth"};
-  std::vector<std::string> transports = {"none", "vector", "covector"};  // for the warmed-up rules
+  std::vector<std::string> transports = {"none", "vector", "covector"};  // adamw-warm: one variant per transport
+  std::string momentum_transport = "covector";  // momentum's warm buffer (raw gradients: covector is exact)
   std::int64_t gauges = 32;      // gauge draws per (family, κ) cell
   // --- the step ---
   double step_size = 1e-3;       // ‖ΔM(I)‖/‖M‖ of the reference step: each rule×wrapper's lr is set to give it
@@ -45,9 +46,9 @@ struct DiagOptions {
   std::string solve = "cholesky";  // Gram solve of the full correction: cholesky (normal equations) | qr
   std::int64_t period = 4;       // k of the periodic full correction
   std::string between = "diagonal";  // periodic: correction on the other k − 1 steps (diagonal | none)
-  std::int64_t smooth = 8;       // N gauges of random smoothing (drawn from the cell's family and κ)
+  std::int64_t smooth = 4;       // N gauges of random smoothing (drawn from the cell's family and κ); N× a rule's cost
   // --- run ---
-  bool quick = false;            // demo grid: seconds (κ 1,100,1e4,1e6, 4 gauges, N = 4), explicit flags win
+  bool quick = false;            // demo grid: seconds (κ 1,100,1e4,1e6, 4 gauges, N = 2), explicit flags win
 };
 
 /// Registers every field of `o` on `opts` (flag names with dashes; the field values are the defaults)

@@ -42,8 +42,11 @@ core::RuleOptions options_for(const std::string& rule, const DiagOptions& o) {
 std::vector<RuleVariant> rule_variants(const DiagOptions& o) {
   std::vector<RuleVariant> out;
   for (const auto& r : o.rules) {
-    const bool warm = r == "momentum" || r == "adamw-warm";
-    if (!warm) {
+    if (r == "momentum") {
+      out.push_back({r, o.momentum_transport, true, false, options_for(r, o), core::parse_transport_mode(o.momentum_transport)});
+      continue;
+    }
+    if (r != "adamw-warm") {
       out.push_back({r, "-", false, r == "hyperball", options_for(r, o), core::TransportMode::none});
       continue;
     }

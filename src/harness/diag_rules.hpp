@@ -5,8 +5,9 @@
 //   adamw-warm  AdamW from a warmed-up state (m and v filled by `warmup` mini-batches)
 //   muon        KellerJordan Muon (Nesterov, NS5 in double), fresh buffer
 //   hyperball   sphere retraction of an SGD direction, R = ‖W‖_F of the representative
-// Warmed-up rules come once per transport mode (none | vector | covector): the state warmed at the
-// reference is carried to each representative by core::transport_state. Adam's second moment only
+// adamw-warm comes once per transport mode of `transports` (none | vector | covector), momentum with
+// `momentum_transport` (default covector: its buffer is a sum of raw gradients): the state warmed at
+// the reference is carried to each representative by core::transport_state. Adam's second moment only
 // has a transport for diagonal gauges; for other gauges it is left untouched (the core's explicit,
 // documented approximation: "full gauges interact poorly with elementwise adaptive state").
 //
@@ -37,7 +38,7 @@ struct RuleVariant {
   core::TransportMode mode = core::TransportMode::none;
 };
 
-/// Every rule of o.rules, the warmed-up ones once per transport of o.transports, in that order.
+/// Every rule of o.rules in that order, adamw-warm once per transport of o.transports.
 std::vector<RuleVariant> rule_variants(const DiagOptions& o);
 
 /// Optimizer state per factor, each in its factor's natural orientation (kVB's as W_o [r, d]).

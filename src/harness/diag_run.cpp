@@ -27,6 +27,19 @@ void keep_freed_memory() {
 #endif
 }
 
+/// The grid parallelises over gauges (OpenMP); Eigen's own threading of the few [d, r]-sized products
+/// outside those loops only adds fork/join and spinning. One Eigen thread while the grid runs.
+class EigenSingleThread {
+ public:
+  EigenSingleThread() : before_(Eigen::nbThreads()) { Eigen::setNbThreads(1); }
+  ~EigenSingleThread() { Eigen::setNbThreads(before_); }
+  EigenSingleThread(const EigenSingleThread&) = delete;
+  EigenSingleThread& operator=(const EigenSingleThread&) = delete;
+
+ private:
+  int before_;
+};
+
 RandomHeadOptions random_options(const DiagOptions& o, std::uint64_t seed) {
   RandomHeadOptions r;
   r.d_model = o.d_model;
@@ -95,6 +108,7 @@ std::vector<CellSpec> grid_cells(const DiagOptions& o, std::uint64_t seed) {
 DiagRun run_grid(const DiagOptions& o, const core::AttentionHead<double>& head, std::uint64_t seed) {
   validate_diag_options(o);
   keep_freed_memory();
+  const EigenSingleThread one_eigen_thread;
   const HeadDiagnostic diag(o, head, seed);
   DiagRun run;
   run.head_source = "random";
@@ -112,6 +126,7 @@ DiagRun run_diag_heads(const DiagOptions& o, const io::RunFlags& flags, const io
   const auto head = resolve_head(o.checkpoint, o.layer, o.head, random_options(o, flags.seed), loader);
   io::prepare_output_path(flags.out, flags.force);
   keep_freed_memory();
+  const EigenSingleThread one_eigen_thread;
   auto log = io::RunLog::create(flags.out, prov, flags.force);
   log.declare_table("spread", spread_columns());
   log.start();

@@ -30,9 +30,14 @@ struct StepCoefs {
   std::array<double, kFactors> beta{0, 0, 0, 0};
 };
 
-/// Block Grams of one factor: g[p][q] = X_pᵀX_q [r, r] for X_0 = A, X_1 = U, X_2 = D.
+/// Block Grams of one factor: g[p][q] = X_pᵀX_q [r, r] for X_0 = A, X_1 = U, X_2 = D. The A and U
+/// blocks belong to a reference step and are shared by every gauge (`ref`); the D row d[q] = DᵀX_q
+/// is the gauge's own (empty: D = 0).
 struct FactorGrams {
-  std::array<std::array<Mat<double>, 3>, 3> g;
+  std::array<std::array<Mat<double>, 2>, 2> au;  // AᵀA, AᵀU; UᵀA, UᵀU
+  const FactorGrams* ref = nullptr;              // where the A, U blocks live (nullptr: in `au`)
+  std::array<Mat<double>, 3> d;                  // DᵀA, DᵀU, DᵀD (empty when D = 0)
+  const Mat<double>& a_u(int p, int q) const { return (ref ? ref->au : au)[static_cast<std::size_t>(p)][static_cast<std::size_t>(q)]; }
 };
 
 /// A combination of the three blocks: block-column j of P is Σ_p c[j][p]·X_p.
@@ -52,8 +57,9 @@ struct MotionGrams {
 /// The A and U blocks (base AᵀA passed in, computed once per head); the D blocks are zero.
 MotionGrams reference_grams(const HeadFactors& base, const HeadFactors& base_gram, const HeadFactors& inc);
 
-/// Fills the D blocks of `m` (a copy of a reference's) for the difference d = V − U.
-void set_difference(MotionGrams& m, const HeadFactors& base, const HeadFactors& inc, const HeadFactors& d);
+/// Grams for the difference d = V − U against the reference grams `ref` (whose A, U blocks it shares).
+MotionGrams difference_grams(const MotionGrams& ref, const HeadFactors& base, const HeadFactors& inc,
+                             const HeadFactors& d);
 
 /// Σ over sectors ‖U_A Bᵀ + A U_Bᵀ‖²: the reference step's first-order motion.
 double first_order_norm2(const MotionGrams& m);

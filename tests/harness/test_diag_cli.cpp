@@ -93,9 +93,9 @@ TEST_CASE("diag cli: --quick writes the spread table and refuses to overwrite it
   CHECK(log.root().config()["quick"] == true);
   CHECK(log.root().config()["gauges"] == 4);  // --quick shrank the grid
   const auto t = log.table("spread");
-  // 6 rules (momentum and adamw-warm once per transport: 10 variants) x 5 wrappers x
-  // (diagonal, general at 4 kappa + orthogonal once) = 50 x 9 rows.
-  CHECK(t.rows == 450);
+  // 6 rules (adamw-warm once per transport: 8 variants) x 5 wrappers x
+  // (diagonal, general at 4 kappa + orthogonal once) = 40 x 9 rows.
+  CHECK(t.rows == 360);
   for (const char* c : {"rule", "wrapper", "family", "transport"}) CHECK(t.str(c).size() == t.rows);
   for (const char* c : {"kappa", "first_order_spread_median", "first_order_spread_max", "exact_spread_median",
                         "exact_spread_max", "loss_spread_median", "loss_spread_max", "forward_error_max"})
