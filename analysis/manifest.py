@@ -16,15 +16,16 @@ EXPERIMENTS = {
     "toy_hyperball": {"args": ["toy", "hyperball"], "out": "runs/toy_hyperball.h5", "deps": []},
     "toy_noise_wd": {"args": ["toy", "noise-wd"], "out": "runs/toy_noise_wd.h5", "deps": []},
     # seed 004: Fig. 2's data (+ the first seed's trained net); Tables I-II / Figs. 3-4 (lr x lambda, 10 seeds, ~1 s);
-    # the lambda x lr stability map (99 cells x 10 seeds, ~5 s; a finer grid: toys/README.md)
+    # the lambda x lr stability map (99 cells x 10 seeds, no invariance test, ~1.5 s; a finer grid: toys/README.md)
     "relu_data": {"args": ["toy", "relu", "--save-data"], "out": "runs/relu_data.h5", "deps": []},
     "relu_tables": {"args": ["sweep", "relu", "--lr", "5e-3,1e-2,2e-2", "--lambda", "0,0.05,0.1,0.2,0.5"],
                     "out": "runs/relu_tables.h5", "deps": [],
                     "quick": ["sweep", "relu", "--lr", "5e-3,1e-2,2e-2", "--lambda", "0,0.05,0.1,0.2,0.5", "--seeds", "3"]},
     "relu_stability_map": {"args": ["sweep", "relu", "--lr", "0.001,0.00158,0.00251,0.00398,0.00631,0.01,0.0158,0.0251,"
-                                    "0.0398,0.0631,0.1", "--lambda", "0,0.02,0.05,0.1,0.2,0.3,0.5,0.7,1"],
+                                    "0.0398,0.0631,0.1", "--lambda", "0,0.02,0.05,0.1,0.2,0.3,0.5,0.7,1", "--gauges", "0"],
                            "out": "runs/relu_stability_map.h5", "deps": [],
-                           "quick": ["sweep", "relu", "--lr", "0.001,0.01,0.1", "--lambda", "0,0.2,1", "--seeds", "2"]},
+                           "quick": ["sweep", "relu", "--lr", "0.001,0.01,0.1", "--lambda", "0,0.2,1", "--seeds", "2",
+                                     "--gauges", "0"]},
     # one-step head diagnostic, the --quick demo grid at GPT-2 shapes; fixture: the same grid on a small head
     "diag_heads": {"args": ["diag", "heads", "--quick"], "out": "runs/diag_heads.h5", "deps": [],
                    "quick": ["diag", "heads", "--quick", "--d-model", "96", "--d-head", "16"]},
