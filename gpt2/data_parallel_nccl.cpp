@@ -59,7 +59,9 @@ c10::intrusive_ptr<c10d::Backend> make_nccl_backend(const c10::intrusive_ptr<c10
   const c10::DeviceIndex index = device.has_index() ? device.index() : c10::cuda::current_device();
   c10::cuda::set_device(index);
   auto opts = c10d::ProcessGroupNCCL::Options::create();
-  opts->timeout = timeout;  // the watchdog's limit; DataParallel also waits on each work with it
+  // The watchdog's limit, later than DataParallel's own wait on each work (`timeout`, which throws
+  // on expiry): a stuck collective then surfaces as our one-line error, not as the watchdog's abort.
+  opts->timeout = timeout + std::chrono::seconds(30);
   auto pg = c10::make_intrusive<c10d::ProcessGroupNCCL>(store, rank, world, opts);
   pg->setBoundDeviceId(c10::Device(c10::kCUDA, index));
   return pg;

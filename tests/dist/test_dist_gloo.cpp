@@ -6,7 +6,10 @@
 #include <string>
 #include <vector>
 
+#include <ATen/Context.h>
 #include <ATen/Parallel.h>
+#include <ATen/ops/full.h>
+#include <ATen/ops/ones.h>
 
 #include "gpt2/data_parallel.hpp"
 #include "tests/dist/dist_harness.hpp"
@@ -193,4 +196,37 @@ TEST_CASE("a rank dying mid-run makes the survivor's all-reduce fail with one li
   const std::string err = read_error(w0.out);
   CHECK(err.find("rank 0/2") != std::string::npos);
   CHECK(err.find("all-reduce failed") != std::string::npos);
+}
+
+TEST_CASE("NCCL: a one-rank group works on a GPU and fails in one line without one", "[dist][nccl]") {
+  // The NCCL path compiles and links everywhere (the wheel is CUDA-enabled); it can run only with a
+  // GPU. Without one, creating the group must fail with one line, after the rendezvous and the
+  // NCCL header/library version check (data_parallel_nccl.cpp) have run.
+  gpt2::DistEnv env;
+  env.source = "torchrun";
+  env.master_addr = "127.0.0.1";
+  env.master_port = free_port();
+  const c10::Device cuda("cuda:0");
+  if (!at::hasCUDA()) {
+    std::string err;
+    try {
+      gpt2::DataParallel::create(env, "nccl", cuda, kFailTimeoutS);
+    } catch (const std::runtime_error& e) {
+      err = e.what();
+    }
+    INFO(err);
+    CHECK(err.find("data parallel (nccl, rank 0/1): creating the process group") != std::string::npos);
+    CHECK(err.find("NCCL header") == std::string::npos);  // the version check passed
+    CHECK(err.find('\n') == std::string::npos);
+    return;
+  }
+  auto dp = gpt2::DataParallel::create(env, "auto", cuda, kFailTimeoutS);
+  CHECK(dp->backend() == "nccl");
+  at::Tensor p = at::ones({5}, at::TensorOptions().device(cuda));
+  p.mutable_grad() = at::full({5}, 3.0, at::TensorOptions().device(cuda));
+  dp->broadcast_parameters({p});
+  dp->average_gradients({p});
+  CHECK(p.grad().sum().item<double>() == 15.0);
+  CHECK(dp->all_reduce_mean(4.25) == 4.25);
+  dp->barrier();
 }
