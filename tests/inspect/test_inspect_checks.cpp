@@ -87,7 +87,7 @@ TEST_CASE("projection spectra: ranks, kappa, and a rank-deficient W_V", "[inspec
   CHECK(s[1].o.kappa == Approx(s[1].o.sigma_max / s[1].o.sigma_min));
 }
 
-TEST_CASE("canonical slices: the QR gauge reproduces Algorithm 1; each slice reaches its condition and is idempotent",
+TEST_CASE("canonical slices: the QR gauge reproduces Algorithm 1, each slice reaches its condition and is idempotent",
           "[inspect]") {
   const Index d = 16, h = 3, dk = 4;
   const core::AttentionLayer<double> l = random_layer(3, d, h, dk);

@@ -100,7 +100,7 @@ TEST_CASE("snapshot and restore bring every parameter back", "[inspect]") {
   CHECK(rel(attention_layer(*m, 1).W_q, before.W_q) == 0.0);
 }
 
-TEST_CASE("load_checkpoint_head returns the head's effective matrices; bad input is one line", "[inspect]") {
+TEST_CASE("load_checkpoint_head returns the head effective matrices and bad input is one line", "[inspect]") {
   const std::string ck = test::small_checkpoint("head_loader", 14);
   auto m = load_any_model(ck, c10::Device(c10::kCPU));
   const core::AttentionHead<double> want = core::head(attention_layer(*m, 1), 1);
