@@ -116,7 +116,7 @@ TEST_CASE("gaugefix: logits before and after a fix agree to float32 rounding") {
   CHECK(test::max_rel_diff(m2->logits(idx), before) > 10 * kLogitRounding);
 }
 
-TEST_CASE("gaugefix: Adam state transport agrees with core transport_state (diagonal gauge)") {
+TEST_CASE("gaugefix: Adam state transport agrees with core transport_state under the diagonal gauge") {
   for (const core::TransportMode mode : {core::TransportMode::vector, core::TransportMode::covector}) {
     auto m = skewed_model(41);
     const std::int64_t H = m->config().n_head, d = m->config().n_embd;

@@ -16,7 +16,7 @@ namespace {
 constexpr double kExact = 1e-15;  // closed forms evaluated in double: a few ulps
 }
 
-TEST_CASE("schedule: nanoGPT warm-up, cosine and floor at the paper's settings") {
+TEST_CASE("schedule: nanoGPT warm-up then cosine then floor at the paper's settings") {
   const gpt2::LrSchedule s{6e-4, 6e-5, 2000, 20000};
   CHECK(std::abs(s.at(0) - 6e-4 / 2001.0) < kExact);
   CHECK(std::abs(s.at(999) - 6e-4 * 1000.0 / 2001.0) < kExact);
@@ -27,7 +27,7 @@ TEST_CASE("schedule: nanoGPT warm-up, cosine and floor at the paper's settings")
   for (std::int64_t it = 2000; it < 20000; it += 997) CHECK(s.at(it + 1) <= s.at(it));  // monotone decay
 }
 
-TEST_CASE("schedule: spike rule needs a full window, ignores warm-up, compares with the running median") {
+TEST_CASE("schedule: spike rule needs a full window and ignores warm-up and compares with the running median") {
   gpt2::SpikeDetector d(10.0, 5, 3);
   // Warm-up steps never spike, even when huge.
   CHECK_FALSE(d.observe(1, 1.0));
@@ -45,7 +45,7 @@ TEST_CASE("schedule: spike rule needs a full window, ignores warm-up, compares w
   CHECK(e.observe(9, 11.0) == d.observe(9, 11.0));  // restored state decides alike
 }
 
-TEST_CASE("data loader: windows are a pure function of (seed, step, micro, rank); accumulation = ranks") {
+TEST_CASE("data loader: windows are a pure function of seed and step and micro-step and rank with accumulation equal to ranks") {
   const std::string dir = std::string(GAUGELAB_BINARY_DIR) + "/test_train_loader";
   std::filesystem::create_directories(dir);
   std::vector<data::TokenId> toks(5000);
