@@ -44,8 +44,9 @@ std::string small_run(const std::string& out) {
          " --model nano --n-embd 32 --block-size 32 --compact-vocab --batch-size 4 --eval-batches 2 --threads 1 --peak-tflops 1 --log-every 1000";
 }
 
-// Runs `argv` (no shell), SIGKILLs it after `ms` milliseconds if still running; true if it finished.
-bool run_or_kill(const std::vector<std::string>& argv, int ms) {
+// Runs `argv` (no shell), sends `sig` after `ms` milliseconds if still running; true if it exited 0
+// (before or after the signal).
+bool run_or_kill(const std::vector<std::string>& argv, int ms, int sig = SIGKILL) {
   const pid_t pid = fork();
   if (pid == 0) {
     std::freopen("/dev/null", "w", stdout);
@@ -62,9 +63,9 @@ bool run_or_kill(const std::vector<std::string>& argv, int ms) {
     if (waitpid(pid, &status, WNOHANG) == pid) return WIFEXITED(status) && WEXITSTATUS(status) == 0;
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
-  kill(pid, SIGKILL);
+  kill(pid, sig);
   waitpid(pid, &status, 0);
-  return false;
+  return WIFEXITED(status) && WEXITSTATUS(status) == 0;
 }
 
 std::vector<std::string> split_words(const std::string& s) {
@@ -219,4 +220,30 @@ TEST_CASE("train cli: 2 Gloo ranks on loopback reproduce the single-process run 
     INFO(name << " worst relative difference " << worst);
     CHECK(worst < kReductionOrder);
   }
+}
+
+TEST_CASE("train cli: SIGTERM stops gracefully with a checkpoint and a closed log and --resume completes the run") {
+  const std::string out = kRoot + "/sigterm";
+  fs::remove_all(out);
+  const std::string args = small_run(out) + " --lr 3e-3 --warmup-iters 5 --max-iters 100000 --ckpt-every 100000";
+  std::vector<std::string> argv = split_words(kBin + args);
+  // Give it time to start (LibTorch loads in ~1-2 s) and take some steps; it must then stop by itself.
+  REQUIRE(run_or_kill(argv, 4000, SIGTERM));
+  const io::RunLogReader log(gpt2::train_log_path(out));
+  const auto summary = log.summary();
+  REQUIRE(std::get<std::int64_t>(summary.at("interrupted")) == 1);
+  const std::int64_t steps = std::get<std::int64_t>(summary.at("steps"));
+  CHECK(steps > 0);
+  CHECK(std::get<std::int64_t>(summary.at("completed")) == 0);
+  const auto ckpt = gpt2::latest_train_checkpoint(out);
+  REQUIRE(ckpt);
+  CHECK(fs::path(*ckpt).filename() == gpt2::train_checkpoint_name(steps));  // the stop wrote its own
+  CHECK(log.series().step.size() == static_cast<std::size_t>(steps));
+  const auto r = test::run_command(kBin + small_run(out) + " --lr 3e-3 --warmup-iters 5 --max-iters " +
+                                   std::to_string(steps + 5) + " --ckpt-every 100000 --resume");
+  INFO(r.output);
+  REQUIRE(r.status == 0);
+  const io::RunLogReader done(gpt2::train_log_path(out));
+  CHECK(std::get<std::int64_t>(done.summary().at("completed")) == 1);
+  CHECK(done.series().step.size() == static_cast<std::size_t>(steps + 5));
 }
