@@ -1,6 +1,8 @@
 #include "gpt2/train_log.hpp"
 
 #include <filesystem>
+#include <optional>
+#include <stdexcept>
 
 #include <ATen/TensorOperators.h>
 #include <ATen/ops/stack.h>
@@ -47,8 +49,17 @@ TrainLog TrainLog::rebuild(const std::string& path, const io::Provenance& prov, 
     fs::rename(path, src);
   }
   TrainLog out = create(path, prov, true, layers, heads);
-  {
-    const io::RunLogReader in(src);
+  std::optional<io::RunLogReader> reader;
+  try {
+    reader.emplace(src);
+  } catch (const std::exception& e) {
+    // A writer killed before its first flush leaves an unreadable file; that happens only before the
+    // first step, so there is nothing to copy unless a checkpoint says otherwise.
+    if (up_to_step > 0)
+      throw std::runtime_error(src + ": cannot read the rows of the run being resumed (" + e.what() + ")");
+  }
+  if (reader) {
+    const io::RunLogReader& in = *reader;
     const io::SeriesData s = in.series();
     for (std::size_t r = 0; r < s.step.size() && s.step[r] <= up_to_step; ++r) {
       std::map<std::string, double> row;
