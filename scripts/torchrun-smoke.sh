@@ -30,4 +30,5 @@ fi
 set -x
 OMP_NUM_THREADS=1 GLOO_SOCKET_IFNAME=lo "$torchrun" --standalone --nproc_per_node=2 --no-python \
   "$build/gaugelab" train --config gpt2/configs/tiny-cpu.ini --data "$data" --condition B \
-  --gaugefix-every 10 --max-iters 20 --threads 1 --seed 42 --out "$out" "$@"
+  --gaugefix-every 10 --max-iters 20 --warmup-iters 5 --eval-every 10 --eval-batches 4 --threads 1 \
+  --seed 42 --out "$out" "$@"
