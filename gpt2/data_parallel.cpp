@@ -252,7 +252,7 @@ std::unique_ptr<DataParallel> DataParallel::create(const DistEnv& env, const std
 
 void DataParallel::broadcast_parameters(const std::vector<at::Tensor>& params) {
   Impl& m = *impl_;
-  if (!m.pg) {
+  if (!m.pg || params.empty()) {  // every rank has the same list, so every rank skips alike
     m.last_buckets = 0;
     return;
   }
@@ -275,7 +275,7 @@ void DataParallel::broadcast_parameters(const std::vector<at::Tensor>& params) {
 
 void DataParallel::average_gradients(const std::vector<at::Tensor>& params) {
   Impl& m = *impl_;
-  if (!m.pg) {
+  if (!m.pg || params.empty()) {  // every rank has the same list, so every rank skips alike
     m.last_buckets = 0;
     return;
   }

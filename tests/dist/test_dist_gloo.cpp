@@ -200,6 +200,28 @@ TEST_CASE("a rank dying mid-run makes the survivor's all-reduce fail with one li
   CHECK(err.find("all-reduce failed") != std::string::npos);
 }
 
+TEST_CASE("a stalled rank makes the other's all-reduce fail with one line after the timeout", "[dist][gloo][timeout]") {
+  // Rank 1 stays alive (its sockets open) but never joins the all-reduce: only the timeout can end
+  // rank 0's wait. Rank 0 is waited for alone; rank 1 is killed afterwards.
+  ScratchDir dir;
+  const int port = free_port();
+  const std::map<std::string, std::string> extra{{"GAUGELAB_DIST_TIMEOUT", std::to_string(kFailTimeoutS)}};
+  std::vector<Worker> w0{spawn_worker("stalls", 0, 2, port, dir.path, extra)};
+  std::vector<Worker> w1{spawn_worker("stalls", 1, 2, port, dir.path, extra)};
+  const bool clean = wait_all(w0, kFailTimeoutS + kFailSlackS);
+  wait_all(w1, 0.0);  // kills it
+  INFO(describe(w0[0]) + describe(w1[0]));
+  REQUIRE(clean);
+  CHECK(read_text(w1[0].out).find("stalling") != std::string::npos);
+  CHECK(read_text(w0[0].out).find("survived") == std::string::npos);
+  const std::string err = read_error(w0[0].out);
+  CHECK(err.find("rank 0/2") != std::string::npos);
+  CHECK(err.find("all-reduce failed") != std::string::npos);
+  CHECK(err.find("timeout 3 s") != std::string::npos);
+  CHECK(w0[0].seconds >= kFailTimeoutS * 0.9);  // it did wait the timeout out
+  CHECK(err.find('\n') == std::string::npos);
+}
+
 TEST_CASE("NCCL: a one-rank group works on a GPU and fails in one line without one", "[dist][nccl]") {
   // The NCCL path compiles and links everywhere (the wheel is CUDA-enabled); it can run only with a
   // GPU. Without one, creating the group must fail with one line, after the rendezvous and the

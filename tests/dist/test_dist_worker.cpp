@@ -2,10 +2,12 @@
 // that dist_harness.hpp runs by name in a child process. It joins the group described by torchrun's
 // variables, runs GAUGELAB_DIST_SCENARIO and writes its results to GAUGELAB_DIST_OUT; a failure is
 // written as one "error <message>" line so the parent can check what the user would have seen.
+#include <chrono>
 #include <cstdlib>
 #include <fstream>
 #include <stdexcept>
 #include <string>
+#include <thread>
 
 #include <ATen/Parallel.h>
 
@@ -70,6 +72,18 @@ void run_scenario(const std::string& scenario, std::ofstream& out) {
       out << "exiting\n";
       out.flush();
       std::_Exit(3);  // a crash: no goodbye to the group
+    }
+    for (auto& p : ps) p.mutable_grad() = p.clone();
+    dp->average_gradients(ps);
+    out << "survived\n";
+  } else if (scenario == "stalls") {
+    auto ps = make_tensors(0);
+    dp->broadcast_parameters(ps);
+    if (env.rank == 1) {
+      out << "stalling\n";
+      out.flush();
+      std::this_thread::sleep_for(std::chrono::seconds(60));  // alive but never joins; the parent kills it
+      std::_Exit(4);
     }
     for (auto& p : ps) p.mutable_grad() = p.clone();
     dp->average_gradients(ps);
