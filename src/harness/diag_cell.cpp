@@ -4,7 +4,6 @@
 #include <cmath>
 #include <limits>
 #include <memory>
-#include <numeric>
 #include <stdexcept>
 
 #include "core/gauge_sampling.hpp"
