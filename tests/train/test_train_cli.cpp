@@ -247,3 +247,25 @@ TEST_CASE("train cli: SIGTERM stops gracefully with a checkpoint and a closed lo
   CHECK(std::get<std::int64_t>(done.summary().at("completed")) == 1);
   CHECK(done.series().step.size() == static_cast<std::size_t>(steps + 5));
 }
+
+TEST_CASE("train cli: a tight spike rule flags steps in the spike series and marks the run unstable in the summary") {
+  const std::string out = kRoot + "/spikes";
+  // factor 1.05 over a 5-step median: ordinary step-to-step noise of the norm counts as a spike.
+  const auto r = test::run_command(kBin + small_run(out) +
+                                   " --force --lr 3e-3 --warmup-iters 5 --max-iters 60 --spike-factor 1.05 --spike-window 5"
+                                   " --unstable-spikes 3 --eval-every 1000");
+  INFO(r.output);
+  REQUIRE(r.status == 0);
+  const io::RunLogReader log(gpt2::train_log_path(out));
+  const io::SeriesData s = log.series();
+  const auto summary = log.summary();
+  double flagged = 0;
+  for (std::size_t i = 0; i < s.step.size(); ++i) {
+    flagged += s.at("spike")[i];
+    if (s.step[i] <= 5) CHECK(s.at("spike")[i] == 0);  // warm-up (its 5 norms also fill the window)
+  }
+  CHECK(flagged >= 3);
+  CHECK(static_cast<std::int64_t>(flagged) == std::get<std::int64_t>(summary.at("n_spikes")));
+  CHECK(std::get<std::int64_t>(summary.at("stable")) == 0);
+  CHECK(std::get<std::int64_t>(summary.at("diverged")) == 0);
+}
