@@ -121,7 +121,7 @@ TrainResult run_train(const TrainOptions& o, io::Provenance prov) {
     if (step % o.eval_every == 0 || last) {
       row.val_loss = evaluate(run);
       st.final_val_loss = row.val_loss;
-      if (!(st.best_val_loss <= row.val_loss)) st.best_val_loss = row.val_loss;
+      if (std::isfinite(row.val_loss) && !(st.best_val_loss <= row.val_loss)) st.best_val_loss = row.val_loss;
     }
     row.spike = run.spikes.observe(step, grad_norm);
     st.n_spikes += row.spike ? 1 : 0;
