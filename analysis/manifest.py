@@ -6,6 +6,18 @@ whose change re-runs it), optionally "out_arg" (what --out takes when the verb w
 holding "out", e.g. a training run) and "quick" (an argv that runs in seconds, used to make the
 fixture logs every plotting script is tested on; default: "args")."""
 
+
+def _train_tiny(condition: str, seed: int, every: int | None = None) -> dict:
+    """A gaugelab train run of the tiny CPU config; `every` sets --gaugefix-every (condition B)."""
+    extra = ["--gaugefix-every", str(every)] if every else []
+    name = f"train_tiny_{condition}" + (f"_N{every}" if every else "") + f"_s{seed}"
+    args = ["train", "--config", "gpt2/configs/tiny-cpu.ini", "--condition", condition, "--seed", str(seed), *extra]
+    return {"args": args, "out": f"runs/{name}/log.h5", "out_arg": f"runs/{name}",
+            "deps": ["gpt2/configs/tiny-cpu.ini"],
+            "quick": args + ["--data", "synthetic:300", "--max-iters", "40", "--warmup-iters", "5", "--eval-every",
+                             "10", "--log-heads-every", "5", "--eval-batches", "2"]}
+
+
 EXPERIMENTS = {
     # name: {"args": gaugelab argv after the binary, "out": the log, "deps": files whose change re-runs it}
     "toy_relu": {"args": ["toy", "relu"], "out": "runs/toy_relu.h5", "deps": []},
@@ -36,25 +48,18 @@ EXPERIMENTS = {
                      "quick": ["inspect", "--init-random", "nano", "--valid-tests", "3", "--invalid-tests", "1",
                                "--prompts", "2", "--generate", "4", "--sample-seqs", "1", "--sample-len", "48"]},
     # seed 000 at tiny scale (gpt2/configs/tiny-cpu.ini: 2 layers, d 64, 1000 steps on the synthetic corpus,
-    # ~1 min per run on one core): conditions A/B/C, seed 42; fixture: 40 steps on a 300-document corpus
-    "train_tiny_A_s42": {"args": ["train", "--config", "gpt2/configs/tiny-cpu.ini", "--condition", "A", "--seed", "42"],
-                          "out": "runs/train_tiny_A_s42/log.h5", "out_arg": "runs/train_tiny_A_s42",
-                          "deps": ["gpt2/configs/tiny-cpu.ini"],
-                          "quick": ["train", "--config", "gpt2/configs/tiny-cpu.ini", "--condition", "A", "--seed", "42",
-                                    "--data", "synthetic:300", "--max-iters", "40", "--warmup-iters", "5",
-                                    "--eval-every", "10", "--log-heads-every", "5", "--eval-batches", "2"]},
-    "train_tiny_B_s42": {"args": ["train", "--config", "gpt2/configs/tiny-cpu.ini", "--condition", "B", "--seed", "42"],
-                          "out": "runs/train_tiny_B_s42/log.h5", "out_arg": "runs/train_tiny_B_s42",
-                          "deps": ["gpt2/configs/tiny-cpu.ini"],
-                          "quick": ["train", "--config", "gpt2/configs/tiny-cpu.ini", "--condition", "B", "--seed", "42",
-                                    "--data", "synthetic:300", "--max-iters", "40", "--warmup-iters", "5",
-                                    "--eval-every", "10", "--log-heads-every", "5", "--eval-batches", "2"]},
-    "train_tiny_C_s42": {"args": ["train", "--config", "gpt2/configs/tiny-cpu.ini", "--condition", "C", "--seed", "42"],
-                          "out": "runs/train_tiny_C_s42/log.h5", "out_arg": "runs/train_tiny_C_s42",
-                          "deps": ["gpt2/configs/tiny-cpu.ini"],
-                          "quick": ["train", "--config", "gpt2/configs/tiny-cpu.ini", "--condition", "C", "--seed", "42",
-                                    "--data", "synthetic:300", "--max-iters", "40", "--warmup-iters", "5",
-                                    "--eval-every", "10", "--log-heads-every", "5", "--eval-batches", "2"]},
+    # ~30-60 s per run on one core): conditions A/B/C x seeds 42/123/456 (Table 1, Fig. 2, series) and
+    # GaugeFix every N in {1, 10, 100, 1000} at seed 42 (Table 2, Fig. 3; N = 1 is B_s42, A is A_s42);
+    # fixture: 40 steps on a 300-document corpus. The full-scale grids: gpt2/experiments/.
+    **{f"train_tiny_{c}_s{seed}": _train_tiny(c, seed) for c in "ABC" for seed in (42, 123, 456)},
+    **{f"train_tiny_B_N{n}_s42": _train_tiny("B", 42, n) for n in (10, 100, 1000)},
+    # seed 001 Tables 3-9 on the trained tiny model of condition C (LRM, no Q/K control; its last
+    # checkpoint), and on a randomly initialised tiny GPT-2 (4 layers, 4 heads, d 256) for contrast
+    "inspect_trained_tiny": {"args": ["inspect", "runs/train_tiny_C_s42/checkpoints/step_00001000"],
+                             "out": "runs/inspect_trained_tiny.h5", "deps": ["runs/train_tiny_C_s42/log.h5"],
+                             "quick": ["inspect", "--init-random", "nano", "--valid-tests", "3", "--invalid-tests",
+                                       "1", "--prompts", "2", "--generate", "4", "--sample-seqs", "1",
+                                       "--sample-len", "48"]},
 }
 
 FIGURES = {
@@ -74,9 +79,16 @@ FIGURES = {
     "fig_seed002_noise_wd": {"inputs": ["toy_noise_wd"]},
     "fig_seed003_head_spread": {"inputs": ["diag_heads"]},
     "table_seed003_head_spread": {"inputs": ["diag_heads"]},
-    "table_seed001_assumptions": {"inputs": ["inspect_tiny"]},
-    "table_seed001_transforms": {"inputs": ["inspect_tiny"]},
-    "table_seed001_canonical": {"inputs": ["inspect_tiny"]},
-    "table_seed001_counts": {"inputs": ["inspect_tiny"]},
-    "fig_seed001_valid_vs_invalid": {"inputs": ["inspect_tiny"]},
+    "table_seed001_assumptions": {"inputs": ["inspect_trained_tiny"]},
+    "table_seed001_transforms": {"inputs": ["inspect_trained_tiny"]},
+    "table_seed001_canonical": {"inputs": ["inspect_trained_tiny"]},
+    "table_seed001_counts": {"inputs": ["inspect_trained_tiny"]},
+    "fig_seed001_valid_vs_invalid": {"inputs": ["inspect_trained_tiny"]},
+    "table_seed000_main": {"inputs": [f"train_tiny_{c}_s{s}" for c in "ABC" for s in (42, 123, 456)]},
+    "fig_seed000_conditions": {"inputs": [f"train_tiny_{c}_s{s}" for c in "ABC" for s in (42, 123, 456)]},
+    "fig_seed000_series": {"inputs": [f"train_tiny_{c}_s{s}" for c in "ABC" for s in (42, 123, 456)]},
+    "table_seed000_frequency": {"inputs": ["train_tiny_B_s42", "train_tiny_B_N10_s42", "train_tiny_B_N100_s42",
+                                           "train_tiny_B_N1000_s42", "train_tiny_A_s42"]},
+    "fig_seed000_frequency": {"inputs": ["train_tiny_B_s42", "train_tiny_B_N10_s42", "train_tiny_B_N100_s42",
+                                         "train_tiny_B_N1000_s42", "train_tiny_A_s42"]},
 }
