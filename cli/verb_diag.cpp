@@ -4,6 +4,7 @@
 #include "checkpoint_heads.hpp"
 #include "harness/diag_options.hpp"
 #include "harness/diag_run.hpp"
+#include "harness/head_source.hpp"
 #include "io/options.hpp"
 #include "io/provenance.hpp"
 #include "io/run_flags.hpp"
@@ -32,12 +33,14 @@ int verb_diag(const Args& args) {
   if (!opts.parse(Args(args.begin() + 1, args.end()))) return 0;
   harness::apply_quick(o, opts.given());
   harness::validate_diag_options(o);
+  const auto loader = checkpoint_head_loader();
+  harness::require_loader(o.checkpoint, loader);  // one line, before anything is printed or written
   const int threads = io::apply_threads(flags.threads);
 
   io::Provenance prov{"diag/heads", {"gaugelab", "diag"}, opts.to_json(), flags.seed, threads};
   prov.argv.insert(prov.argv.end(), args.begin(), args.end());
   std::cerr << "gaugelab diag heads: " << threads << " thread(s); settings " << opts.to_json().dump() << "\n";
-  const auto run = harness::run_diag_heads(o, flags, prov, checkpoint_head_loader());
+  const auto run = harness::run_diag_heads(o, flags, prov, loader);
   std::cout << "diag heads -> " << flags.out << "\n" << harness::format_diag_summary(run, o);
   return 0;
 }

@@ -32,12 +32,16 @@ core::AttentionHead<double> random_head(const RandomHeadOptions& o) {
   return h;
 }
 
+void require_loader(const std::string& checkpoint, const CheckpointHeadLoader& loader) {
+  if (!checkpoint.empty() && !loader)
+    throw std::runtime_error("this build cannot read checkpoints (its front door has no GPT-2 checkpoint-head "
+                             "loader); --checkpoint '" + checkpoint + "' needs the GPT-2 tier");
+}
+
 core::AttentionHead<double> resolve_head(const std::string& checkpoint, std::int64_t layer, std::int64_t head,
                                          const RandomHeadOptions& random, const CheckpointHeadLoader& loader) {
   if (checkpoint.empty()) return random_head(random);
-  if (!loader)
-    throw std::runtime_error("this build cannot read checkpoints (no GPT-2 tier); --checkpoint '" + checkpoint +
-                             "' needs a gaugelab built with GAUGELAB_WITH_TORCH=ON");
+  require_loader(checkpoint, loader);
   core::AttentionHead<double> h = loader(checkpoint, layer, head);
   core::require_head(h, "checkpoint head");
   const bool finite = h.W_q.allFinite() && h.W_k.allFinite() && h.W_v.allFinite() && h.W_o.allFinite() &&

@@ -33,6 +33,10 @@ struct RandomHeadOptions {
 /// Throws std::invalid_argument for sizes < 1 or cond < 1.
 core::AttentionHead<double> random_head(const RandomHeadOptions& o);
 
+/// Throws the one-line runtime error "this build cannot read checkpoints ..." when `checkpoint` is
+/// non-empty and `loader` is empty (front doors call it before printing anything).
+void require_loader(const std::string& checkpoint, const CheckpointHeadLoader& loader);
+
 /// The head `diag heads` studies: head `head` of layer `layer` of `checkpoint` through `loader`
 /// when `checkpoint` is non-empty, else random_head(random). An empty loader with a checkpoint is
 /// a runtime error ("this build cannot read checkpoints"); a loaded head is checked for shapes and
