@@ -137,6 +137,11 @@ at::Tensor model_logits(const GPT& model, const at::Tensor& idx) {
   return at::linear(model.hidden(idx), model.lm_head.effective_weight()).narrow(-1, 0, model.config().vocab_size);
 }
 
+at::Tensor last_logits(const GPT& model, const at::Tensor& idx) {
+  const at::Tensor h = model.hidden(idx).select(1, idx.size(1) - 1);  // [B, d]
+  return at::linear(h, model.lm_head.effective_weight()).narrow(-1, 0, model.config().vocab_size);
+}
+
 void convert_parameters(GPT& model, c10::ScalarType dtype) {
   model.visit([&](const std::string&, at::Tensor& t, ParamRole) { t = t.detach().to(dtype).requires_grad_(true); });
 }

@@ -39,6 +39,9 @@ std::vector<core::Mat<double>> attention_inputs(GPT& model, const at::Tensor& id
 /// Logits [B, T, vocab] in the parameters' dtype (float64 models keep float64; GPT::logits casts to float).
 at::Tensor model_logits(const GPT& model, const at::Tensor& idx);
 
+/// The last position's logits [B, vocab] only (greedy decoding needs no others), same formula as model_logits.
+at::Tensor last_logits(const GPT& model, const at::Tensor& idx);
+
 /// Casts every parameter (in place, as new leaves) to `dtype` (float64 for the exactness tests).
 void convert_parameters(GPT& model, c10::ScalarType dtype);
 

@@ -111,7 +111,7 @@ at::Tensor greedy_decode(const GPT& model, const at::Tensor& prompts, std::int64
     throw std::invalid_argument("greedy_decode: prompt plus continuation exceed the context");
   at::Tensor seq = prompts;
   for (std::int64_t t = 0; t < n; ++t) {
-    const at::Tensor last = model_logits(model, seq).select(1, seq.size(1) - 1);  // [P, vocab]
+    const at::Tensor last = last_logits(model, seq);  // [P, vocab]
     seq = at::cat({seq, last.argmax(-1, /*keepdim=*/true)}, 1);
   }
   return seq.narrow(1, prompts.size(1), n);
