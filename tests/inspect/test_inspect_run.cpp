@@ -175,3 +175,19 @@ TEST_CASE("inspect: bad settings and mismatched checkpoints are one-line errors"
   CHECK(lines_with_error == 1);
   CHECK(last.find("nowhere") != std::string::npos);
 }
+
+TEST_CASE("diag heads --checkpoint runs the harness on a checkpoint head through load_checkpoint_head", "[inspect]") {
+  const std::string ck = test::small_checkpoint("diag", 24);
+  const std::string dir = fs::path(ck).parent_path().string();
+  const std::string bin = std::string(GAUGELAB_BINARY_DIR) + "/gaugelab diag heads --quick --threads 1 --checkpoint " + ck;
+  const int ok = std::system((bin + " --layer 1 --head 1 --out " + dir + "/diag.h5 > /dev/null 2>&1").c_str());
+  REQUIRE(WEXITSTATUS(ok) == 0);
+  const io::RunLogReader log(dir + "/diag.h5");
+  const auto source = std::get<std::string>(log.summary().at("head_source"));
+  CHECK(source.find("layer 1 head 1") != std::string::npos);
+  const int bad = std::system((bin + " --layer 5 --head 0 --out " + dir + "/bad.h5 2> " + dir + "/diag_err.txt").c_str());
+  CHECK(WEXITSTATUS(bad) == 1);
+  std::ifstream err(dir + "/diag_err.txt");
+  const std::string text((std::istreambuf_iterator<char>(err)), std::istreambuf_iterator<char>());
+  CHECK(text.find("layer 5 is outside [0, 2)") != std::string::npos);
+}
