@@ -9,7 +9,9 @@ fixture logs every plotting script is tested on; default: "args")."""
 
 def _train_tiny(condition: str, seed: int, every: int | None = None) -> dict:
     """A gaugelab train run of the tiny CPU config; `every` sets --gaugefix-every (condition B)."""
-    extra = ["--gaugefix-every", str(every)] if every else []
+    # Frequency runs sample the heads every 7 steps, a cadence no N in {10, 100, 1000} divides, so some
+    # samples fall between fixes (every 10 would land every sample on a fix step of N = 10 and read ~0).
+    extra = ["--gaugefix-every", str(every), "--log-heads-every", "7"] if every else []
     name = f"train_tiny_{condition}" + (f"_N{every}" if every else "") + f"_s{seed}"
     args = ["train", "--config", "gpt2/configs/tiny-cpu.ini", "--condition", condition, "--seed", str(seed), *extra]
     return {"args": args, "out": f"runs/{name}/log.h5", "out_arg": f"runs/{name}",
