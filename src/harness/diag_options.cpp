@@ -55,7 +55,7 @@ void declare_diag_options(io::Options& opts, DiagOptions& o) {
       .add("period", &o.period, "k of the periodic full correction", Range::at_least(1))
       .add("between", &o.between, "periodic: correction between full steps", {"diagonal", "none"})
       .add("smooth", &o.smooth, "N gauges of random smoothing", Range::at_least(1))
-      .add("quick", &o.quick, "demo grid in seconds (kappa 1,100,1e4,1e6; 4 gauges; N = 2)");
+      .add("quick", &o.quick, "demo grid in seconds (kappa 1,100,1e4,1e6; 4 gauges; warm-up 4; 16 tokens)");
   opts.check([&o] { validate_diag_options(o); });
 }
 
@@ -82,7 +82,6 @@ void apply_quick(DiagOptions& o, const std::vector<std::string>& given) {
   const auto has = [&given](const char* n) { return std::find(given.begin(), given.end(), n) != given.end(); };
   if (!has("kappa")) o.kappa = {1, 100, 1e4, 1e6};
   if (!has("gauges")) o.gauges = 4;
-  if (!has("smooth")) o.smooth = 2;
   if (!has("warmup")) o.warmup = 4;
   if (!has("tokens")) o.tokens = 16;
 }

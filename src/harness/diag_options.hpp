@@ -46,9 +46,9 @@ struct DiagOptions {
   std::string solve = "cholesky";  // Gram solve of the full correction: cholesky (normal equations) | qr
   std::int64_t period = 4;       // k of the periodic full correction
   std::string between = "diagonal";  // periodic: correction on the other k − 1 steps (diagonal | none)
-  std::int64_t smooth = 4;       // N gauges of random smoothing (drawn from the cell's family and κ); N× a rule's cost
+  std::int64_t smooth = 2;       // N gauges of random smoothing (cell's family and κ); costs N× a rule step, ~1/5 of the grid per unit of N
   // --- run ---
-  bool quick = false;            // demo grid: seconds (κ 1,100,1e4,1e6, 4 gauges, N = 2), explicit flags win
+  bool quick = false;            // demo grid: seconds (κ 1,100,1e4,1e6, 4 gauges, warm-up 4, 16 tokens), explicit flags win
 };
 
 /// Registers every field of `o` on `opts` (flag names with dashes; the field values are the defaults)

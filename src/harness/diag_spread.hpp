@@ -49,9 +49,10 @@ Mat<double> combo_gram(const FactorGrams& f, const Combo& c);
 /// ‖P·Qᵀ‖²_F for P from factor a's blocks and Q from factor b's.
 double combo_norm2(const FactorGrams& a, const Combo& ca, const FactorGrams& b, const Combo& cb);
 
-/// Grams of every factor of a head.
+/// Grams of every factor of a head; a reference keeps [A, U] [d, 2r] per factor for the gauges' DᵀA, DᵀU.
 struct MotionGrams {
   std::array<FactorGrams, kFactors> f;
+  std::array<Mat<double>, kFactors> au_cat;  // [A, U] per factor (reference only)
 };
 
 /// The A and U blocks (base AᵀA passed in, computed once per head); the D blocks are zero.
