@@ -68,7 +68,11 @@ BilinearRank bilinear_rank(const core::AttentionLayer<double>& layer, double rel
 
 // ---------------------------------------------------------------- canonical slices (Table 8)
 
-/// Which representative of each head's orbit (all three then sort heads by ‖W_K‖_F, descending):
+/// Which representative of each head's orbit. Groups removed: per head the triangular (qr) or symmetric
+/// positive (gram, covariance) part of GL(d_k), the triangular part of GL(d_v) — a residual O(d_k) × O(d_v)
+/// stays (seed 001 Prop. 45) — and S_h by sorting heads by ‖W_K‖_F, descending. Why these: qr is the
+/// seed's default (unique, stable, Algorithm 1); gram and covariance are its alternatives (§7.2, App. G.1)
+/// where neither Q nor K alone carries the head's scale (core/gauge_fix_qr.hpp, core/gauge_fix_gram.hpp).
 ///   qr          Algorithm 1: W_Q = Q_Q R_Q, W_V = Q_V R_V (diag R > 0); gauges S = R_Q⁻¹, C = R_V⁻¹
 ///   gram        §7.2 / App. E.4 alternative: W_QᵀW_Q = W_KᵀW_K (SPD S, core::gram_balance_qk), V/O by QR
 ///   covariance  App. G.1's procedure: S_Q = S_K on the layer's inputs (core::covariance_balance_qk), V/O by QR

@@ -16,6 +16,10 @@ namespace {
 
 // Float64 identities of orthogonal-matrix arithmetic on [64, 64]-sized blocks: a few hundred ε.
 constexpr double kExact = 1e-10;
+// κ = σ_max/σ_min: σ_min from the Gram is exact to kExact·σ_max, so κ to kExact·κ² relative; κ is a few here.
+constexpr double kKappaRel = 1e-8;
+// Rank tolerance handed to the checks (the verb's default).
+constexpr double kRankTol = 1e-6;
 
 core::AttentionLayer<double> random_layer(std::uint64_t seed, Index d, Index h, Index dk) {
   core::Rng rng(seed);
@@ -64,22 +68,22 @@ TEST_CASE("A7 through the h x h Gram equals the dense SVD of the stacked h x d^2
     stacked.row(i) = Eigen::Map<const core::RowVec<double>>(m.data(), d * d);
   }
   const core::Vec<double> sv = Eigen::JacobiSVD<Mat<double>>(stacked).singularValues();
-  const BilinearRank r = bilinear_rank(l, 1e-6);
+  const BilinearRank r = bilinear_rank(l, kRankTol);
   CHECK(r.rank == h);
   CHECK(std::abs(r.sigma_max - sv(0)) <= kExact * sv(0));
   CHECK(std::abs(r.sigma_min_nonzero - sv(h - 1)) <= kExact * sv(0));
-  CHECK(std::abs(r.kappa - sv(0) / sv(h - 1)) <= 1e-8 * r.kappa);
+  CHECK(std::abs(r.kappa - sv(0) / sv(h - 1)) <= kKappaRel * r.kappa);
 
   // Head 3's form made 2.5 x head 0's (W_q scaled, W_k copied): rank drops to h − 1.
   l.W_q.middleCols(3 * dk, dk) = 2.5 * l.W_q.middleCols(0, dk);
   l.W_k.middleCols(3 * dk, dk) = l.W_k.middleCols(0, dk);
-  CHECK(bilinear_rank(l, 1e-6).rank == h - 1);
+  CHECK(bilinear_rank(l, kRankTol).rank == h - 1);
 }
 
 TEST_CASE("projection spectra: ranks, kappa, and a rank-deficient W_V", "[inspect]") {
   core::AttentionLayer<double> l = random_layer(2, 16, 2, 4);
   l.W_v.col(0) = l.W_v.col(1);  // head 0's W_V loses a column
-  const std::vector<HeadSpectra> s = projection_spectra(l, 1e-6);
+  const std::vector<HeadSpectra> s = projection_spectra(l, kRankTol);
   REQUIRE(s.size() == 2);
   CHECK(s[0].v.rank == 3);
   CHECK(s[1].v.rank == 4);

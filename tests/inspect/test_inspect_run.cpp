@@ -36,6 +36,11 @@ constexpr double kInvalidAtLeast = 1e-1;
 constexpr double kCanonicalRel = 1e-5;
 // Canonicalising a canonical checkpoint: the second gauges are I up to float32 rounding of the first.
 constexpr double kIdempotent = 1e-5;
+// ‖W_VᵀW_V − I‖, ‖W_QᵀW_Q − I‖ of orthonormal columns re-stored in float32 (d_h = 32 columns of 64
+// entries, 2^-24 each): ~1e-7; 1e-5 leaves headroom for the multipliers' rounding.
+constexpr double kStoredOrthonormal = 1e-5;
+// fp64 canonical vs original logits (absolute, logits of order 1-10): float64 rounding, ~1e-14.
+constexpr double kCanonicalFp64Abs = 1e-10;
 
 double max_rel(const at::Tensor& a, const at::Tensor& b) {
   return a.sub(b).abs().max().item<double>() / b.abs().max().item<double>();
@@ -75,8 +80,8 @@ TEST_CASE("inspect fp32: valid transforms at rounding, invalid ones far above, e
   const auto canon = log.table("canonical");
   for (std::size_t i = 0; i < canon.str("slice").size(); ++i) {
     INFO("row " << i << " slice " << canon.str("slice")[i]);
-    CHECK(canon.f64("v_orth_after")[i] <= 1e-5);  // float32-stored orthonormal columns
-    if (canon.str("slice")[i] == "qr") CHECK(canon.f64("q_orth_after")[i] <= 1e-5);
+    CHECK(canon.f64("v_orth_after")[i] <= kStoredOrthonormal);
+    if (canon.str("slice")[i] == "qr") CHECK(canon.f64("q_orth_after")[i] <= kStoredOrthonormal);
   }
   const auto summary = log.summary();
   CHECK(std::get<std::int64_t>(summary.at("gauge_dim_total")) == 2 * 2 * (32 * 32 + 32 * 32));
@@ -95,7 +100,7 @@ TEST_CASE("inspect fp32: valid transforms at rounding, invalid ones far above, e
     const core::AttentionLayer<double> c = attention_layer(*can, l);
     for (std::int64_t h = 0; h < 2; ++h) {
       const core::AttentionHead<double> hd = core::head(c, h);
-      CHECK((hd.W_q.transpose() * hd.W_q - core::Mat<double>::Identity(32, 32)).cwiseAbs().maxCoeff() <= 1e-5);
+      CHECK((hd.W_q.transpose() * hd.W_q - core::Mat<double>::Identity(32, 32)).cwiseAbs().maxCoeff() <= kStoredOrthonormal);
     }
     // Idempotent: canonicalising the canonical layer moves nothing beyond rounding.
     const core::AttentionLayer<double> again = core::canonicalize_layer(c).layer;
@@ -113,7 +118,7 @@ TEST_CASE("inspect fp64: valid transforms at 1e-12, plain model without multipli
   CHECK(r.valid_logit_rel_err_max <= kValidFp64);
   CHECK(r.valid_attn_rel_err_max <= kValidFp64);
   CHECK(r.invalid_logit_rel_err_min >= kInvalidAtLeast);
-  CHECK(r.canonical_max_abs_logit_diff <= 1e-10);
+  CHECK(r.canonical_max_abs_logit_diff <= kCanonicalFp64Abs);
   const io::RunLogReader log(o.run.out);
   for (double v : log.array("valid_score_rel_err").values) CHECK(v <= kValidFp64);
   CHECK(std::get<std::int64_t>(log.summary().at("lrm")) == 0);
