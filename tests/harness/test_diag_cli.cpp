@@ -2,38 +2,19 @@
 // without a checkpoint reader (exit 1, one line, no file), and a --quick run writing /tables/spread.
 #include <catch2/catch.hpp>
 
-#include <array>
-#include <cstdio>
 #include <filesystem>
 #include <string>
-#include <sys/wait.h>
-
 #include "io/run_log_reader.hpp"
+#include "support/process.hpp"
 #include "tests/io/temp_dir.hpp"
 
 namespace {
 
-struct Result {
-  int status;
-  std::string output;  // stdout + stderr
-};
+using Result = gaugelab::test::ProcessResult;
 
-Result run(const std::string& args) {
-  const std::string cmd = std::string(GAUGELAB_BINARY_DIR) + "/gaugelab " + args + " 2>&1";
-  FILE* p = popen(cmd.c_str(), "r");
-  REQUIRE(p != nullptr);
-  std::string out;
-  std::array<char, 4096> buf{};
-  while (size_t n = fread(buf.data(), 1, buf.size(), p)) out.append(buf.data(), n);
-  const int st = pclose(p);
-  return {WIFEXITED(st) ? WEXITSTATUS(st) : -1, out};
-}
+Result run(const std::string& args) { return gaugelab::test::run_gaugelab(args); }
 
-size_t lines(const std::string& s) {
-  size_t n = 0;
-  for (char c : s) n += c == '\n';
-  return n;
-}
+std::size_t lines(const std::string& s) { return gaugelab::test::count_lines(s); }
 
 // Small shapes so the front-door run takes well under a second; --quick sets the grid.
 const std::string kSmall = " --d-model 32 --d-head 4 --tokens 8";

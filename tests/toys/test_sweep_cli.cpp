@@ -1,38 +1,19 @@
 // `gaugelab sweep` / `gaugelab merge` as a user types them: bad input is one line and exit 2.
 #include <catch2/catch.hpp>
 
-#include <sys/wait.h>
-
-#include <array>
-#include <cstdio>
 #include <filesystem>
 #include <string>
 
+#include "support/process.hpp"
 #include "tests/io/temp_dir.hpp"
 
 namespace {
 
-struct Result {
-  int status;
-  std::string output;  // stdout + stderr
-};
+using Result = gaugelab::test::ProcessResult;
 
-Result run(const std::string& args) {
-  const std::string cmd = std::string(GAUGELAB_BINARY_DIR) + "/gaugelab " + args + " 2>&1";
-  FILE* p = popen(cmd.c_str(), "r");
-  REQUIRE(p != nullptr);
-  std::string out;
-  std::array<char, 4096> buf{};
-  while (size_t n = fread(buf.data(), 1, buf.size(), p)) out.append(buf.data(), n);
-  const int st = pclose(p);
-  return {WIFEXITED(st) ? WEXITSTATUS(st) : -1, out};
-}
+Result run(const std::string& args) { return gaugelab::test::run_gaugelab(args); }
 
-std::size_t lines(const std::string& s) {
-  std::size_t n = 0;
-  for (char c : s) n += c == '\n';
-  return n;
-}
+std::size_t lines(const std::string& s) { return gaugelab::test::count_lines(s); }
 
 void check_usage_error(const std::string& args, const std::string& names) {
   INFO("gaugelab " << args);
