@@ -17,7 +17,7 @@ def _train_tiny(condition: str, seed: int, every: int | None = None) -> dict:
     return {"args": args, "out": f"runs/{name}/log.h5", "out_arg": f"runs/{name}",
             "deps": ["gpt2/configs/tiny-cpu.ini"],
             "quick": args + ["--data", "synthetic:300", "--max-iters", "40", "--warmup-iters", "5", "--eval-every",
-                             "10", "--log-heads-every", "5", "--eval-batches", "2"]}
+                             "10", "--eval-batches", "2"] + ([] if every else ["--log-heads-every", "5"])}
 
 
 EXPERIMENTS = {
