@@ -8,6 +8,9 @@ JOBS      ?= $(shell nproc)
 WITH_TORCH?= ON
 ANALYSIS_PY ?= /usr/bin/python3
 CMAKE_ARGS ?=
+# ccache keys on paths relative to the clone, so a fresh clone elsewhere (CI, a second checkout) reuses
+# the objects an earlier clone compiled.
+export CCACHE_BASEDIR := $(CURDIR)
 
 TORCH_PREFIX = $(shell [ "$(WITH_TORCH)" = ON ] && $(VENV)/bin/python -W ignore -c 'import torch.utils; print(torch.utils.cmake_prefix_path)' 2>/dev/null)
 
