@@ -33,6 +33,7 @@ class Item:
     paper: str                    # the paper's headline number(s)
     ours: Callable[[list[dict]], str] | None = None  # summaries of the script's input logs -> our headline
     full_scale: str = ""          # what regenerates it at the paper's scale, when that is not here
+    ours_logs: Callable[[list[Path]], str] | None = None  # for headlines that need more than /summary
 
 
 def _s(key: str, fmt: str = ".3g", i: int = 0) -> Callable[[list[dict]], str]:
@@ -52,6 +53,20 @@ def _seed000_grid(sums: list[dict]) -> str:
     return "; ".join(parts)
 
 
+def _relu_val(lr: float, lam: float) -> Callable[[list[Path]], str]:
+    """Mean ± population std of the final validation MSE over the non-diverged seeds of one sweep cell."""
+    import numpy as np
+
+    def get(paths: list[Path]) -> str:
+        with gl.open_log(paths[0]) as f:
+            t = gl.table(f, "runs")
+        keep = np.isclose(t["lr"], lr) & np.isclose(t["lambda"], lam) & np.isfinite(t["final_val_mse"])
+        keep &= np.array([str(x) != "diverged" for x in t["stability"]])
+        v = t["final_val_mse"][keep]
+        return f"lr {lr:g}, λ {lam:g}: val {v.mean():.4f} ± {v.std():.4f}"
+    return get
+
+
 FULL_GPT2 = ("gpt2/experiments/ with gpt2/configs/gpt2-124m-owt.ini on 8 GPUs (torchrun or Slurm, README "
              "'GPT-2 runs on a cluster'); the same scripts plot those logs unchanged")
 PRETRAINED = ("`gaugelab import` a Hugging Face GPT-2 directory (gpt2 ... gpt2-xl), then "
@@ -61,11 +76,13 @@ ITEMS: list[Item] = [
     # seed 004 — soft gauge fixing in ReLU networks
     Item("004", "Fig. 2", "toy regression data set", "fig_seed004_data", "regenerated", "(data only)"),
     Item("004", "Fig. 3 / Table I", "validation MSE vs gauge-fixing strength λ", "table_seed004_lambda", "regenerated",
-         "λ=0: val 0.5169 ± 0.0038; λ=0.05: 0.5156 ± 0.0044; λ=0.5: 0.63 ± 0.16"),
+         "λ=0: val 0.5169 ± 0.0038; λ=0.05: 0.5156 ± 0.0044; λ=0.5: 0.63 ± 0.16",
+         ours_logs=lambda p: "; ".join(_relu_val(1e-2, lam)(p) for lam in (0.0, 0.05, 0.5))),
     Item("004", "Fig. 3", "validation MSE vs λ (figure)", "fig_seed004_lambda", "regenerated",
          "mild optimum near λ = 0.05"),
     Item("004", "Fig. 4 / Table II", "learning-rate stress test, baseline vs λ = 0.2", "table_seed004_lr", "regenerated",
-         "gauge-fixed stable where the baseline is unstable"),
+         "baseline val 0.5154 / 0.5215 at lr 5e-3 / 2e-2; gauge-fixed stable where the baseline is unstable",
+         ours_logs=lambda p: "; ".join(_relu_val(lr, 0.0)(p) for lr in (5e-3, 2e-2))),
     Item("004", "Fig. 4", "learning-rate stress test (figure)", "fig_seed004_lr", "regenerated",
          "gauge fixing expands the stable lr range"),
     Item("004", "Fig. 5", "Δ_inv over 200 random neuron rescalings", "fig_seed004_invariance", "regenerated",
@@ -139,9 +156,11 @@ def ours_of(item: Item) -> tuple[str, str]:
     logs = inputs_of(item.script)
     if not logs or not all(p.exists() for p in logs):
         return "—", "not run yet (`make figures`)"
-    if item.ours is None:
-        return "see figure", "made"
+    if item.ours is None and item.ours_logs is None:
+        return ("see table" if item.script.startswith("table_") else "see figure"), "made"
     try:
+        if item.ours_logs is not None:
+            return item.ours_logs(logs), "made"
         sums = []
         for p in logs:
             with gl.open_log(p) as f:

@@ -9,6 +9,6 @@ start=$(date +%s)
 bash scripts/report.sh report
 echo
 echo "demo: done in $(( $(date +%s) - start )) s"
-echo "logs:    $(ls runs/*.h5 2>/dev/null | wc -l) under runs/"
+echo "logs:    $(find runs -name "*.h5" | wc -l) under runs/"
 echo "figures: $(ls figures/*.png figures/*.md 2>/dev/null | wc -l) under figures/ (index: analysis/FIGURES.md)"
 echo "report:  $(ls report/*.html | tr '\n' ' ')"
