@@ -56,8 +56,8 @@ matrices on Q and K; the same A on both; C on V without C⁻¹ on W_O), {invalid
 matrices of condition number {cfg['invalid-kappa']:g}. Shaded bands: the seed's pretrained-GPT-2 ranges (valid
 7.5e-7 to 2.1e-5, Table 6; invalid attention-logit errors 4 to 4012, Table 7), for reference only. Smallest invalid
 over largest valid error: scores {gaps['score']:.2g}× (Q/K families; a V/O move leaves scores exactly unchanged,
-drawn at {FLOOR:g}), attention outputs {gaps['attn']:.2g}×, model logits {gaps['logit']:.2g}×. At random
-initialisation attention is nearly uniform, so Q/K families change the model logits much less than the scores.
+drawn at {FLOOR:g}), attention outputs {gaps['attn']:.2g}×, model logits {gaps['logit']:.2g}×. In a randomly
+initialised or briefly trained model attention is close to uniform, so Q/K families change the model logits much less than the scores.
 """
     figstyle.save(fig, "fig_seed001_valid_vs_invalid", caption)
 

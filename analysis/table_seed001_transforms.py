@@ -79,8 +79,8 @@ def main(path: str) -> None:
               "at once and compare whole attention layers on the model's own layer inputs (one sample sequence, "
               "causal), plus the final logits on fixed prompts. The seed does not state its perturbation size or "
               "its invalid matrices; ours use a general κ-conditioned family because a near-orthogonal A makes the "
-              "wrong-inverse move valid up to O(δ). At random initialisation (0.02 weights) attention is almost "
-              "uniform, so Q/K families move the model logits far less than the scores; reference values are the "
+              "wrong-inverse move valid up to O(δ). In a randomly initialised or briefly trained model (weights of "
+              "scale 0.02) attention is close to uniform, so Q/K families move the model logits far less than the scores; reference values are the "
               "seed's pretrained GPT-2 numbers."]
     figstyle.save_table("table_seed001_transforms", "\n".join(lines))
 
