@@ -28,7 +28,7 @@ std::size_t window_start(std::size_t i, std::size_t n, std::size_t total, std::s
 // Mean next-token loss over `batches` fixed [B, T] batches; per-batch losses into `per_batch`.
 double validation_loss(const LoadedModel& lm, const EvalOptions& o, std::int64_t T, std::vector<double>& per_batch) {
   const data::MappedTokens file = data::MappedTokens::open(o.data);
-  file.check_ids_below(static_cast<std::size_t>(lm.model->config().vocab_size));
+  if (!lm.compact()) file.check_ids_below(static_cast<std::size_t>(lm.model->config().vocab_size));
   const std::size_t span = static_cast<std::size_t>(T) + 1, B = static_cast<std::size_t>(o.batch_size);
   if (file.size() < span)
     throw std::runtime_error(o.data + ": " + std::to_string(file.size()) + " tokens, fewer than one sequence of " +
@@ -41,7 +41,7 @@ double validation_loss(const LoadedModel& lm, const EvalOptions& o, std::int64_t
     std::int64_t* p = buf.data_ptr<std::int64_t>();
     for (std::size_t row = 0; row < B; ++row) {
       const std::size_t start = window_start(static_cast<std::size_t>(batch) * B + row, windows, file.size(), span);
-      for (std::size_t t = 0; t < span; ++t) p[row * span + t] = tokens[start + t];
+      for (std::size_t t = 0; t < span; ++t) p[row * span + t] = lm.to_model(tokens[start + t], o.data);
     }
     buf = buf.to(lm.device);
     double loss;
@@ -73,18 +73,20 @@ EvalResult run_eval(const EvalOptions& o, io::Provenance prov) {
   res.val_loss = res.sequence_loss = std::numeric_limits<double>::quiet_NaN();
 
   if (!o.tokens.empty()) {
-    const std::vector<std::int64_t> ids = parse_token_ids(o.tokens, cfg.vocab_size, "--tokens");
+    const std::vector<std::int64_t> ids = parse_token_ids(o.tokens, lm.id_bound(), "--tokens");  // GPT-2 ids
     const auto T = static_cast<std::int64_t>(ids.size());
     if (T > cfg.block_size)
       throw io::UsageError("--tokens: " + std::to_string(T) + " tokens exceed the context " + std::to_string(cfg.block_size));
-    const at::Tensor idx = token_tensor(ids, lm.device);
+    std::vector<std::int64_t> model_ids;
+    for (const std::int64_t id : ids) model_ids.push_back(lm.to_model(id, "--tokens"));
+    const at::Tensor idx = token_tensor(model_ids, lm.device);
     at::Tensor logits;
     {
       AutocastScope autocast(lm.device, lm.precision);
       logits = lm.model->logits(idx);  // [1, T, V] float32
     }
     if (T >= 2) res.sequence_loss = lm.model->loss(idx.narrow(1, 0, T - 1), idx.narrow(1, 1, T - 1)).item<double>();
-    const std::int64_t next = logits.select(1, T - 1).argmax(-1).item<std::int64_t>();
+    const std::int64_t next = lm.to_gpt2(logits.select(1, T - 1).argmax(-1).item<std::int64_t>());
     std::cout << "sequence   " << T << " tokens; next-token loss " << res.sequence_loss << "; predicted next id " << next
               << "\n";
     if (!o.dump_logits.empty()) {
@@ -92,7 +94,10 @@ EvalResult run_eval(const EvalOptions& o, io::Provenance prov) {
       io::RunLog log = io::RunLog::create(o.dump_logits, prov, o.run.force);
       log.declare_array("tokens", {static_cast<std::uint64_t>(T)}, io::DType::i64);
       log.declare_array("logits", {static_cast<std::uint64_t>(T), static_cast<std::uint64_t>(cfg.vocab_size)});
+      // a compact model's logit column k belongs to GPT-2 id vocab_ids[k]
+      if (lm.compact()) log.declare_array("vocab_ids", {static_cast<std::uint64_t>(lm.vocab_ids.size())}, io::DType::i64);
       log.start();
+      if (lm.compact()) log.write_array("vocab_ids", lm.vocab_ids.data(), lm.vocab_ids.size());
       log.write_array("tokens", ids.data(), ids.size());
       const at::Tensor l64 = logits.squeeze(0).to(at::kCPU, at::kDouble).contiguous();
       log.write_array("logits", l64.data_ptr<double>(), static_cast<std::size_t>(l64.numel()));

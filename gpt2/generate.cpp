@@ -59,17 +59,21 @@ std::vector<std::vector<std::int64_t>> run_generate(const GenerateOptions& o, io
   std::cerr << "threads    " << prov.threads << "\n";
   LoadedModel lm = load_for_run(o.checkpoint, o.model);
   const ModelConfig& cfg = lm.model->config();
-  const std::optional<data::Gpt2Tokenizer> tok = find_tokenizer(o, cfg.vocab_size);
+  // The tokenizer must cover the ids users see: GPT-2's, also for a compact model (translated at its edge).
+  const std::optional<data::Gpt2Tokenizer> tok = find_tokenizer(o, lm.compact() ? 50257 : cfg.vocab_size);
 
   std::vector<std::int64_t> prompt;
   if (!o.prompt.empty()) {
     if (!tok) throw std::runtime_error("--prompt needs the GPT-2 tokenizer (run the set-up script, or --vocab-dir)");
     for (auto id : tok->encode(o.prompt, data::SpecialTokens::allowed)) prompt.push_back(static_cast<std::int64_t>(id));
   } else if (!o.prompt_tokens.empty()) {
-    prompt = parse_token_ids(o.prompt_tokens, cfg.vocab_size, "--prompt-tokens");
+    prompt = parse_token_ids(o.prompt_tokens, lm.id_bound(), "--prompt-tokens");
+  } else if (lm.compact()) {
+    prompt = {lm.model_id_of.count(50256) ? 50256 : lm.vocab_ids.front()};  // <|endoftext|> when the data had it
   } else {
     prompt = {cfg.vocab_size > 50256 ? 50256 : 0};  // <|endoftext|>: start of a document
   }
+  for (std::int64_t& id : prompt) id = lm.to_model(id, "the prompt");  // GPT-2 ids -> the model's (compact) ids
 
   at::NoGradGuard no_grad;
   auto gen = at::make_generator<at::CPUGeneratorImpl>(o.run.seed);
@@ -86,6 +90,7 @@ std::vector<std::vector<std::int64_t>> run_generate(const GenerateOptions& o, io
       }
       seq.push_back(pick(logits.select(1, logits.size(1) - 1).squeeze(0).to(at::kCPU), o, gen));
     }
+    for (std::int64_t& id : seq) id = lm.to_gpt2(id);  // back to GPT-2 ids for printing, decoding and the log
     std::cout << "sample " << s << " ids:";
     for (std::int64_t id : seq) std::cout << " " << id;
     std::cout << "\n";

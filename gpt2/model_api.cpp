@@ -1,6 +1,8 @@
 // `gaugelab export` and `import`, and the helpers every model verb shares (run_common.hpp).
 #include <cstdio>
+#include <algorithm>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <sstream>
 #include <stdexcept>
@@ -9,6 +11,7 @@
 
 #include "gpt2/checkpoint.hpp"
 #include "gpt2/interchange.hpp"
+#include <nlohmann/json.hpp>
 #include "gpt2/run_common.hpp"
 #include "io/options.hpp"
 
@@ -35,7 +38,41 @@ LoadedModel load_for_run(const std::string& checkpoint, const ModelRunOptions& o
   out.model->train(false);
   std::cerr << "model      " << checkpoint << ": " << describe_model(*out.model) << "\n"
             << "runs on    " << out.device.str() << ", " << precision_name(out.precision) << "\n";
+  if (is_gaugelab_checkpoint(checkpoint)) {
+    std::ifstream in(std::filesystem::path(checkpoint) / "config.json");
+    const nlohmann::json cfg = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+    if (cfg.is_object() && cfg.contains("trainer") && cfg["trainer"].contains("vocab_ids")) {
+      const auto& ids = cfg["trainer"]["vocab_ids"];
+      if (!ids.is_array() || static_cast<std::int64_t>(ids.size()) != out.model->config().vocab_size)
+        throw std::runtime_error(checkpoint + "/config.json: trainer.vocab_ids must list one GPT-2 id per model id (" +
+                                 std::to_string(out.model->config().vocab_size) + ")");
+      for (const auto& v : ids) {
+        if (!v.is_number_integer() || v.get<std::int64_t>() < 0)
+          throw std::runtime_error(checkpoint + "/config.json: trainer.vocab_ids holds a non-id value");
+        out.model_id_of.emplace(v.get<std::int64_t>(), static_cast<std::int64_t>(out.vocab_ids.size()));
+        out.vocab_ids.push_back(v.get<std::int64_t>());
+      }
+      std::cerr << "vocabulary compact: " << out.vocab_ids.size()
+                << " ids (trained with --compact-vocab); ids in and out are GPT-2's\n";
+    }
+  }
   return out;
+}
+
+std::int64_t LoadedModel::id_bound() const {
+  if (!compact()) return model->config().vocab_size;
+  std::int64_t mx = 0;
+  for (const std::int64_t id : vocab_ids) mx = std::max(mx, id);
+  return mx + 1;
+}
+
+std::int64_t LoadedModel::to_model(std::int64_t id, const std::string& what) const {
+  if (!compact()) return id;
+  const auto it = model_id_of.find(id);
+  if (it == model_id_of.end())
+    throw std::runtime_error(what + ": token id " + std::to_string(id) + " is not in the model's compact vocabulary (" +
+                             std::to_string(vocab_ids.size()) + " ids seen in its training data)");
+  return it->second;
 }
 
 std::vector<std::int64_t> parse_token_ids(const std::vector<std::string>& ids, std::int64_t vocab, const std::string& what) {

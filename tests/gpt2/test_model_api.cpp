@@ -161,3 +161,46 @@ TEST_CASE("generate: greedy is the argmax chain, sampling is reproducible from t
   o.prompt = "hello";
   CHECK_THROWS_AS(run_generate(o, prov("gpt2/generate")), io::UsageError);  // both prompt forms
 }
+
+TEST_CASE("a --compact-vocab checkpoint speaks GPT-2 ids at eval and generate: translated in, translated out", "[gpt2][api]") {
+  const std::string dir = scratch("compact");
+  auto model = std::make_unique<GPT>(nano_config());
+  const std::int64_t K = model->config().vocab_size;
+  // model id k stands for GPT-2 id 1000 + 7k (any increasing ids outside [0, K) make a mistranslation visible)
+  std::vector<std::int64_t> vocab_ids;
+  for (std::int64_t k = 0; k < K; ++k) vocab_ids.push_back(1000 + 7 * k);
+  save_checkpoint(dir + "/ckpt", *model, nlohmann::json{{"trainer", {{"vocab_ids", vocab_ids}}}});
+
+  at::NoGradGuard no_grad;
+  std::vector<std::int64_t> model_ids = {3, 1, 4, 1, 5};
+  const at::Tensor idx = at::from_blob(model_ids.data(), {1, 5}, at::kLong).clone();
+  EvalOptions o;
+  o.checkpoint = dir + "/ckpt";
+  for (const std::int64_t k : model_ids) o.tokens.push_back(std::to_string(vocab_ids[static_cast<std::size_t>(k)]));
+  o.dump_logits = dir + "/logits.h5";
+  const EvalResult r = run_eval(o, prov("gpt2/eval"));
+  CHECK(r.sequence_loss == Approx(model->loss(idx.narrow(1, 0, 4), idx.narrow(1, 1, 4)).item<double>()));
+  io::RunLogReader log(o.dump_logits);
+  CHECK(log.array_i64("vocab_ids").values == vocab_ids);  // logit column k belongs to GPT-2 id vocab_ids[k]
+
+  o.tokens = {"1000", "1001"};  // 1001 is no model id's GPT-2 id
+  o.dump_logits.clear();
+  CHECK_THROWS_WITH(run_eval(o, prov("gpt2/eval")), Catch::Contains("1001") && Catch::Contains("compact vocabulary"));
+
+  GenerateOptions g;
+  g.checkpoint = dir + "/ckpt";
+  g.prompt_tokens = {std::to_string(vocab_ids[5]), std::to_string(vocab_ids[6])};
+  g.max_new_tokens = 4;
+  g.temperature = 0;
+  const auto out = run_generate(g, prov("gpt2/generate"));
+  std::vector<std::int64_t> seq = {5, 6};  // the greedy chain in model ids
+  for (int i = 0; i < 4; ++i) {
+    std::vector<std::int64_t> copy = seq;
+    const at::Tensor x = at::from_blob(copy.data(), {1, static_cast<std::int64_t>(copy.size())}, at::kLong).clone();
+    seq.push_back(model->logits(x).select(1, x.size(1) - 1).argmax(-1).item<std::int64_t>());
+  }
+  std::vector<std::int64_t> want;
+  for (const std::int64_t k : seq) want.push_back(vocab_ids[static_cast<std::size_t>(k)]);
+  REQUIRE(out.size() == 1);
+  CHECK(out[0] == want);
+}
