@@ -8,7 +8,10 @@
 #include <ATen/ops/abs.h>
 #include <ATen/ops/log.h>
 #include <ATen/ops/sqrt.h>
+#include <ATen/ops/repeat_interleave.h>
 #include <ATen/ops/stack.h>
+
+#include "gpt2/head_gauge.hpp"
 
 namespace gaugelab::gpt2 {
 
@@ -80,13 +83,9 @@ at::Tensor gauge_fix(GPT& model, double eps, core::TransportMode mode, const Mom
     at::Tensor r_q = b.q().r, r_k = b.k().r;  // [d] each
     const at::Tensor g = ((head_rms(r_q, H) + eps) / (head_rms(r_k, H) + eps)).sqrt();  // [H]
     const at::Tensor inv = g.reciprocal();
-    scale_slice(r_q, inv, H, 1);
-    scale_slice(r_k, g, H, 1);
-    if (b.c_attn.bias.defined()) {
-      at::Tensor bq = b.b_q(), bk = b.b_k();
-      scale_slice(bq, inv, H, 1);
-      scale_slice(bk, g, H, 1);
-    }
+    // The move itself is the Q/K multiplier pairing of head_gauge.hpp (r_Q/g, b_Q/g, r_K·g, b_K·g),
+    // with one g per head spread over the head's d/H coordinates.
+    rescale_qk_multipliers(b, g.repeat_interleave(d / H));
     if (mode != core::TransportMode::none) {
       transport(r_q, 0, d, inv, H, mode, lookup);
       transport(r_k, 0, d, g, H, mode, lookup);
