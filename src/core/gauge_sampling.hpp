@@ -12,6 +12,8 @@
 
 #include <cmath>
 #include <stdexcept>
+#include <string>
+#include <utility>
 
 #include "core/permutation.hpp"
 #include "core/random.hpp"
@@ -34,15 +36,14 @@ Mat<T> random_orthogonal(Rng& rng, Index r) {
   return q.template cast<T>();
 }
 
-/// General linear gauge [r, r] with condition number exactly κ: S = U·diag(σ)·Vᵀ with U, V
-/// independent Haar orthogonal and log σ evenly spaced over [−½ log κ, +½ log κ], endpoints included
-/// (so σ_max/σ_min = κ and det S = ±1: the draw changes shape, not overall scale).
-/// For r = 1 no condition number other than 1 exists; σ is then drawn log-uniform on the same range,
-/// so the family still contains non-trivial scalings.
-template <class T>
-Mat<T> random_gl(Rng& rng, Index r, double kappa) {
-  if (r < 1) throw std::invalid_argument("random_gl: r must be >= 1");
-  if (!(kappa >= 1.0) || !std::isfinite(kappa)) throw std::invalid_argument("random_gl: kappa must be finite and >= 1");
+/// The spectrum of the κ-draws below, [r]: log σ evenly spaced over [−½ log κ, +½ log κ], endpoints
+/// included (so σ_max/σ_min = κ and ∏σ = 1: the draw changes shape, not overall scale). For r = 1 no
+/// condition number other than 1 exists; σ is then drawn log-uniform on the same range, so the
+/// family still contains non-trivial scalings.
+inline Vec<double> kappa_spectrum(Rng& rng, Index r, double kappa, const char* what) {
+  if (r < 1) throw std::invalid_argument(std::string(what) + ": r must be >= 1");
+  if (!(kappa >= 1.0) || !std::isfinite(kappa))
+    throw std::invalid_argument(std::string(what) + ": kappa must be finite and >= 1");
   const double half = 0.5 * std::log(kappa);
   Vec<double> sigma(r);
   if (r == 1) {
@@ -51,10 +52,29 @@ Mat<T> random_gl(Rng& rng, Index r, double kappa) {
     for (Index i = 0; i < r; ++i)
       sigma(i) = std::exp(-half + 2.0 * half * static_cast<double>(i) / static_cast<double>(r - 1));
   }
+  return sigma;
+}
+
+/// General linear gauge [r, r] with condition number exactly κ: S = U·diag(σ)·Vᵀ with U, V
+/// independent Haar orthogonal and σ = kappa_spectrum (det S = ±1).
+template <class T>
+Mat<T> random_gl(Rng& rng, Index r, double kappa) {
+  const Vec<double> sigma = kappa_spectrum(rng, r, kappa, "random_gl");
   const Mat<double> u = random_orthogonal<double>(rng, r);  // [r, r]
   const Mat<double> v = random_orthogonal<double>(rng, r);  // [r, r]
   const Mat<double> s = u * sigma.asDiagonal() * v.transpose();
   return s.template cast<T>();
+}
+
+/// Diagonal gauge [r, r] with condition number exactly κ: kappa_spectrum's entries in random order
+/// (a Fisher–Yates shuffle with the portable generator) — the anisotropic scalings of the diagonal
+/// group, at the same κ as random_gl's general draw.
+template <class T>
+Mat<T> random_diagonal_kappa(Rng& rng, Index r, double kappa) {
+  Vec<double> sigma = kappa_spectrum(rng, r, kappa, "random_diagonal_kappa");
+  for (Index i = r; i > 1; --i)
+    std::swap(sigma(i - 1), sigma(static_cast<Index>(uniform01(rng) * static_cast<double>(i))));
+  return sigma.asDiagonal().toDenseMatrix().template cast<T>();
 }
 
 /// Positive diagonal gauge as a vector [r]: s_i = exp(U(−a, a)) with a = log_spread >= 0, i.e.

@@ -101,17 +101,8 @@ std::uint64_t mix_seed(std::uint64_t a, std::uint64_t b) {
 Mat<double> draw_gauge(const std::string& family, double kappa, Index r, core::Rng& rng) {
   if (family == "orthogonal") return core::random_orthogonal<double>(rng, r);
   if (family == "general") return core::random_gl<double>(rng, r, kappa);
-  if (family != "diagonal") throw std::invalid_argument("unknown gauge family '" + family + "'");
-  const double half = 0.5 * std::log(kappa);
-  std::vector<double> logs(static_cast<std::size_t>(r));
-  for (Index i = 0; i < r; ++i)
-    logs[static_cast<std::size_t>(i)] =
-        r == 1 ? core::uniform(rng, -half, half) : -half + 2.0 * half * static_cast<double>(i) / static_cast<double>(r - 1);
-  for (std::size_t i = logs.size(); i > 1; --i)  // Fisher–Yates with the portable generator
-    std::swap(logs[i - 1], logs[static_cast<std::size_t>(core::uniform01(rng) * static_cast<double>(i))]);
-  Mat<double> s = Mat<double>::Zero(r, r);
-  for (Index i = 0; i < r; ++i) s(i, i) = std::exp(logs[static_cast<std::size_t>(i)]);
-  return s;
+  if (family == "diagonal") return core::random_diagonal_kappa<double>(rng, r, kappa);
+  throw std::invalid_argument("unknown gauge family '" + family + "'");
 }
 
 struct HeadDiagnostic::Representative {

@@ -2,7 +2,9 @@
 
 #include <cmath>
 #include <stdexcept>
+#include <utility>
 
+#include "core/factor_gauge.hpp"
 #include "core/gauge_linalg.hpp"
 
 namespace gaugelab::harness {
@@ -33,11 +35,14 @@ HeadFactors factors_of(const core::AttentionHead<double>& h, bool biases) {
 }
 
 HeadFactors gauge_factors(const HeadFactors& x, const Mat<double>& S, const Mat<double>& T) {
+  // Each sector is a factor pair under core's factor gauge (A, B) ↦ (A·S, B·S⁻ᵀ).
+  auto qk = core::apply_gauge(core::FactorPair<double>{x[kQA], x[kQB]}, S);
+  auto vo = core::apply_gauge(core::FactorPair<double>{x[kVA], x[kVB]}, T);
   HeadFactors p;
-  p[kQA] = x[kQA] * S;
-  p[kQB] = core::times_inverse_transpose(x[kQB], S);
-  p[kVA] = x[kVA] * T;
-  p[kVB] = core::times_inverse_transpose(x[kVB], T);
+  p[kQA] = std::move(qk.A);
+  p[kQB] = std::move(qk.B);
+  p[kVA] = std::move(vo.A);
+  p[kVB] = std::move(vo.B);
   return p;
 }
 

@@ -69,6 +69,28 @@ TEST_CASE("random_gl has condition number exactly κ and |det| = 1", "[gauge][sa
   REQUIRE_THROWS_AS(core::random_gl<double>(rng, 3, 0.5), std::invalid_argument);
 }
 
+TEST_CASE("random_diagonal_kappa is a positive diagonal with condition number exactly κ and det 1", "[gauge][sampling]") {
+  core::Rng rng(1105);
+  bool order_varies = false;
+  for (double kappa : {1.0, 10.0, 1e6}) {
+    for (Index r = 2; r <= 6; ++r) {
+      Vec<double> first;
+      for (int k = 0; k < 50; ++k) {
+        const Mat<double> s = core::random_diagonal_kappa<double>(rng, r, kappa);
+        REQUIRE(s.isDiagonal(0.0));
+        const Vec<double> d = s.diagonal();
+        REQUIRE(d.minCoeff() > 0.0);
+        REQUIRE(d.maxCoeff() / d.minCoeff() == Approx(kappa).epsilon(kExactTol * kappa));
+        REQUIRE(d.prod() == Approx(1.0).epsilon(kExactTol * kappa));
+        if (k == 0) first = d;
+        order_varies = order_varies || (kappa > 1.0 && d != first);  // the shuffle moves the large entry
+      }
+    }
+  }
+  REQUIRE(order_varies);
+  REQUIRE_THROWS_AS(core::random_diagonal_kappa<double>(rng, 3, 0.5), std::invalid_argument);
+}
+
 TEST_CASE("random_positive_diagonal stays in [e^-a, e^a]", "[gauge][sampling]") {
   core::Rng rng(1103);
   const Vec<double> s = core::random_positive_diagonal<double>(rng, kDraws, 1.5);
