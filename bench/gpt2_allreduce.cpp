@@ -23,7 +23,7 @@
 #include <ATen/ops/empty.h>
 #include <ATen/ops/ones.h>
 
-#include "gpt2/data_parallel.hpp"
+#include "gpt2/dist/data_parallel.hpp"
 
 namespace {
 

@@ -23,8 +23,8 @@
 #include <ATen/ops/zeros_like.h>
 #include <torch/version.h>
 
-#include "gpt2/model.hpp"
-#include "gpt2/runtime.hpp"
+#include "gpt2/model/model.hpp"
+#include "gpt2/model/runtime.hpp"
 #include "io/options.hpp"
 
 using namespace gaugelab;

@@ -21,12 +21,12 @@
 #include <ATen/core/grad_mode.h>
 
 #include "data/token_files.hpp"
-#include "gpt2/data_loader.hpp"
-#include "gpt2/gaugefix.hpp"
-#include "gpt2/model.hpp"
-#include "gpt2/runtime.hpp"
-#include "gpt2/train_optimizer.hpp"
-#include "gpt2/train_setup.hpp"
+#include "gpt2/train/data_loader.hpp"
+#include "gpt2/train/gaugefix.hpp"
+#include "gpt2/model/model.hpp"
+#include "gpt2/model/runtime.hpp"
+#include "gpt2/train/optimizer.hpp"
+#include "gpt2/train/setup.hpp"
 #include "io/options.hpp"
 
 using namespace gaugelab;

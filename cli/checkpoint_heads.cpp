@@ -3,7 +3,7 @@
 #include "checkpoint_heads.hpp"
 
 #ifdef GAUGELAB_WITH_TORCH
-#include "gpt2/head_loader.hpp"
+#include "gpt2/inspect/head_loader.hpp"
 #endif
 
 namespace gaugelab::cli {

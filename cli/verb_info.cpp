@@ -7,7 +7,7 @@
 #include "verbs.hpp"
 
 #ifdef GAUGELAB_WITH_TORCH
-#include "gpt2/torch_info.hpp"
+#include "gpt2/model/torch_info.hpp"
 #endif
 
 namespace gaugelab::cli {

@@ -1,4 +1,4 @@
-// `gaugelab inspect CKPT` -> gpt2/inspect_api.hpp (no LibTorch header here).
+// `gaugelab inspect CKPT` -> gpt2/inspect/api.hpp (no LibTorch header here).
 #include <iostream>
 
 #include "io/options.hpp"
@@ -7,7 +7,7 @@
 #include "verbs.hpp"
 
 #ifdef GAUGELAB_WITH_TORCH
-#include "gpt2/inspect_api.hpp"
+#include "gpt2/inspect/api.hpp"
 #endif
 
 namespace gaugelab::cli {

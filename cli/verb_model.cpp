@@ -1,4 +1,4 @@
-// `gaugelab eval | generate | export | import` -> gpt2/model_api.hpp (no LibTorch header here).
+// `gaugelab eval | generate | export | import` -> gpt2/use/api.hpp (no LibTorch header here).
 #include <iostream>
 
 #include "io/options.hpp"
@@ -7,7 +7,7 @@
 #include "verbs.hpp"
 
 #ifdef GAUGELAB_WITH_TORCH
-#include "gpt2/model_api.hpp"
+#include "gpt2/use/api.hpp"
 #endif
 
 namespace gaugelab::cli {

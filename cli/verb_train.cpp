@@ -1,4 +1,4 @@
-// `gaugelab train` -> gpt2/train_api.hpp (no LibTorch header here).
+// `gaugelab train` -> gpt2/train/api.hpp (no LibTorch header here).
 #include <iostream>
 
 #include "io/options.hpp"
@@ -7,7 +7,7 @@
 #include "verbs.hpp"
 
 #ifdef GAUGELAB_WITH_TORCH
-#include "gpt2/train_api.hpp"
+#include "gpt2/train/api.hpp"
 #endif
 
 namespace gaugelab::cli {

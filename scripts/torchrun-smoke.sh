@@ -4,7 +4,7 @@
 # trainer, a prepared corpus and a minute); it shows the command line a cluster run uses:
 #   torchrun --nproc_per_node=N --no-python BUILD/gaugelab train ...
 # torchrun sets RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, MASTER_PORT; gaugelab reads them
-# (gpt2/data_parallel.hpp), rank 0 alone writes the log and checkpoints under --out.
+# (gpt2/dist/data_parallel.hpp), rank 0 alone writes the log and checkpoints under --out.
 # Multi-node: run the same line on every node with --nnodes=K --node_rank=I
 # --master_addr=HOST --master_port=PORT instead of --standalone (or launch with srun: Slurm's
 # SLURM_PROCID/SLURM_NTASKS/SLURM_LOCALID are read directly, one task per GPU).

@@ -14,8 +14,8 @@
 #include <ATen/ops/randint.h>
 #include <ATen/ops/zeros_like.h>
 
-#include "gpt2/data_parallel.hpp"
-#include "gpt2/model.hpp"
+#include "gpt2/dist/data_parallel.hpp"
+#include "gpt2/model/model.hpp"
 
 namespace gaugelab::test::dist {
 

@@ -8,7 +8,7 @@
 #include <ATen/ops/full.h>
 #include <ATen/ops/ones.h>
 
-#include "gpt2/data_parallel.hpp"
+#include "gpt2/dist/data_parallel.hpp"
 #include "tests/gpt2/gpt2_catch.hpp"
 
 using gaugelab::gpt2::DistEnv;

@@ -11,7 +11,7 @@
 #include <ATen/ops/full.h>
 #include <ATen/ops/ones.h>
 
-#include "gpt2/data_parallel.hpp"
+#include "gpt2/dist/data_parallel.hpp"
 #include "tests/dist/dist_harness.hpp"
 #include "tests/dist/dist_scenarios.hpp"
 #include "tests/gpt2/gpt2_catch.hpp"

@@ -1,4 +1,4 @@
-// The Gloo route's safety condition (gpt2/data_parallel.cpp, gpt2/README.md "Data parallelism"):
+// The Gloo route's safety condition (gpt2/dist/data_parallel.cpp, gpt2/README.md "Data parallelism"):
 // our object file takes only declarations from Debian's Gloo headers. Any Gloo code or vtable it
 // emitted itself (weak symbols in namespace gloo, or of ProcessGroupGloo::GlooStore, whose layout
 // differs between Debian's Gloo and the wheel's) would be linked into our executables and could

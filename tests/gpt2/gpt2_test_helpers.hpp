@@ -8,7 +8,7 @@
 #include <ATen/core/grad_mode.h>
 #include <ATen/ops/empty.h>
 
-#include "gpt2/model.hpp"
+#include "gpt2/model/model.hpp"
 
 namespace gaugelab::test {
 

@@ -12,7 +12,7 @@
 
 #include "core/attention_layer.hpp"
 #include "core/lrm_gauge.hpp"
-#include "gpt2/head_gauge.hpp"
+#include "gpt2/model/head_gauge.hpp"
 #include "gpt2_test_helpers.hpp"
 #include "gpt2_catch.hpp"  // last: see there
 

@@ -10,10 +10,10 @@
 #include <ATen/ops/randint.h>
 #include <nlohmann/json.hpp>
 
-#include "gpt2/checkpoint.hpp"
-#include "gpt2/interchange.hpp"
-#include "gpt2/safetensors.hpp"
-#include "gpt2/tensor_bytes.hpp"
+#include "gpt2/model/checkpoint.hpp"
+#include "gpt2/model/interchange.hpp"
+#include "gpt2/model/safetensors.hpp"
+#include "gpt2/model/tensor_bytes.hpp"
 #include "gpt2_test_helpers.hpp"
 #include "gpt2_catch.hpp"  // last: see there
 

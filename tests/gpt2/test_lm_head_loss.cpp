@@ -6,8 +6,8 @@
 #include <ATen/ops/randint.h>
 #include <ATen/ops/randn.h>
 
-#include "gpt2/lm_head_loss.hpp"
-#include "gpt2/runtime.hpp"
+#include "gpt2/model/lm_head_loss.hpp"
+#include "gpt2/model/runtime.hpp"
 #include "gpt2_test_helpers.hpp"
 #include "gpt2_catch.hpp"  // last: see there
 

@@ -7,8 +7,8 @@
 #include <ATen/Context.h>
 #include <ATen/ops/randint.h>
 
-#include "gpt2/model.hpp"
-#include "gpt2/runtime.hpp"
+#include "gpt2/model/model.hpp"
+#include "gpt2/model/runtime.hpp"
 #include "gpt2_test_helpers.hpp"
 #include "gpt2_catch.hpp"  // last: see there
 

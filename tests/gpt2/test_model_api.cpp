@@ -7,8 +7,8 @@
 #include <ATen/ops/from_blob.h>
 
 #include "data/token_files.hpp"
-#include "gpt2/checkpoint.hpp"
-#include "gpt2/model_api.hpp"
+#include "gpt2/model/checkpoint.hpp"
+#include "gpt2/use/api.hpp"
 #include "io/options.hpp"
 #include "io/run_log_reader.hpp"
 #include "gpt2_test_helpers.hpp"

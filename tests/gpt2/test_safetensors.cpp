@@ -4,7 +4,7 @@
 #include <random>
 #include <string>
 
-#include "gpt2/safetensors.hpp"
+#include "gpt2/model/safetensors.hpp"
 #include "gpt2_catch.hpp"  // last: see there
 
 namespace st = gaugelab::gpt2::safetensors;

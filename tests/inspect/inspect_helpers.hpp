@@ -6,9 +6,9 @@
 #include <memory>
 #include <string>
 
-#include "gpt2/checkpoint.hpp"
-#include "gpt2/inspect_api.hpp"
-#include "gpt2/model.hpp"
+#include "gpt2/model/checkpoint.hpp"
+#include "gpt2/inspect/api.hpp"
+#include "gpt2/model/model.hpp"
 #include "tests/gpt2/gpt2_test_helpers.hpp"
 
 namespace gaugelab::test {

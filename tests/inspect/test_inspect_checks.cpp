@@ -1,11 +1,11 @@
-// The float64 half of inspect (gpt2/inspect_checks.hpp): counts, the A7 Gram route against a dense SVD,
+// The float64 half of inspect (gpt2/inspect/checks.hpp): counts, the A7 Gram route against a dense SVD,
 // the canonical slices as group elements (each reaches its condition and is idempotent), percentiles.
 #include <Eigen/SVD>
 #include <catch2/catch.hpp>
 
 #include "core/gauge_fix_qr.hpp"
 #include "core/gauge_sampling.hpp"
-#include "gpt2/inspect_checks.hpp"
+#include "gpt2/inspect/checks.hpp"
 
 namespace core = gaugelab::core;
 using namespace gaugelab::gpt2::inspect;

@@ -1,4 +1,4 @@
-// The model <-> core bridge of inspect (gpt2/inspect_model.hpp, gpt2/head_loader.hpp): extracted heads
+// The model <-> core bridge of inspect (gpt2/inspect/layer_tensors.hpp, gpt2/inspect/head_loader.hpp): extracted heads
 // agree with the model's own attention, the tensor twins agree with the core's group action, and the
 // checkpoint head loader's errors are one line.
 #include <fstream>
@@ -9,10 +9,10 @@
 #include <ATen/ops/randint.h>
 
 #include "core/gauge_sampling.hpp"
-#include "gpt2/head_loader.hpp"
-#include "gpt2/inspect_model.hpp"
-#include "gpt2/inspect_transforms.hpp"
-#include "gpt2/interchange.hpp"
+#include "gpt2/inspect/head_loader.hpp"
+#include "gpt2/inspect/layer_tensors.hpp"
+#include "gpt2/inspect/transforms.hpp"
+#include "gpt2/model/interchange.hpp"
 #include "inspect_helpers.hpp"
 #include "tests/gpt2/gpt2_catch.hpp"  // last: see there
 

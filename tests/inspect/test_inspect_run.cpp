@@ -10,8 +10,8 @@
 #include <ATen/ops/randint.h>
 
 #include "core/gauge_fix_qr.hpp"
-#include "gpt2/inspect_model.hpp"
-#include "gpt2/inspect_transforms.hpp"
+#include "gpt2/inspect/layer_tensors.hpp"
+#include "gpt2/inspect/transforms.hpp"
 #include "inspect_helpers.hpp"
 #include "io/run_log_reader.hpp"
 #include "tests/gpt2/gpt2_catch.hpp"  // last: see there

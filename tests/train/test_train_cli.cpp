@@ -13,8 +13,8 @@
 #include <thread>
 #include <vector>
 
-#include "gpt2/checkpoint.hpp"
-#include "gpt2/train_checkpoint.hpp"
+#include "gpt2/model/checkpoint.hpp"
+#include "gpt2/train/checkpoints.hpp"
 #include "io/run_log_reader.hpp"
 #include "tests/support/process.hpp"
 #include "tests/gpt2/gpt2_catch.hpp"

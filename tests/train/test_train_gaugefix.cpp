@@ -1,4 +1,4 @@
-// GaugeFix on the model's tensors (gpt2/gaugefix.hpp) against the core's reference math
+// GaugeFix on the model's tensors (gpt2/train/gaugefix.hpp) against the core's reference math
 // (core/gauge_fix_lrm.hpp, core/coordinates.hpp, core/transport.hpp), and its exactness: logits
 // before and after a fix agree to float32 rounding.
 #include <cmath>
@@ -14,7 +14,7 @@
 #include "core/coordinates.hpp"
 #include "core/gauge_fix_lrm.hpp"
 #include "core/transport.hpp"
-#include "gpt2/gaugefix.hpp"
+#include "gpt2/train/gaugefix.hpp"
 #include "tests/gpt2/gpt2_test_helpers.hpp"
 #include "tests/gpt2/gpt2_catch.hpp"
 

@@ -5,8 +5,8 @@
 #include <set>
 #include <vector>
 
-#include "gpt2/data_loader.hpp"
-#include "gpt2/train_schedule.hpp"
+#include "gpt2/train/data_loader.hpp"
+#include "gpt2/train/schedule.hpp"
 #include "tests/gpt2/gpt2_catch.hpp"
 #include "data/token_files.hpp"
 

@@ -1,0 +1,97 @@
+#include "gpt2/model/checkpoint.hpp"
+
+#include <cstdio>
+#include <filesystem>
+#include <map>
+#include <sstream>
+#include <stdexcept>
+
+#include <ATen/core/grad_mode.h>
+
+#include "gpt2/model/interchange.hpp"
+#include "gpt2/model/safetensors.hpp"
+#include "gpt2/model/tensor_bytes.hpp"
+
+namespace gaugelab::gpt2 {
+
+void save_checkpoint(const std::string& dir, GPT& model, const nlohmann::json& extra) {
+  if (!extra.is_object()) throw std::invalid_argument("save_checkpoint: extra must be a JSON object");
+  nlohmann::json cfg = {{"format", kCheckpointFormat}, {"version", kCheckpointVersion},
+                        {"model", model.config().to_json()}};
+  for (const auto& [key, value] : extra.items()) {
+    if (cfg.contains(key)) throw std::invalid_argument("save_checkpoint: extra key '" + key + "' is reserved");
+    cfg[key] = value;
+  }
+  std::vector<safetensors::TensorData> tensors;
+  model.visit([&](const std::string& name, at::Tensor& t, ParamRole) { tensors.push_back(to_tensor_data(name, t)); });
+  std::filesystem::create_directories(dir);
+  safetensors::write_file(dir + "/model.safetensors", tensors, {{"format", kCheckpointFormat}});
+  write_json_file(dir + "/config.json", cfg);
+}
+
+bool is_gaugelab_checkpoint(const std::string& dir) {
+  const std::string path = dir + "/config.json";
+  if (!std::filesystem::exists(path)) return false;
+  const nlohmann::json j = read_json_file(path);
+  return j.is_object() && j.contains("format") && j["format"] == kCheckpointFormat;
+}
+
+Checkpoint load_checkpoint(const std::string& dir, c10::Device device) {
+  const std::string cfg_path = dir + "/config.json", st_path = dir + "/model.safetensors";
+  Checkpoint ck;
+  ck.config = read_json_file(cfg_path);
+  if (!ck.config.is_object() || ck.config.value("format", std::string()) != kCheckpointFormat)
+    throw std::runtime_error(cfg_path + ": not a gaugelab-gpt2 checkpoint (no \"format\": \"gaugelab-gpt2\")");
+  if (ck.config.value("version", 0) != kCheckpointVersion)
+    throw std::runtime_error(cfg_path + ": checkpoint version " + ck.config.value("version", nlohmann::json()).dump() +
+                             " is not the supported " + std::to_string(kCheckpointVersion));
+  if (!ck.config.contains("model")) throw std::runtime_error(cfg_path + ": no \"model\" section");
+  ModelConfig mc;
+  try {
+    mc = ModelConfig::from_json(ck.config["model"]);
+  } catch (const std::exception& e) {
+    throw std::runtime_error(cfg_path + ": " + e.what());
+  }
+  const safetensors::File file = safetensors::read_file(st_path);
+  ck.model = std::make_unique<GPT>(mc, 0, /*initialise=*/false);
+  std::size_t used = 0;
+  {
+    at::NoGradGuard no_grad;
+    ck.model->visit([&](const std::string& name, at::Tensor& t, ParamRole) {
+      const safetensors::TensorView& v = file.at(name);
+      if (!t.sizes().equals(v.shape))
+        throw std::runtime_error(st_path + ": tensor '" + name + "' has shape " + shape_string(v.shape) +
+                                 ", the config needs " + shape_string(t.sizes()));
+      t.copy_(to_float_tensor(v));
+      ++used;
+    });
+  }
+  if (used != file.tensors.size())
+    for (const auto& [name, v] : file.tensors) {
+      bool known = false;
+      ck.model->visit([&](const std::string& n, at::Tensor&, ParamRole) { known |= n == name; });
+      if (!known) throw std::runtime_error(st_path + ": unexpected tensor '" + name + "' for this config");
+    }
+  ck.model->to(device);
+  return ck;
+}
+
+std::unique_ptr<GPT> load_any_model(const std::string& dir, c10::Device device, const LrmPlacement& lrm_for_hf) {
+  if (!std::filesystem::is_directory(dir)) throw std::runtime_error(dir + ": not a checkpoint directory");
+  if (is_gaugelab_checkpoint(dir)) return load_checkpoint(dir, device).model;
+  return import_hf(dir, lrm_for_hf, device);
+}
+
+std::string describe_model(GPT& m) {
+  const ModelConfig& c = m.config();
+  char params[64];
+  std::snprintf(params, sizeof params, "%.1fM", static_cast<double>(m.num_parameters(false)) / 1e6);
+  std::ostringstream os;
+  os << c.n_layer << " layers, " << c.n_head << " heads, d " << c.n_embd << ", context " << c.block_size << ", vocab "
+     << c.vocab_size << " (padded " << c.padded_vocab() << "); " << params << " parameters + "
+     << m.num_parameters(true) - m.num_parameters(false) << " multipliers (" << c.lrm.spec() << ")"
+     << (c.tied_head ? "" : ", untied head");
+  return os.str();
+}
+
+}  // namespace gaugelab::gpt2

@@ -1,0 +1,49 @@
+// Our own checkpoint: a directory that resumes exactly (float32, multipliers included).
+//   DIR/config.json        {"format": "gaugelab-gpt2", "version": 1, "model": {ModelConfig::to_json()},
+//                           ...any keys the caller adds (the trainer: step, data position, RNG, ...)}
+//   DIR/model.safetensors  every parameter under its dotted name (GPT::visit), float32, no padding
+//                          removed; metadata {"format": "gaugelab-gpt2"}
+// The trainer writes further files beside these (optimizer state); loading the model ignores them.
+// Every file is written to a temporary name and renamed, so a crash never leaves half a file.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include <c10/core/Device.h>
+#include <nlohmann/json.hpp>
+
+#include "gpt2/model/config.hpp"
+#include "gpt2/model/model.hpp"
+
+namespace gaugelab::gpt2 {
+
+inline constexpr const char* kCheckpointFormat = "gaugelab-gpt2";  // the format tag in config.json
+inline constexpr int kCheckpointVersion = 1;
+
+/// Writes the checkpoint into `dir` (created if missing; existing files of the same names replaced).
+/// `extra` must be a JSON object whose keys are not "format", "version" or "model".
+void save_checkpoint(const std::string& dir, GPT& model, const nlohmann::json& extra = nlohmann::json::object());
+
+struct Checkpoint {
+  std::unique_ptr<GPT> model;
+  nlohmann::json config;  // the whole config.json (the trainer reads its own keys back)
+};
+
+/// Reads a checkpoint written by save_checkpoint onto `device`. Missing, extra or misshapen tensors
+/// and unknown format versions are errors naming the file.
+Checkpoint load_checkpoint(const std::string& dir, c10::Device device);
+
+/// True if `dir/config.json` declares our format (false for a Hugging Face directory).
+bool is_gaugelab_checkpoint(const std::string& dir);
+
+/// Either kind of directory: our checkpoint, or a Hugging Face GPT-2 export (imported with
+/// `lrm_for_hf` multipliers at 1).
+std::unique_ptr<GPT> load_any_model(const std::string& dir, c10::Device device,
+                                    const LrmPlacement& lrm_for_hf = LrmPlacement{});
+
+/// One line: "12 layers, 12 heads, d 768, context 1024, vocab 50257 (padded 50304); 124.4M parameters + 165888
+/// multipliers (...)"; the model verbs, the trainer and inspect print it first.
+std::string describe_model(GPT& model);
+
+}  // namespace gaugelab::gpt2

@@ -1,0 +1,42 @@
+// Hugging Face GPT-2 interchange: a directory with model.safetensors + config.json.
+// Names: wte.weight, wpe.weight, h.{i}.ln_1.{weight,bias}, h.{i}.attn.c_attn.{weight,bias},
+// h.{i}.attn.c_proj.*, h.{i}.ln_2.*, h.{i}.mlp.c_fc.*, h.{i}.mlp.c_proj.*, ln_f.* (and lm_head.weight
+// when the head is untied). Hugging Face's Conv1D stores every linear weight as [in, out] (x·W + b),
+// the transpose of our [out, in]; c_attn packs Q, K, V along its output columns [d, 3d].
+// Import accepts a "transformer." prefix on every name and ignores the attn.bias / attn.masked_bias
+// buffers older files carry; any other unknown or missing tensor, or a wrong shape, is an error.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include <c10/core/Device.h>
+#include <nlohmann/json.hpp>
+
+#include "gpt2/model/config.hpp"
+#include "gpt2/model/model.hpp"
+#include "gpt2/model/safetensors.hpp"
+
+namespace gaugelab::gpt2 {
+
+/// The Hugging Face config.json of `c` (GPT2LMHeadModel, activation gelu_new, n_positions = block_size).
+nlohmann::json hf_config_json(const ModelConfig& c);
+/// Our config from a Hugging Face GPT-2 config.json; multipliers from `lrm`, dropout 0 (set it when
+/// training). Refuses what our model does not compute (another activation, n_inner ≠ 4·n_embd,
+/// unscaled or layer-scaled attention). `what` names the file in errors.
+ModelConfig config_from_hf_json(const nlohmann::json& j, const LrmPlacement& lrm, const std::string& what);
+
+/// Writes DIR/model.safetensors and DIR/config.json. Multipliers are merged into the written weights
+/// (W = diag(r)·W̄·diag(c), transposed to Conv1D); the model itself is not changed. The vocabulary
+/// padding is sliced off. `dtype` is the stored precision (F32 keeps the weights exact).
+void export_hf(GPT& model, const std::string& dir, safetensors::DType dtype = safetensors::DType::F32);
+
+/// Reads a Hugging Face GPT-2 directory into a new model on `device` with every multiplier at 1.
+std::unique_ptr<GPT> import_hf(const std::string& dir, const LrmPlacement& lrm, c10::Device device);
+
+/// Reads a JSON file; errors name the path.
+nlohmann::json read_json_file(const std::string& path);
+/// Writes JSON (indented) through a temporary file and a rename.
+void write_json_file(const std::string& path, const nlohmann::json& j);
+
+}  // namespace gaugelab::gpt2

@@ -1,0 +1,103 @@
+#include "gpt2/model/lm_head_loss.hpp"
+
+#include <limits>
+
+#include <ATen/core/grad_mode.h>
+#include <ATen/ops/empty.h>
+#include <ATen/ops/linear.h>
+#include <ATen/ops/mm.h>
+#include <ATen/ops/zeros.h>
+#include <c10/core/impl/LocalDispatchKeySet.h>
+#include <torch/csrc/autograd/custom_function.h>
+
+#include "gpt2/model/runtime.hpp"
+
+namespace gaugelab::gpt2 {
+
+namespace {
+
+using torch::autograd::AutogradContext;
+using torch::autograd::variable_list;
+
+// [rows, cols] view of a workspace buffer, grown (never shrunk) to at least rows × cols.
+at::Tensor workspace_view(at::Tensor& buf, std::int64_t rows, std::int64_t cols, const at::TensorOptions& opt) {
+  if (!buf.defined() || buf.numel() < rows * cols || buf.scalar_type() != opt.dtype().toScalarType() ||
+      buf.device() != opt.device())
+    buf = at::empty({rows * cols}, opt);
+  return buf.narrow(0, 0, rows * cols).view({rows, cols});
+}
+
+// Forward computes the loss and, if asked, both gradients (see the header); backward scales them.
+struct LmHeadCrossEntropy : public torch::autograd::Function<LmHeadCrossEntropy> {
+  static at::Tensor forward(AutogradContext* ctx, const at::Tensor& x, const at::Tensor& w, const at::Tensor& targets,
+                            std::int64_t vocab, bool need_grad, at::ScalarType cd, LmHeadWorkspace* ws) {
+    // Dtypes are chosen here explicitly; autocast must not recast the out= products.
+    c10::impl::ExcludeDispatchKeyGuard no_autocast(c10::autocast_dispatch_keyset);
+    const std::int64_t n = x.size(0), padded = w.size(0), chunk = std::max<std::int64_t>(1, ws->chunk_rows);
+    const at::Tensor xc = x.to(cd), wc = w.to(cd);  // [n, d], [padded, d]
+    const at::Tensor valid = targets.ne(-1).to(at::kFloat);                  // [n]
+    const at::Tensor safe_t = targets.clamp_min(0).unsqueeze(1);             // [n, 1]
+    const at::Tensor count = valid.sum();                                    // n_valid (0 gives NaN, as torch)
+    const at::Tensor scale = valid.div(count);                               // [n]: 1/n_valid or 0 (ignored)
+    at::Tensor loss_sum = at::zeros({}, x.options().dtype(at::kFloat));
+    at::Tensor gx, gw;
+    if (need_grad) gx = at::empty({n, x.size(1)}, x.options().dtype(cd));
+    const auto opt = x.options().dtype(cd);
+    for (std::int64_t r0 = 0; r0 < n; r0 += chunk) {
+      const std::int64_t rows = std::min(chunk, n - r0);
+      const at::Tensor xr = xc.narrow(0, r0, rows);
+      at::Tensor logits = workspace_view(ws->logits, rows, padded, opt);  // [rows, padded]
+      at::mm_out(logits, xr, wc.t());
+      if (padded > vocab) logits.narrow(1, vocab, padded - vocab).fill_(-std::numeric_limits<float>::infinity());
+      // logsumexp by hand, in place (at::logsumexp allocates a [rows, padded] temporary):
+      // m = max, e = exp(logit − m) in float32, lse = m + log Σe; then e·(scale/Σe) is softmax/n_valid, reusing e.
+      const at::Tensor tr = safe_t.narrow(0, r0, rows), sr = scale.narrow(0, r0, rows).unsqueeze(1);
+      const at::Tensor picked = logits.gather(1, tr).to(at::kFloat);      // [rows, 1]
+      const at::Tensor mx = logits.amax({1}, /*keepdim=*/true).to(at::kFloat);  // [rows, 1]
+      at::Tensor lf = cd == at::kFloat
+                          ? logits
+                          : workspace_view(ws->logits_f32, rows, padded, opt.dtype(at::kFloat)).copy_(logits);
+      lf.sub_(mx).exp_();  // (a mixed-dtype sub_out would save a pass but runs 5x slower on the CPU)
+      const at::Tensor sum = lf.sum({1}, /*keepdim=*/true);                // [rows, 1]
+      const at::Tensor lse = sum.log().add_(mx);
+      loss_sum.add_(lse.sub(picked).mul(valid.narrow(0, r0, rows).unsqueeze(1)).sum());
+      if (!need_grad) continue;
+      lf.mul_(sr.div(sum));              // softmax / n_valid (0 on ignored rows)
+      lf.scatter_add_(1, tr, sr.neg());  // − onehot / n_valid
+      const at::Tensor g = cd == at::kFloat ? lf : logits.copy_(lf);
+      at::Tensor gx_rows = gx.narrow(0, r0, rows);
+      at::mm_out(gx_rows, g, wc);                                    // dL/dx rows = G·W
+      if (r0 == 0) gw = at::mm(g.t(), xr);                           // dL/dW = Gᵀ·X, summed over chunks
+      else gw.addmm_(g.t(), xr);
+    }
+    if (need_grad) {
+      ctx->saved_data["gx"] = gx.to(x.scalar_type());
+      ctx->saved_data["gw"] = gw.to(w.scalar_type());
+    }
+    return loss_sum.div(count);
+  }
+
+  static variable_list backward(AutogradContext* ctx, variable_list grad_out) {
+    const at::Tensor go = grad_out[0];
+    at::Tensor gx = ctx->saved_data["gx"].toTensor(), gw = ctx->saved_data["gw"].toTensor();
+    if (!(go.numel() == 1 && go.item<double>() == 1.0)) gx = gx.mul(go), gw = gw.mul(go);
+    return {gx, gw, at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor()};
+  }
+};
+
+}  // namespace
+
+at::Tensor lm_head_logits(const at::Tensor& x, const at::Tensor& w, std::int64_t vocab) {
+  at::Tensor logits = at::linear(x, w);  // [B, T, padded]
+  if (logits.size(-1) != vocab) logits = logits.narrow(-1, 0, vocab);
+  return logits.to(at::kFloat);
+}
+
+at::Tensor lm_head_loss(const at::Tensor& x, const at::Tensor& w, const at::Tensor& targets, std::int64_t vocab,
+                        LmHeadWorkspace& ws) {
+  const bool need_grad = at::GradMode::is_enabled() && (x.requires_grad() || w.requires_grad());
+  const at::ScalarType cd = autocast_compute_dtype(x.device());
+  return LmHeadCrossEntropy::apply(x.reshape({-1, x.size(-1)}), w, targets.reshape({-1}), vocab, need_grad, cd, &ws);
+}
+
+}  // namespace gaugelab::gpt2

@@ -1,0 +1,120 @@
+// GPT-2 exactly as Hugging Face's GPT2LMHeadModel computes it, with learnable multipliers (LRM):
+//   x = wte[idx] + wpe[0..T)                                    (learned positions)
+//   per block:  x += c_proj(attn(c_attn(ln_1(x))))               (pre-LayerNorm, causal, scale 1/√d_h)
+//               x += mlp_proj(gelu_tanh(c_fc(ln_2(x))))
+//   logits = ln_f(x)·W_headᵀ, W_head = wte (tied) — sliced back from the padded vocabulary
+// Every linear map is an LrmLinear: W_eff = diag(r)·W̄·diag(c) formed each step (lrm.hpp).
+// Weights use the torch Linear layout W [out, in]; Hugging Face's Conv1D stores Wᵀ (interchange.hpp).
+// Plain ATen tensors, not torch::nn modules: a parameter is a named tensor reached by visit().
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <ATen/core/Tensor.h>
+
+#include "gpt2/model/config.hpp"
+#include "gpt2/model/lm_head_loss.hpp"
+#include "gpt2/model/lrm.hpp"
+
+namespace gaugelab::gpt2 {
+
+/// Coordinates [begin, begin + size) of head h in r_Q, r_K, r_V, b_Q, b_K, b_V, the rows of W_Q, W_K,
+/// W_V (each [d, d] inside c_attn) and the columns of W_O and c_O.
+struct HeadSlice {
+  std::int64_t begin = 0;
+  std::int64_t size = 0;
+};
+
+struct Block {
+  at::Tensor ln_1_weight, ln_1_bias;  // [d]
+  LrmLinear c_attn;                   // W̄ [3d, d]: rows [0,d) Q, [d,2d) K, [2d,3d) V; groups q, k, v
+  LrmLinear attn_proj;                // W̄ [d, d] (HF attn.c_proj): input columns are the heads' values
+  at::Tensor ln_2_weight, ln_2_bias;  // [d]
+  LrmLinear c_fc;                     // W̄ [4d, d]
+  LrmLinear mlp_proj;                 // W̄ [d, 4d] (HF mlp.c_proj)
+
+  // The Q, K, V multiplier groups and views of their packed weights and biases (writes go through).
+  LrmLinear::Group& q() { return c_attn.groups[0]; }
+  LrmLinear::Group& k() { return c_attn.groups[1]; }
+  LrmLinear::Group& v() { return c_attn.groups[2]; }
+  at::Tensor w_q() const;  // [d, d] view of c_attn.weight rows [0, d)
+  at::Tensor w_k() const;  // [d, d] rows [d, 2d)
+  at::Tensor w_v() const;  // [d, d] rows [2d, 3d)
+  at::Tensor b_q() const;  // [d]
+  at::Tensor b_k() const;  // [d]
+  at::Tensor b_v() const;  // [d]
+};
+
+/// One trainer parameter group (names and tensors in visit order).
+struct ParamGroup {
+  std::string name;  // param_role_name(role)
+  ParamRole role;
+  std::vector<std::string> names;
+  std::vector<at::Tensor> params;
+};
+
+class GPT {
+ public:
+  /// Allocates every parameter on the CPU (float32) and initialises it with init(seed); with
+  /// initialise false, weights stay 0 (LayerNorm gains and multipliers 1) for a loader to fill.
+  explicit GPT(const ModelConfig& config, std::uint64_t seed = 0, bool initialise = true);
+  GPT(const GPT&) = delete;
+  GPT& operator=(const GPT&) = delete;
+
+  /// GPT-2 / nanoGPT initialisation, deterministic in `seed` (drawn on the CPU, then copied to the
+  /// model's device): weights and embeddings N(0, 0.02), the residual projections attn_proj and
+  /// mlp_proj N(0, 0.02/√(2·n_layer)), biases 0, LayerNorm (1, 0), multipliers 1, padded vocab rows 0.
+  void init(std::uint64_t seed);
+
+  const ModelConfig& config() const { return cfg_; }
+  c10::Device device() const { return wte.device(); }
+  /// Moves every parameter (as a fresh leaf that requires grad) to `device`.
+  void to(c10::Device device);
+  void train(bool on) { training_ = on; }  // dropout (if config().dropout > 0) only while training
+  bool training() const { return training_; }
+
+  /// Final hidden states ln_f(x) [B, T, d] for token ids idx [B, T] (int64, T <= block_size).
+  at::Tensor hidden(const at::Tensor& idx) const;
+  /// Logits [B, T, vocab_size] in float32 (also under autocast).
+  at::Tensor logits(const at::Tensor& idx) const;
+  /// Mean next-token cross-entropy (float32 scalar) of idx [B, T] against targets [B, T];
+  /// targets equal to -1 are ignored. Reuses a workspace held by the model (lm_head_loss.hpp):
+  /// concurrent loss() calls on one model from several threads are not supported.
+  at::Tensor loss(const at::Tensor& idx, const at::Tensor& targets) const;
+
+  /// Every parameter, in a fixed order, with its dotted name and role.
+  void visit(const ParamVisitor& f);
+  std::vector<std::pair<std::string, at::Tensor>> named_parameters();
+  /// The trainer's groups, in ParamRole order; groups with no tensor are left out.
+  std::vector<ParamGroup> parameter_groups();
+  std::int64_t num_parameters(bool with_multipliers = true);
+
+  /// Folds every multiplier into its weight (W̄ ← diag(r)·W̄·diag(c), multipliers ← 1). For the tied
+  /// LM head, scalar and column multipliers go into ln_f (they scale what it outputs); row
+  /// multipliers there cannot be folded into a shared embedding (ModelConfig::validate forbids them).
+  void merge_multipliers();
+
+  HeadSlice head_slice(std::int64_t head) const { return {head * cfg_.head_dim(), cfg_.head_dim()}; }
+
+  at::Tensor wte;                      // [padded_vocab, d] token embedding (rows >= vocab_size stay 0)
+  at::Tensor wpe;                      // [block_size, d] position embedding
+  std::vector<Block> h;                // n_layer blocks
+  at::Tensor ln_f_weight, ln_f_bias;   // [d]
+  LrmLinear lm_head;                   // weight is wte when tied_head, else its own [padded_vocab, d]
+
+ private:
+  at::Tensor block_forward(const Block& b, const at::Tensor& x) const;
+  ModelConfig cfg_;
+  bool training_ = false;
+  mutable LmHeadWorkspace ce_ws_;  // the loss's logits buffers, reused from step to step
+};
+
+/// The one place attention is computed: softmax(q·kᵀ/√d_h + causal mask)·v through LibTorch's fused
+/// scaled_dot_product_attention (flash/memory-efficient kernels on CPU and GPU).
+/// q, k, v [B, H, T, d_h] -> [B, H, T, d_h]; dropout_p applies to the attention weights.
+at::Tensor causal_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, double dropout_p);
+
+}  // namespace gaugelab::gpt2

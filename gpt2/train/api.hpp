@@ -1,0 +1,104 @@
+// `gaugelab train` as a plain function with a LibTorch-free signature (the front door, cli/verb_train.cpp,
+// includes only this). GPT-2 + learnable multipliers trained as in seed 000 §4.1 (nanoGPT conventions),
+// under the conditions A/B/C of seed 000 §4.1:
+//   A  multiplier weight decay λ_lrm on every multiplier, Q/K included          (LRM baseline)
+//   B  no weight decay on Q/K multipliers, GaugeFix every `gaugefix_every` steps (GaugeFix-LRM)
+//   C  no weight decay on Q/K multipliers, no GaugeFix                          (no control)
+// The run directory (--out DIR) holds log.h5 (kind "gpt2/train") and checkpoints/ (train_checkpoint.hpp).
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "io/provenance.hpp"
+#include "io/run_flags.hpp"
+
+namespace gaugelab::gpt2 {
+
+struct TrainOptions {
+  // --- data and run ---
+  std::string data;                 // directory holding train.bin and val.bin (nanoGPT uint16 or llm.c shards),
+                                    // or "synthetic:N": the built-in synthetic corpus of N documents, prepared
+                                    // into OUT/data on first use (deterministic: every run sees the same tokens)
+  bool resume = false;              // continue the run in --out from its newest checkpoint
+  io::RunFlags run;                 // --out DIR (required), --force, --threads, --seed (42: the paper's first seed)
+
+  // --- model (a preset, then any size given explicitly; 0 = the preset's) ---
+  std::string model = "tiny";       // ModelConfig::preset name: gpt2, tiny, nano, ...
+  std::int64_t n_layer = 0;
+  std::int64_t n_head = 0;
+  std::int64_t n_embd = 0;
+  std::int64_t block_size = 0;      // context length of the model and of the training sequences
+  std::int64_t vocab_size = 0;      // 0 = the preset's (GPT-2: 50257); every token id must be below it
+  std::string multipliers = "default";  // LrmPlacement spec (rows+columns on q k v attn_out mlp_in mlp_out)
+  double dropout = 0.0;             // nanoGPT uses 0 for pretraining
+  bool compact_vocab = false;       // renumber the ids that occur in train.bin ∪ val.bin to 0..K−1 and use
+                                    // vocabulary K (small corpora on a CPU; checkpoints record the id table)
+
+  // --- batch and schedule (seed 000 §4.1, nanoGPT) ---
+  std::int64_t batch_size = 12;     // sequences per micro-batch per rank
+  std::int64_t grad_accum = 1;      // micro-batches per optimizer step per rank
+  std::int64_t max_iters = 20000;   // optimizer steps
+  double lr = 6e-4;                 // peak learning rate
+  double min_lr = 6e-5;             // end of the cosine
+  std::int64_t warmup_iters = 2000; // linear warm-up steps
+  std::int64_t lr_decay_iters = 0;  // cosine reaches min_lr here; 0 = max_iters
+
+  // --- AdamW and its parameter groups (gpt2/model/lrm.hpp ParamRole) ---
+  double beta1 = 0.9;
+  double beta2 = 0.95;
+  double adam_eps = 1e-8;
+  double weight_decay = 0.1;        // matrices W̄
+  double wd_multipliers = 2e-3;     // λ_lrm: every multiplier (Q/K ones only under condition A)
+  double wd_embeddings = 0.0;       // token and position embeddings
+  // biases and LayerNorm gains/biases: never decayed
+  double grad_clip = 1.0;           // clip the global gradient norm to this; 0 = no clipping
+  bool clip_multipliers = false;    // include multiplier gradients in the clipped norm (seed 002 excludes them)
+
+  // --- condition and GaugeFix ---
+  std::string condition = "A";      // A, B or C (see above)
+  std::int64_t gaugefix_every = 1;  // condition B: GaugeFix after every N-th optimizer step
+  double gaugefix_eps = 1e-12;      // ε of seed 000 eq. 4
+  std::string state_transport = "none";  // Adam state under the fix: none (the paper), vector, covector
+
+  // --- where and how ---
+  std::string device = "cpu";       // cpu, cuda, cuda:N (a data-parallel rank uses cuda:LOCAL_RANK)
+  std::string precision = "fp32";   // fp32, or bf16 autocast (parameters and Adam state stay float32)
+  std::string dist_backend = "auto";  // data parallel: auto (nccl on cuda, gloo on cpu), gloo, nccl
+  double dist_timeout_s = 600;      // a collective waiting longer than this fails the run (dead rank)
+
+  // --- evaluation, logging, checkpoints ---
+  std::int64_t eval_every = 250;    // validation loss after every N-th step (and after the last)
+  std::int64_t eval_batches = 20;   // fixed validation batches, evenly spread over val.bin
+  std::int64_t log_every = 10;      // progress line every N steps
+  std::int64_t log_heads_every = 10;  // /heads and drift sample every N steps (and after the last)
+  std::int64_t ckpt_every = 1000;   // checkpoint after every N-th step (and on SIGTERM/SIGINT and at the end)
+  std::int64_t keep_ckpts = 3;      // newest checkpoints kept
+  double peak_tflops = 0;           // MFU denominator; 0 = a matmul peak measured at start on this device
+
+  // --- instability rule ---
+  double spike_factor = 10;         // step is a spike if grad_norm > factor × running median (after warm-up)
+  std::int64_t spike_window = 100;  // steps in the running median
+  std::int64_t unstable_spikes = 10;  // a run with at least this many spikes (or diverged) is unstable
+};
+
+/// Checks every setting and the cross-field rules; throws io::UsageError naming the flag.
+void validate_train_options(const TrainOptions& o);
+
+struct TrainResult {
+  std::int64_t steps = 0;           // optimizer steps completed (in the whole run, resumes included)
+  std::int64_t tokens = 0;          // training tokens consumed
+  double best_val_loss = 0;         // NaN without an evaluation
+  double final_val_loss = 0;
+  double final_drift_max = 0;
+  double final_drift_mean = 0;
+  std::int64_t n_spikes = 0;
+  bool stable = true;
+  bool diverged = false;            // a non-finite loss or gradient norm stopped the run
+  bool interrupted = false;         // SIGTERM/SIGINT: checkpoint written, resume with --resume
+};
+
+/// `gaugelab train`. `prov` carries argv and the resolved options; kind and threads are set here.
+TrainResult run_train(const TrainOptions& options, io::Provenance prov);
+
+}  // namespace gaugelab::gpt2

@@ -1,0 +1,55 @@
+// GaugeFix-LRM on the model's tensors (seed 000 eqs. 3–6), on the model's device with no host round
+// trip: the tensor twin of core/gauge_fix_lrm.hpp and core/coordinates.hpp (lrm_head_scales,
+// lrm_drift), tested against them.
+//
+// Group removed: per layer and head, the scalar Q/K multiplier gauge (ℝ₊)^h,
+//   r_Q ↦ r_Q/g, r_K ↦ r_K·g, b_Q ↦ b_Q/g, b_K ↦ b_K·g.
+// Representative: s_Q = s_K (s = RMS of the head's multiplier slice), the point of the orbit where
+// the head's scale is shared equally by Q and K (drift 0), as seed 000 §3.3 prescribes. The Q/K
+// biases move with their multipliers: q_j = r_Q,j·(W̄x)_j + b_Q,j, so only scaling both keeps
+// every logit q·k unchanged (exact up to fp32 rounding; a test checks the logits).
+// Needs row multipliers (row or row+column) on Q and K: scalar multipliers have no head slices.
+#pragma once
+
+#include <functional>
+
+#include <ATen/core/Tensor.h>
+
+#include "core/transport.hpp"
+#include "gpt2/model/model.hpp"
+
+namespace gaugelab::gpt2 {
+
+/// True if Q and K both carry row multipliers (the precondition of everything below).
+bool has_qk_row_multipliers(const ModelConfig& config);
+
+/// Per layer and head, s_Q and s_K: RMS of r_Q and r_K over the head's slice. [L, H] float32 each,
+/// on the model's device.
+struct QkScales {
+  at::Tensor s_q;  // [L, H]
+  at::Tensor s_k;  // [L, H]
+};
+QkScales qk_head_scales(const GPT& model);
+
+/// max and mean over layers and heads of |log(s_Q/s_K)| (seed 000 eq. 3 is the max); one host sync.
+struct DriftValues {
+  double max = 0;
+  double mean = 0;
+};
+DriftValues qk_drift(const QkScales& s);
+
+/// Adam's first and second moments of one parameter (undefined tensors: no state yet).
+struct AdamMoments {
+  at::Tensor m;  // same shape as the parameter
+  at::Tensor v;
+};
+using MomentLookup = std::function<AdamMoments(const at::Tensor& param)>;
+
+/// Applies GaugeFix to every layer and returns g [L, H] = √((s_Q+ε)/(s_K+ε)) (seed 000 eq. 4).
+/// With mode vector or covector the Adam moments of r_Q, r_K and the Q/K slices of c_attn.bias move
+/// as core::transport_state moves them under the diagonal right action x ↦ x·a (a = 1/g on Q, g on K):
+/// vector m·a, v·a²; covector m/a, v/a²; none leaves them (seed 000's choice).
+at::Tensor gauge_fix(GPT& model, double eps, core::TransportMode mode = core::TransportMode::none,
+                     const MomentLookup& lookup = {});
+
+}  // namespace gaugelab::gpt2

@@ -1,0 +1,164 @@
+// `gaugelab train`: the loop. Setup (model, optimizer, data, log, resume) is in setup.cpp; this
+// file runs the steps: accumulate micro-batches -> (average over ranks) -> clip -> AdamW -> GaugeFix
+// (condition B) -> samples, evaluation, log row, progress line, checkpoints.
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <csignal>
+#include <cstdio>
+#include <iostream>
+#include <limits>
+
+#include <ATen/TensorOperators.h>
+#include <ATen/core/grad_mode.h>
+
+#include "gpt2/train/setup.hpp"
+
+namespace gaugelab::gpt2 {
+
+namespace {
+
+std::atomic<int> g_stop_signal{0};
+extern "C" void on_stop_signal(int sig) { g_stop_signal.store(sig); }
+
+// Installs SIGTERM/SIGINT handlers for the run's lifetime (a graceful stop: checkpoint, close the log).
+class StopSignals {
+ public:
+  StopSignals() {
+    g_stop_signal.store(0);
+    prev_term_ = std::signal(SIGTERM, on_stop_signal);
+    prev_int_ = std::signal(SIGINT, on_stop_signal);
+  }
+  ~StopSignals() {
+    std::signal(SIGTERM, prev_term_);
+    std::signal(SIGINT, prev_int_);
+  }
+  int requested() const { return g_stop_signal.load(); }
+
+ private:
+  void (*prev_term_)(int) = SIG_DFL;
+  void (*prev_int_)(int) = SIG_DFL;
+};
+
+std::string fmt_duration(double s) {
+  char buf[32];
+  if (!std::isfinite(s) || s < 0) return "?";
+  const long t = static_cast<long>(s);
+  if (t >= 3600) std::snprintf(buf, sizeof buf, "%ldh%02ldm", t / 3600, (t / 60) % 60);
+  else std::snprintf(buf, sizeof buf, "%ldm%02lds", t / 60, t % 60);
+  return buf;
+}
+
+double nan() { return std::numeric_limits<double>::quiet_NaN(); }
+
+}  // namespace
+
+TrainResult run_train(const TrainOptions& o, io::Provenance prov) {
+  TrainRun run = setup_train(o, std::move(prov));
+  TrainState& st = run.state;
+  const TrainDist& dist = run.dist;
+  const bool rank0 = dist.rank == 0;
+  const bool fix_enabled = o.condition == "B";
+  const core::TransportMode transport = core::parse_transport_mode(o.state_transport);
+  const MomentLookup lookup = [&](const at::Tensor& p) { return run.opt->moments(p); };
+  const std::vector<at::Tensor> params = run.opt->parameters();
+  StopSignals signals;
+  double ema_step_s = nan();
+  const auto t_start = std::chrono::steady_clock::now();
+  const std::int64_t first_step = st.step;
+
+  for (std::int64_t it = st.step; it < o.max_iters; ++it) {
+    const auto t0 = std::chrono::steady_clock::now();
+    const std::int64_t step = it + 1;  // 1-based: the row's step
+    const bool last = step == o.max_iters;
+    reseed_step_rng(o.run.seed, it, dist.rank);
+    run.model->train(true);
+    run.opt->zero_grad();
+    at::Tensor loss_sum;
+    for (std::int64_t micro = 0; micro < o.grad_accum; ++micro) {
+      const at::Tensor batch = run.train->batch(it, micro).to(run.device, /*non_blocking=*/true);
+      const std::int64_t T = batch.size(1) - 1;
+      at::Tensor loss;
+      {
+        AutocastScope autocast(run.device, run.precision);
+        loss = run.model->loss(batch.narrow(1, 0, T), batch.narrow(1, 1, T));
+      }
+      (loss / static_cast<double>(o.grad_accum)).backward();
+      loss_sum = loss_sum.defined() ? loss_sum + loss.detach() : loss.detach();
+    }
+    double loss_v = loss_sum.item<double>() / static_cast<double>(o.grad_accum);
+    if (dist.active()) {
+      dist.average_gradients(params);
+      loss_v = dist.all_reduce_mean(loss_v);
+    }
+    const double grad_norm = run.opt->clip_grad_norm(o.grad_clip);
+    const double lr = run.schedule.at(it);
+    StepRow row;
+    row.step = step, row.loss = loss_v, row.lr = lr, row.grad_norm = grad_norm;
+    row.val_loss = row.drift_max = row.drift_mean = nan();
+    if (!std::isfinite(loss_v) || !std::isfinite(grad_norm)) {  // divergence: stop before the update
+      st.diverged = true;
+      row.spike = true;
+      row.tokens = static_cast<double>(st.tokens);
+      if (rank0) run.log->append(row);
+      std::cerr << "train: step " << step << ": non-finite " << (std::isfinite(loss_v) ? "gradient norm" : "loss")
+                << " (loss " << loss_v << ", grad norm " << grad_norm << "); stopping, the last good checkpoint is kept\n";
+      break;
+    }
+    run.opt->step(lr);
+    if (fix_enabled && step % o.gaugefix_every == 0) {
+      gauge_fix(*run.model, o.gaugefix_eps, transport, lookup);
+      row.after_fix = true;
+    }
+    if (run.has_heads && (step % o.log_heads_every == 0 || last)) {
+      const QkScales s = qk_head_scales(*run.model);
+      const DriftValues d = qk_drift(s);
+      row.drift_max = d.max, row.drift_mean = d.mean;
+      st.final_drift_max = d.max, st.final_drift_mean = d.mean;
+      st.max_drift_max = std::max(st.max_drift_max, d.max);
+      if (rank0) run.log->append_heads(step, s.s_q, s.s_k);
+    }
+    if (step % o.eval_every == 0 || last) {
+      row.val_loss = evaluate(run);
+      st.final_val_loss = row.val_loss;
+      if (std::isfinite(row.val_loss) && !(st.best_val_loss <= row.val_loss)) st.best_val_loss = row.val_loss;
+    }
+    row.spike = run.spikes.observe(step, grad_norm);
+    st.n_spikes += row.spike ? 1 : 0;
+    st.tokens += run.tokens_per_step;
+    st.step = step;
+    row.tokens = static_cast<double>(st.tokens);
+    const double dt = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    row.tokens_per_s = static_cast<double>(run.tokens_per_step) / dt;
+    ema_step_s = std::isfinite(ema_step_s) ? 0.9 * ema_step_s + 0.1 * dt : dt;
+    if (rank0) run.log->append(row);
+    if (rank0 && (step % o.log_every == 0 || last || step == first_step + 1)) {
+      const double tps = static_cast<double>(run.tokens_per_step) / ema_step_s;
+      const double mfu = run.flops_per_token * tps / (run.peak_tflops * 1e12);
+      char line[320];
+      std::snprintf(line, sizeof line,
+                    "step %lld/%lld | loss %.4f | lr %.3e | gnorm %.3f%s | drift %s | %.0f tok/s | MFU %.1f%% | ETA %s",
+                    static_cast<long long>(step), static_cast<long long>(o.max_iters), loss_v, lr, grad_norm,
+                    row.spike ? " (spike)" : "",
+                    std::isfinite(st.final_drift_max) ? std::to_string(st.final_drift_max).c_str() : "-", tps,
+                    100.0 * mfu, fmt_duration(ema_step_s * static_cast<double>(o.max_iters - step)).c_str());
+      std::cout << line;
+      if (std::isfinite(row.val_loss)) std::cout << " | val " << row.val_loss;
+      std::cout << std::endl;
+    }
+    int sig = signals.requested();
+    if (dist.active()) sig = dist.all_reduce_mean(sig != 0 ? 1.0 : 0.0) > 0 ? (sig != 0 ? sig : SIGTERM) : 0;
+    if (sig != 0 || step % o.ckpt_every == 0 || last) save_state(run);
+    if (sig != 0) {
+      st.interrupted = true;
+      if (rank0)
+        std::cerr << "train: " << (sig == SIGTERM ? "SIGTERM" : "SIGINT") << " at step " << step
+                  << ": checkpoint written; continue with --resume\n";
+      break;
+    }
+  }
+  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count();
+  return finish_train(run, secs);
+}
+
+}  // namespace gaugelab::gpt2

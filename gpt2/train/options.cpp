@@ -1,0 +1,75 @@
+// validate_train_options: every cross-field rule of `gaugelab train` in one place (ranges of single
+// flags are declared with the flags in cli/verb_train.cpp and checked there too, so this also guards
+// callers that fill TrainOptions in code).
+#include <cmath>
+#include <string>
+
+#include "gpt2/model/config.hpp"
+#include "gpt2/train/api.hpp"
+#include "io/options.hpp"
+
+namespace gaugelab::gpt2 {
+
+namespace {
+
+void need(bool ok, const std::string& msg) {
+  if (!ok) throw io::UsageError(msg);
+}
+
+}  // namespace
+
+void validate_train_options(const TrainOptions& o) {
+  need(!o.run.out.empty(), "--out DIR is required (the run directory: log.h5 and checkpoints/)");
+  need(!o.data.empty(), "--data DIR is required (a directory with train.bin and val.bin; see gaugelab prepare)");
+  if (o.data.rfind("synthetic:", 0) == 0) {
+    std::int64_t docs = 0;
+    try {
+      docs = io::parse_int(o.data.substr(10), "--data synthetic:N");
+    } catch (const io::UsageError&) {
+      docs = 0;
+    }
+    need(docs >= 100, "--data synthetic:N needs N >= 100 documents (got '" + o.data.substr(10) + "')");
+  }
+  need(o.condition == "A" || o.condition == "B" || o.condition == "C", "--condition must be A, B or C, not '" + o.condition + "'");
+  need(o.state_transport == "none" || o.state_transport == "vector" || o.state_transport == "covector",
+       "--state-transport must be none, vector or covector");
+  need(o.precision == "fp32" || o.precision == "bf16", "--precision must be fp32 or bf16");
+  need(o.dist_backend == "auto" || o.dist_backend == "gloo" || o.dist_backend == "nccl",
+       "--dist-backend must be auto, gloo or nccl");
+  need(o.batch_size >= 1 && o.grad_accum >= 1 && o.max_iters >= 1, "--batch-size, --grad-accum and --max-iters must be >= 1");
+  need(o.lr > 0 && std::isfinite(o.lr), "--lr must be > 0");
+  need(o.min_lr >= 0 && o.min_lr <= o.lr, "--min-lr must be in [0, --lr]");
+  need(o.warmup_iters >= 0, "--warmup-iters must be >= 0");
+  const std::int64_t decay = o.lr_decay_iters > 0 ? o.lr_decay_iters : o.max_iters;
+  need(decay >= o.warmup_iters, "--lr-decay-iters (or --max-iters) must be >= --warmup-iters");
+  need(o.beta1 >= 0 && o.beta1 < 1 && o.beta2 >= 0 && o.beta2 < 1, "--beta1 and --beta2 must be in [0, 1)");
+  need(o.adam_eps > 0, "--adam-eps must be > 0");
+  need(o.weight_decay >= 0 && o.wd_multipliers >= 0 && o.wd_embeddings >= 0, "weight decays must be >= 0");
+  need(o.grad_clip >= 0, "--grad-clip must be >= 0 (0 = off)");
+  need(o.gaugefix_every >= 1, "--gaugefix-every must be >= 1");
+  need(o.gaugefix_eps >= 0, "--gaugefix-eps must be >= 0");
+  need(o.condition == "B" || o.state_transport == "none",
+       "--state-transport " + o.state_transport + " only applies to condition B (GaugeFix)");
+  need(o.eval_every >= 1 && o.eval_batches >= 1 && o.log_every >= 1 && o.log_heads_every >= 1 && o.ckpt_every >= 1 &&
+           o.keep_ckpts >= 1,
+       "--eval-every, --eval-batches, --log-every, --log-heads-every, --ckpt-every and --keep-ckpts must be >= 1");
+  need(o.spike_factor > 1, "--spike-factor must be > 1");
+  need(o.spike_window >= 1 && o.unstable_spikes >= 1, "--spike-window and --unstable-spikes must be >= 1");
+  need(o.dist_timeout_s > 0, "--dist-timeout-s must be > 0");
+  need(o.peak_tflops >= 0, "--peak-tflops must be >= 0 (0 = measure)");
+  need(o.dropout >= 0 && o.dropout < 1, "--dropout must be in [0, 1)");
+  for (const auto& [name, v] : {std::pair{"n-layer", o.n_layer}, {"n-head", o.n_head}, {"n-embd", o.n_embd},
+                                {"block-size", o.block_size}, {"vocab-size", o.vocab_size}})
+    need(v >= 0, std::string("--") + name + " must be >= 0 (0 = the preset's)");
+  try {
+    ModelConfig::preset(o.model);
+    LrmPlacement::parse(o.multipliers);
+  } catch (const io::UsageError&) {
+    throw;
+  } catch (const std::exception& e) {
+    throw io::UsageError(e.what());
+  }
+  need(!(o.compact_vocab && o.vocab_size > 0), "--compact-vocab sets the vocabulary from the data; drop --vocab-size");
+}
+
+}  // namespace gaugelab::gpt2

@@ -1,0 +1,356 @@
+#include "gpt2/train/setup.hpp"
+
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <iostream>
+#include <limits>
+#include <mutex>
+
+#include <ATen/CPUGeneratorImpl.h>
+#include <ATen/core/grad_mode.h>
+#include <ATen/ops/mm.h>
+#include <ATen/ops/randn.h>
+
+#include "data/prepare.hpp"
+#include "gpt2/model/checkpoint.hpp"
+#include "gpt2/train/checkpoints.hpp"
+#include "io/options.hpp"
+
+namespace gaugelab::gpt2 {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+double nan() { return std::numeric_limits<double>::quiet_NaN(); }
+
+// Settings a resumed run must share with the run it continues (they decide the data order, the
+// model, or the optimizer's trajectory); anything else (max-iters, cadences, threads) may change.
+const char* const kIdentityKeys[] = {"data", "seed", "model", "n-layer", "n-head", "n-embd", "block-size", "vocab-size",
+                                     "multipliers", "dropout", "compact-vocab", "batch-size", "grad-accum", "lr",
+                                     "min-lr", "warmup-iters", "lr-decay-iters", "beta1", "beta2", "adam-eps",
+                                     "weight-decay", "wd-multipliers", "wd-embeddings", "grad-clip",
+                                     "clip-multipliers", "condition", "gaugefix-every", "gaugefix-eps",
+                                     "state-transport", "spike-factor", "spike-window"};
+
+void check_resume_options(const nlohmann::json& saved, const nlohmann::json& now) {
+  if (!saved.is_object() || !now.is_object()) return;
+  for (const char* key : kIdentityKeys)
+    if (saved.contains(key) && now.contains(key) && saved[key] != now[key])
+      throw io::UsageError(std::string("--resume: --") + key + " was " + saved[key].dump() + " in the run being resumed, now " +
+                           now[key].dump() + " (start a new run in another --out to change it)");
+  for (const auto& [key, value] : now.items())
+    if (saved.contains(key) && saved[key] != value && key != "resume" && key != "force")
+      std::cerr << "train: resume: " << key << " changed " << saved[key].dump() << " -> " << value.dump() << "\n";
+}
+
+// --data DIR as given, or for synthetic:N the corpus prepared into OUT/data (by rank 0, once).
+std::string resolve_data_dir(const TrainOptions& o, bool rank0) {
+  if (o.data.rfind("synthetic:", 0) != 0) return o.data;
+  const std::string dir = o.run.out + "/data";
+  if (rank0 && !(fs::exists(dir + "/train.bin") && fs::exists(dir + "/val.bin"))) {
+    data::PrepareOptions p;
+    p.synthetic = true;
+    p.synthetic_options.n_docs = static_cast<std::size_t>(io::parse_int(o.data.substr(10), "--data"));
+    p.out_dir = dir;
+    p.write_llmc = false;
+    p.progress = false;
+    p.force = true;
+    const data::PrepareResult r = data::run_prepare(p);
+    std::cout << "data       synthetic corpus: " << r.train.tokens << " train + " << r.val.tokens << " val tokens -> "
+              << dir << "\n";
+  }
+  return dir;
+}
+
+ModelConfig build_model_config(const TrainOptions& o, std::int64_t compact_vocab_size) {
+  ModelConfig mc = ModelConfig::preset(o.model);
+  if (o.n_layer > 0) mc.n_layer = o.n_layer;
+  if (o.n_head > 0) mc.n_head = o.n_head;
+  if (o.n_embd > 0) mc.n_embd = o.n_embd;
+  if (o.block_size > 0) mc.block_size = o.block_size;
+  if (o.vocab_size > 0) mc.vocab_size = o.vocab_size;
+  if (compact_vocab_size > 0) mc.vocab_size = compact_vocab_size;
+  mc.lrm = LrmPlacement::parse(o.multipliers);
+  mc.dropout = o.dropout;
+  try {
+    mc.validate();
+  } catch (const std::exception& e) {
+    throw io::UsageError(std::string("model: ") + e.what());
+  }
+  return mc;
+}
+
+OptimizerSettings optimizer_settings(const TrainOptions& o) {
+  OptimizerSettings s;
+  s.beta1 = o.beta1, s.beta2 = o.beta2, s.eps = o.adam_eps;
+  s.wd_matrices = o.weight_decay;
+  s.wd_multipliers_qk = o.condition == "A" ? o.wd_multipliers : 0.0;  // seed 000 §4.1: B and C drop Q/K decay
+  s.wd_multipliers_other = o.wd_multipliers;
+  s.wd_biases_norms = 0.0;
+  s.wd_embeddings = o.wd_embeddings;
+  s.clip_multipliers = o.clip_multipliers;
+  return s;
+}
+
+void print_settings(const TrainRun& r, const std::string& resumed_from) {
+  const TrainOptions& o = r.options;
+  const ModelConfig& mc = r.model->config();
+  std::cout << "model      " << describe_model(*r.model) << "\n";
+  std::cout << "device     " << r.device.str() << ", " << precision_name(r.precision) << ", threads " << r.prov.threads
+            << ", world " << r.dist.world << " (" << r.dist.source << "), rank " << r.dist.rank << "\n";
+  std::cout << "batch      " << o.batch_size << " x " << mc.block_size << " tokens x " << o.grad_accum << " accumulation x "
+            << r.dist.world << " ranks = " << r.tokens_per_step << " tokens/step, " << o.max_iters << " steps ("
+            << static_cast<double>(r.tokens_per_step) * static_cast<double>(o.max_iters) << " tokens)\n";
+  std::cout << "schedule   lr " << o.lr << " warm-up " << o.warmup_iters << " cosine to " << o.min_lr << " at step "
+            << r.schedule.decay_iters << "; AdamW (" << o.beta1 << ", " << o.beta2 << "), eps " << o.adam_eps
+            << "; clip " << o.grad_clip << (o.clip_multipliers ? " (multipliers included)" : " (multipliers excluded)")
+            << "\n";
+  std::cout << "groups    ";
+  for (const TrainOptimizer::Group& g : r.opt->groups())
+    std::cout << " " << g.name << " (" << g.params.size() << " tensors, wd " << g.weight_decay << (g.clipped ? "" : ", not clipped")
+              << ")";
+  std::cout << "\ncondition  " << o.condition
+            << (o.condition == "A"   ? ": multiplier WD on every multiplier, Q/K included"
+                : o.condition == "B" ? ": no Q/K multiplier WD, GaugeFix every " + std::to_string(o.gaugefix_every) +
+                                           " steps (eps " + std::to_string(o.gaugefix_eps) + ", state transport " +
+                                           o.state_transport + ")"
+                                     : ": no Q/K multiplier WD, no GaugeFix")
+            << (r.has_heads ? "" : "; no Q/K row multipliers: no scales or drift")
+            << "\n";
+  std::cout << "data       " << r.data_dir << "/train.bin (" << r.train->tokens() << " tokens)"
+            << (r.vocab_map.ids.empty() ? "" : ", compact vocabulary of " + std::to_string(r.vocab_map.ids.size()) + " ids")
+            << "; validation " << o.eval_batches << " fixed batches every " << o.eval_every << " steps\n";
+  std::cout << "instability spike: grad norm > " << o.spike_factor << " x median of the previous " << o.spike_window
+            << " norms after step " << o.warmup_iters << "; unstable: >= " << o.unstable_spikes << " spikes or diverged\n";
+  std::cout << "run dir    " << o.run.out << " (log.h5, checkpoints/ every " << o.ckpt_every << " steps, newest "
+            << o.keep_ckpts << " kept)" << (resumed_from.empty() ? "" : "; resumed from " + resumed_from) << "\n";
+  std::cout << "MFU peak   " << r.peak_tflops << " TFLOP/s" << (o.peak_tflops > 0 ? " (given)" : " (matmul measured now)")
+            << "; " << r.flops_per_token / 1e9 << " GFLOP/token" << std::endl;
+}
+
+}  // namespace
+
+void reseed_step_rng(std::uint64_t seed, std::int64_t step, int rank) {
+  at::Generator gen = at::detail::getDefaultCPUGenerator();
+  std::lock_guard<std::mutex> lock(gen.mutex());
+  gen.set_current_seed(mix_seed(seed ^ 0x5eedULL, static_cast<std::uint64_t>(step) * 65536u + static_cast<std::uint64_t>(rank)));
+}
+
+double measure_matmul_tflops(c10::Device device, Precision precision) {
+  at::NoGradGuard no_grad;
+  const std::int64_t n = device.is_cuda() ? 4096 : 512;
+  const auto dtype = precision == Precision::bf16 ? at::kBFloat16 : at::kFloat;
+  const at::Tensor a = at::randn({n, n}, at::TensorOptions().dtype(dtype).device(device));
+  const at::Tensor b = at::randn({n, n}, at::TensorOptions().dtype(dtype).device(device));
+  at::mm(a, b).sum().item<double>();  // warm-up (and CUDA sync)
+  double best = 0;
+  const auto t_end = std::chrono::steady_clock::now() + std::chrono::milliseconds(300);
+  for (int rep = 0; rep < 50 && std::chrono::steady_clock::now() < t_end; ++rep) {
+    const auto t0 = std::chrono::steady_clock::now();
+    at::Tensor c;
+    for (int i = 0; i < 4; ++i) c = at::mm(a, b);
+    c.sum().item<double>();
+    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    best = std::max(best, 4.0 * 2.0 * static_cast<double>(n * n * n) / s / 1e12);
+  }
+  return best;
+}
+
+nlohmann::json train_state_json(const TrainRun& r) {
+  const TrainState& s = r.state;
+  auto num = [](double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); };
+  return {{"step", s.step},
+          {"tokens", s.tokens},
+          {"best_val_loss", num(s.best_val_loss)},
+          {"final_val_loss", num(s.final_val_loss)},
+          {"final_drift_max", num(s.final_drift_max)},
+          {"final_drift_mean", num(s.final_drift_mean)},
+          {"max_drift_max", s.max_drift_max},
+          {"n_spikes", s.n_spikes},
+          {"spike_window", r.spikes.window()},
+          {"world", r.dist.world},
+          {"tokens_per_step", r.tokens_per_step},
+          {"vocab_ids", r.vocab_map.ids},
+          {"rng", "CPU generator reseeded from (seed, step, rank) before every step"},
+          {"options", r.prov.config}};
+}
+
+TrainState train_state_from_json(const nlohmann::json& j) {
+  auto num = [&](const char* k) { return j.contains(k) && j[k].is_number() ? j[k].get<double>() : nan(); };
+  TrainState s;
+  s.step = j.at("step").get<std::int64_t>();
+  s.tokens = j.at("tokens").get<std::int64_t>();
+  s.best_val_loss = num("best_val_loss"), s.final_val_loss = num("final_val_loss");
+  s.final_drift_max = num("final_drift_max"), s.final_drift_mean = num("final_drift_mean");
+  s.max_drift_max = num("max_drift_max");
+  s.n_spikes = j.at("n_spikes").get<std::int64_t>();
+  return s;
+}
+
+TrainRun setup_train(const TrainOptions& o, io::Provenance prov) {
+  validate_train_options(o);
+  TrainRun r;
+  r.options = o;
+  prov.kind = "gpt2/train";
+  prov.seed = o.run.seed;
+  prov.threads = apply_torch_threads(o.run.threads);
+  r.dist = read_dist_env();
+  std::string device_name = o.device;
+  if (r.dist.active() && (o.device == "cuda" || o.device.rfind("cuda:", 0) == 0))
+    device_name = "cuda:" + std::to_string(r.dist.local_rank);
+  r.device = parse_device(device_name);
+  r.precision = parse_precision(o.precision);
+  r.dist = connect_train_dist(o.dist_backend, r.device, o.dist_timeout_s);
+  const bool rank0 = r.dist.rank == 0;
+
+  const std::string log_path = train_log_path(o.run.out);
+  std::optional<std::string> ckpt;
+  if (o.resume) {
+    ckpt = latest_train_checkpoint(o.run.out);
+  } else if (rank0 && (fs::exists(log_path) || fs::exists(train_checkpoints_dir(o.run.out)))) {
+    if (!o.run.force)
+      throw std::runtime_error(o.run.out + ": already holds a run (log.h5 or checkpoints/); continue it with --resume "
+                                           "or replace it with --force");
+    fs::remove_all(train_checkpoints_dir(o.run.out));
+    fs::remove(log_path);
+    fs::remove(log_path + ".resume-src");
+    if (o.data.rfind("synthetic:", 0) == 0) fs::remove_all(o.run.out + "/data");  // ours, regenerated
+  }
+  r.data_dir = resolve_data_dir(o, rank0);
+  if (r.dist.active()) r.dist.barrier();
+
+  if (o.compact_vocab) r.vocab_map = compact_vocab({r.data_dir + "/train.bin", r.data_dir + "/val.bin"});
+  nlohmann::json saved;
+  if (ckpt) {
+    Checkpoint ck = load_checkpoint(*ckpt, r.device);
+    saved = ck.config.at("trainer");
+    check_resume_options(saved.value("options", nlohmann::json()), prov.config);
+    if (saved.value("world", 1) != r.dist.world)
+      throw io::UsageError("--resume: the run was trained on " + saved["world"].dump() + " ranks, this launch has " +
+                           std::to_string(r.dist.world) + " (the data order depends on it)");
+    if (saved.value("vocab_ids", std::vector<std::int32_t>{}) != r.vocab_map.ids)
+      throw std::runtime_error(*ckpt + ": its compact vocabulary differs from the one of " + o.data);
+    r.model = std::move(ck.model);
+    r.state = train_state_from_json(saved);
+  } else {
+    const ModelConfig mc =
+        build_model_config(o, r.vocab_map.ids.empty() ? 0 : static_cast<std::int64_t>(r.vocab_map.ids.size()));
+    r.model = std::make_unique<GPT>(mc, o.run.seed);
+    r.model->to(r.device);
+    r.state.best_val_loss = r.state.final_val_loss = nan();
+    r.state.final_drift_max = r.state.final_drift_mean = nan();
+  }
+  const ModelConfig& mc = r.model->config();
+  r.has_heads = has_qk_row_multipliers(mc);
+  if (o.condition == "B" && !r.has_heads)
+    throw io::UsageError("--condition B needs row multipliers on q and k (--multipliers '" + mc.lrm.spec() + "' has none)");
+  r.opt = std::make_unique<TrainOptimizer>(*r.model, optimizer_settings(o));
+  if (ckpt) load_optimizer_state(*ckpt, *r.opt);
+  if (r.dist.active() && !ckpt) r.dist.broadcast_parameters(r.opt->parameters());
+
+  r.train = std::make_unique<TrainBatches>(r.data_dir + "/train.bin", o.run.seed, o.batch_size, mc.block_size, o.grad_accum,
+                                           r.dist.rank, r.dist.world, mc.vocab_size, r.vocab_map);
+  r.val = std::make_unique<ValidationBatches>(r.data_dir + "/val.bin", o.batch_size, mc.block_size, o.eval_batches,
+                                              mc.vocab_size, r.vocab_map);
+  r.schedule = {o.lr, o.min_lr, o.warmup_iters, o.lr_decay_iters > 0 ? o.lr_decay_iters : o.max_iters};
+  r.spikes = SpikeDetector(o.spike_factor, o.spike_window, o.warmup_iters);
+  if (ckpt) r.spikes.restore(saved.value("spike_window", std::vector<double>{}));
+  r.tokens_per_step = o.batch_size * mc.block_size * o.grad_accum * r.dist.world;
+  r.flops_per_token = 6.0 * static_cast<double>(r.model->num_parameters()) +
+                      12.0 * static_cast<double>(mc.n_layer * mc.n_embd * mc.block_size);
+  r.peak_tflops = o.peak_tflops > 0 ? o.peak_tflops : measure_matmul_tflops(r.device, r.precision);
+  r.prov = std::move(prov);
+
+  if (rank0) {
+    const int L = static_cast<int>(mc.n_layer), H = static_cast<int>(mc.n_head);
+    if (o.resume)
+      r.log.emplace(TrainLog::rebuild(log_path, r.prov, r.state.step, L, H));
+    else
+      r.log.emplace(TrainLog::create(log_path, r.prov, true, L, H));
+    print_settings(r, ckpt ? *ckpt : (o.resume ? std::string("nothing (no checkpoint yet: starting at step 0)") : ""));
+  }
+  return r;
+}
+
+double evaluate(TrainRun& r) {
+  at::NoGradGuard no_grad;
+  r.model->train(false);
+  const std::int64_t n = r.val->count(), world = r.dist.world;
+  const bool shared = r.dist.active() && n % world == 0;  // each rank a share, then the mean of means
+  double sum = 0;
+  std::int64_t count = 0;
+  for (std::int64_t i = shared ? r.dist.rank : 0; i < n; i += shared ? world : 1) {
+    const at::Tensor batch = r.val->batch(i).to(r.device);
+    const std::int64_t T = batch.size(1) - 1;
+    AutocastScope autocast(r.device, r.precision);
+    sum += r.model->loss(batch.narrow(1, 0, T), batch.narrow(1, 1, T)).item<double>();
+    ++count;
+  }
+  r.model->train(true);
+  const double mean = sum / static_cast<double>(count);
+  return shared ? r.dist.all_reduce_mean(mean) : mean;
+}
+
+void save_state(TrainRun& r) {
+  if (r.dist.rank == 0) {
+    r.log->log().flush();
+    save_train_checkpoint(r.options.run.out, r.state.step, *r.model, *r.opt, train_state_json(r), r.options.keep_ckpts);
+  }
+  if (r.dist.active()) r.dist.barrier();
+}
+
+TrainResult finish_train(TrainRun& r, double seconds) {
+  const TrainOptions& o = r.options;
+  const TrainState& s = r.state;
+  TrainResult res;
+  res.steps = s.step, res.tokens = s.tokens;
+  res.best_val_loss = s.best_val_loss, res.final_val_loss = s.final_val_loss;
+  res.final_drift_max = s.final_drift_max, res.final_drift_mean = s.final_drift_mean;
+  res.n_spikes = s.n_spikes, res.diverged = s.diverged, res.interrupted = s.interrupted;
+  res.stable = !s.diverged && s.n_spikes < o.unstable_spikes;
+  if (r.dist.rank != 0) return res;
+  io::RunLog& log = r.log->log();
+  log.set_summary("condition", o.condition);
+  log.set_summary("seed", static_cast<std::int64_t>(o.run.seed));
+  log.set_summary("best_val_loss", s.best_val_loss);
+  log.set_summary("final_val_loss", s.final_val_loss);
+  log.set_summary("final_drift_max", s.final_drift_max);
+  log.set_summary("final_drift_mean", s.final_drift_mean);
+  log.set_summary("max_drift_max", r.has_heads ? s.max_drift_max : nan());
+  log.set_summary("n_spikes", s.n_spikes);
+  log.set_summary("stable", std::int64_t{res.stable ? 1 : 0});
+  log.set_summary("diverged", std::int64_t{s.diverged ? 1 : 0});
+  log.set_summary("interrupted", std::int64_t{s.interrupted ? 1 : 0});
+  log.set_summary("completed", std::int64_t{s.step == o.max_iters ? 1 : 0});
+  log.set_summary("steps", s.step);
+  log.set_summary("max_iters", o.max_iters);
+  log.set_summary("tokens", s.tokens);
+  log.set_summary("tokens_per_step", r.tokens_per_step);
+  log.set_summary("world", std::int64_t{r.dist.world});
+  log.set_summary("gaugefix_every", o.condition == "B" ? o.gaugefix_every : std::int64_t{0});
+  log.set_summary("state_transport", o.state_transport);
+  log.set_summary("precision", std::string(precision_name(r.precision)));
+  log.set_summary("n_params", r.model->num_parameters());
+  log.set_summary("n_multipliers", r.model->config().multiplier_count());
+  log.set_summary("spike_rule", "grad_norm > " + std::to_string(o.spike_factor) + " x median of previous " +
+                                    std::to_string(o.spike_window) + " after step " + std::to_string(o.warmup_iters) +
+                                    "; unstable if >= " + std::to_string(o.unstable_spikes) + " spikes or diverged");
+  log.set_summary("seconds_this_process", seconds);
+  r.log->log().close();
+  std::cout << "\n== gaugelab train: condition " << o.condition << ", seed " << o.run.seed << " ==\n"
+            << "steps       " << s.step << " / " << o.max_iters << (s.diverged ? "  DIVERGED (non-finite loss)" : "")
+            << (s.interrupted ? "  interrupted (resume with --resume)" : "") << "\n"
+            << "tokens      " << s.tokens << " (" << r.tokens_per_step << " per step)\n"
+            << "val loss    final " << s.final_val_loss << ", best " << s.best_val_loss << "\n"
+            << "Q/K drift   final max " << s.final_drift_max << ", mean " << s.final_drift_mean << "; max over run "
+            << s.max_drift_max << "\n"
+            << "stability   " << (res.stable ? "stable" : "UNSTABLE") << " (" << s.n_spikes << " spikes)\n"
+            << "time        " << seconds << " s in this process\n"
+            << "log         " << train_log_path(o.run.out) << "\n"
+            << "checkpoints " << train_checkpoints_dir(o.run.out) << "\n";
+  return res;
+}
+
+}  // namespace gaugelab::gpt2

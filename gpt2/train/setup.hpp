@@ -1,0 +1,74 @@
+// Everything a training run holds, and the steps around the loop (loop.cpp): setting up a fresh or
+// resumed run, evaluation, checkpointing, and the closing summary.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "gpt2/train/data_loader.hpp"
+#include "gpt2/train/gaugefix.hpp"
+#include "gpt2/model/model.hpp"
+#include "gpt2/model/runtime.hpp"
+#include "gpt2/train/api.hpp"
+#include "gpt2/train/dist_hooks.hpp"
+#include "gpt2/train/log.hpp"
+#include "gpt2/train/optimizer.hpp"
+#include "gpt2/train/schedule.hpp"
+
+namespace gaugelab::gpt2 {
+
+/// What a checkpoint carries besides model and optimizer (config.json "trainer").
+struct TrainState {
+  std::int64_t step = 0;    // optimizer steps completed
+  std::int64_t tokens = 0;  // training tokens consumed
+  double best_val_loss = 0, final_val_loss = 0;           // NaN until evaluated
+  double final_drift_max = 0, final_drift_mean = 0;       // NaN until sampled
+  double max_drift_max = 0;
+  std::int64_t n_spikes = 0;
+  bool diverged = false, interrupted = false;
+};
+
+struct TrainRun {
+  TrainOptions options;
+  io::Provenance prov;
+  TrainDist dist;
+  std::string data_dir;         // --data, or OUT/data for synthetic:N
+  c10::Device device = c10::Device(c10::kCPU);
+  Precision precision = Precision::fp32;
+  std::unique_ptr<GPT> model;
+  std::unique_ptr<TrainOptimizer> opt;
+  std::unique_ptr<TrainBatches> train;
+  std::unique_ptr<ValidationBatches> val;
+  VocabMap vocab_map;
+  LrSchedule schedule;
+  SpikeDetector spikes{10, 100, 0};
+  std::optional<TrainLog> log;  // rank 0 only
+  TrainState state;
+  bool has_heads = false;       // Q/K row multipliers exist: scales and drift are sampled
+  std::int64_t tokens_per_step = 0;  // micro-batch × context × accumulation × world
+  double flops_per_token = 0;        // 6N + 12·L·d·T (nanoGPT's estimate, PaLM appendix B)
+  double peak_tflops = 0;            // MFU denominator
+};
+
+/// Validates the options, forms the data-parallel group, builds or resumes model, optimizer, data
+/// and log, prints every setting. Throws io::UsageError / std::runtime_error with one line.
+TrainRun setup_train(const TrainOptions& options, io::Provenance prov);
+/// Mean validation loss over the fixed batches (ranks share the batches when they divide evenly).
+double evaluate(TrainRun& run);
+/// Checkpoint of the current step (rank 0 writes; every rank waits for it).
+void save_state(TrainRun& run);
+/// Writes /summary, closes the log, prints the closing summary.
+TrainResult finish_train(TrainRun& run, double seconds);
+/// Reseeds the CPU generator (dropout) from (seed, step, rank): no RNG state needs checkpointing.
+void reseed_step_rng(std::uint64_t seed, std::int64_t step, int rank);
+/// Matmul throughput (TFLOP/s) of `device` in the run's compute dtype, measured over ~0.3 s.
+double measure_matmul_tflops(c10::Device device, Precision precision);
+
+nlohmann::json train_state_json(const TrainRun& run);
+TrainState train_state_from_json(const nlohmann::json& j);
+
+}  // namespace gaugelab::gpt2

@@ -1,0 +1,119 @@
+// `gaugelab generate`: sampling from a checkpoint (greedy, temperature, top-k), seeded; token ids
+// always, text when the GPT-2 tokenizer is available and the vocabulary is GPT-2's.
+#include <filesystem>
+#include <iostream>
+#include <limits>
+#include <optional>
+#include <stdexcept>
+
+#include <ATen/CPUGeneratorImpl.h>
+#include <ATen/core/grad_mode.h>
+#include <ATen/ops/multinomial.h>
+#include <ATen/ops/softmax.h>
+#include <ATen/ops/topk.h>
+
+#include "data/tokenizer.hpp"
+#include "gpt2/use/loaded_model.hpp"
+#include "io/options.hpp"
+#include "io/run_log.hpp"
+
+namespace gaugelab::gpt2 {
+
+namespace {
+
+// The tokenizer if its files are there and it matches the model's vocabulary, else nothing (with a note).
+std::optional<data::Gpt2Tokenizer> find_tokenizer(const GenerateOptions& o, std::int64_t vocab) {
+  const std::string path = o.vocab_dir.empty() ? data::Gpt2Tokenizer::default_ranks_path() : o.vocab_dir;
+  if (!std::filesystem::exists(path)) {
+    std::cerr << "tokenizer  not found at " << path << ": token ids only\n";
+    return std::nullopt;
+  }
+  data::Gpt2Tokenizer tok = o.vocab_dir.empty() ? data::Gpt2Tokenizer::from_tiktoken(path)
+                                                : data::Gpt2Tokenizer::from_vocab_dir(path);
+  if (static_cast<std::int64_t>(tok.vocab_size()) != vocab) {
+    std::cerr << "tokenizer  has " << tok.vocab_size() << " tokens, the model " << vocab << ": token ids only\n";
+    return std::nullopt;
+  }
+  std::cerr << "tokenizer  " << path << "\n";
+  return tok;
+}
+
+// The next token from the last position's logits [V] (float32, CPU).
+std::int64_t pick(const at::Tensor& logits, const GenerateOptions& o, at::Generator& gen) {
+  if (o.temperature == 0.0) return logits.argmax().item<std::int64_t>();
+  at::Tensor l = logits.div(o.temperature);
+  if (o.top_k > 0 && o.top_k < l.size(0)) {
+    const at::Tensor kth = std::get<0>(at::topk(l, o.top_k)).select(0, o.top_k - 1);
+    l = l.masked_fill(l.lt(kth), -std::numeric_limits<float>::infinity());
+  }
+  return at::multinomial(at::softmax(l, 0), 1, /*replacement=*/false, gen).item<std::int64_t>();
+}
+
+}  // namespace
+
+std::vector<std::vector<std::int64_t>> run_generate(const GenerateOptions& o, io::Provenance prov) {
+  if (o.temperature < 0) throw io::UsageError("--temperature must be >= 0 (0 = greedy)");
+  if (!o.prompt.empty() && !o.prompt_tokens.empty()) throw io::UsageError("give --prompt or --prompt-tokens, not both");
+  if (!o.run.out.empty()) io::prepare_output_path(o.run.out, o.run.force);
+  prov.threads = apply_torch_threads(o.run.threads);
+  std::cerr << "threads    " << prov.threads << "\n";
+  LoadedModel lm = load_for_run(o.checkpoint, o.model);
+  const ModelConfig& cfg = lm.model->config();
+  // The tokenizer must cover the ids users see: GPT-2's, also for a compact model (translated at its edge).
+  const std::optional<data::Gpt2Tokenizer> tok = find_tokenizer(o, lm.compact() ? 50257 : cfg.vocab_size);
+
+  std::vector<std::int64_t> prompt;
+  if (!o.prompt.empty()) {
+    if (!tok) throw std::runtime_error("--prompt needs the GPT-2 tokenizer (run the set-up script, or --vocab-dir)");
+    for (auto id : tok->encode(o.prompt, data::SpecialTokens::allowed)) prompt.push_back(static_cast<std::int64_t>(id));
+  } else if (!o.prompt_tokens.empty()) {
+    prompt = parse_token_ids(o.prompt_tokens, lm.id_bound(), "--prompt-tokens");
+  } else if (lm.compact()) {
+    prompt = {lm.model_id_of.count(50256) ? 50256 : lm.vocab_ids.front()};  // <|endoftext|> when the data had it
+  } else {
+    prompt = {cfg.vocab_size > 50256 ? 50256 : 0};  // <|endoftext|>: start of a document
+  }
+  for (std::int64_t& id : prompt) id = lm.to_model(id, "the prompt");  // GPT-2 ids -> the model's (compact) ids
+
+  at::NoGradGuard no_grad;
+  auto gen = at::make_generator<at::CPUGeneratorImpl>(o.run.seed);
+  std::vector<std::vector<std::int64_t>> samples;
+  for (std::int64_t s = 0; s < o.samples; ++s) {
+    std::vector<std::int64_t> seq = prompt;
+    for (std::int64_t step = 0; step < o.max_new_tokens; ++step) {
+      const std::size_t ctx = std::min<std::size_t>(seq.size(), static_cast<std::size_t>(cfg.block_size));
+      const std::vector<std::int64_t> window(seq.end() - static_cast<std::ptrdiff_t>(ctx), seq.end());
+      at::Tensor logits;
+      {
+        AutocastScope autocast(lm.device, lm.precision);
+        logits = lm.model->logits(token_tensor(window, lm.device));
+      }
+      seq.push_back(pick(logits.select(1, logits.size(1) - 1).squeeze(0).to(at::kCPU), o, gen));
+    }
+    for (std::int64_t& id : seq) id = lm.to_gpt2(id);  // back to GPT-2 ids for printing, decoding and the log
+    std::cout << "sample " << s << " ids:";
+    for (std::int64_t id : seq) std::cout << " " << id;
+    std::cout << "\n";
+    if (tok) {
+      std::vector<data::TokenId> ids(seq.begin(), seq.end());
+      std::cout << "sample " << s << " text: " << tok->decode(ids) << "\n";
+    }
+    samples.push_back(std::move(seq));
+  }
+  if (!o.run.out.empty()) {
+    prov.kind = "gpt2/generate";
+    io::RunLog log = io::RunLog::create(o.run.out, prov, o.run.force);
+    const auto len = static_cast<std::uint64_t>(samples.empty() ? 0 : samples[0].size());
+    log.declare_array("tokens", {static_cast<std::uint64_t>(samples.size()), len}, io::DType::i64);
+    log.start();
+    std::vector<std::int64_t> flat;
+    for (const auto& s : samples) flat.insert(flat.end(), s.begin(), s.end());
+    log.write_array("tokens", flat.data(), flat.size());
+    log.set_summary("prompt_tokens", static_cast<std::int64_t>(prompt.size()));
+    log.close();
+    std::cout << "log        " << o.run.out << "\n";
+  }
+  return samples;
+}
+
+}  // namespace gaugelab::gpt2

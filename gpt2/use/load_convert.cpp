@@ -1,0 +1,106 @@
+// `gaugelab export` and `import`, and the helpers every model verb shares (loaded_model.hpp).
+#include <cstdio>
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <stdexcept>
+
+#include <ATen/ops/from_blob.h>
+
+#include "gpt2/model/checkpoint.hpp"
+#include "gpt2/model/interchange.hpp"
+#include <nlohmann/json.hpp>
+#include "gpt2/use/loaded_model.hpp"
+#include "io/options.hpp"
+
+namespace gaugelab::gpt2 {
+
+LoadedModel load_for_run(const std::string& checkpoint, const ModelRunOptions& o) {
+  if (checkpoint.empty()) throw io::UsageError("no checkpoint given");
+  LoadedModel out;
+  out.device = parse_device(o.device);
+  out.precision = parse_precision(o.precision);
+  out.model = load_any_model(checkpoint, out.device, LrmPlacement::parse(o.multipliers));
+  out.model->train(false);
+  std::cerr << "model      " << checkpoint << ": " << describe_model(*out.model) << "\n"
+            << "runs on    " << out.device.str() << ", " << precision_name(out.precision) << "\n";
+  if (is_gaugelab_checkpoint(checkpoint)) {
+    std::ifstream in(std::filesystem::path(checkpoint) / "config.json");
+    const nlohmann::json cfg = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+    if (cfg.is_object() && cfg.contains("trainer") && cfg["trainer"].contains("vocab_ids")) {
+      const auto& ids = cfg["trainer"]["vocab_ids"];
+      if (!ids.is_array() || static_cast<std::int64_t>(ids.size()) != out.model->config().vocab_size)
+        throw std::runtime_error(checkpoint + "/config.json: trainer.vocab_ids must list one GPT-2 id per model id (" +
+                                 std::to_string(out.model->config().vocab_size) + ")");
+      for (const auto& v : ids) {
+        if (!v.is_number_integer() || v.get<std::int64_t>() < 0)
+          throw std::runtime_error(checkpoint + "/config.json: trainer.vocab_ids holds a non-id value");
+        out.model_id_of.emplace(v.get<std::int64_t>(), static_cast<std::int64_t>(out.vocab_ids.size()));
+        out.vocab_ids.push_back(v.get<std::int64_t>());
+      }
+      std::cerr << "vocabulary compact: " << out.vocab_ids.size()
+                << " ids (trained with --compact-vocab); ids in and out are GPT-2's\n";
+    }
+  }
+  return out;
+}
+
+std::int64_t LoadedModel::id_bound() const {
+  if (!compact()) return model->config().vocab_size;
+  std::int64_t mx = 0;
+  for (const std::int64_t id : vocab_ids) mx = std::max(mx, id);
+  return mx + 1;
+}
+
+std::int64_t LoadedModel::to_model(std::int64_t id, const std::string& what) const {
+  if (!compact()) return id;
+  const auto it = model_id_of.find(id);
+  if (it == model_id_of.end())
+    throw std::runtime_error(what + ": token id " + std::to_string(id) + " is not in the model's compact vocabulary (" +
+                             std::to_string(vocab_ids.size()) + " ids seen in its training data)");
+  return it->second;
+}
+
+std::vector<std::int64_t> parse_token_ids(const std::vector<std::string>& ids, std::int64_t vocab, const std::string& what) {
+  std::vector<std::int64_t> out;
+  for (const std::string& s : ids) {
+    const std::int64_t id = io::parse_int(s, what);
+    if (id < 0 || id >= vocab)
+      throw io::UsageError(what + ": token id " + s + " is outside the model's vocabulary [0, " + std::to_string(vocab) + ")");
+    out.push_back(id);
+  }
+  return out;
+}
+
+at::Tensor token_tensor(const std::vector<std::int64_t>& ids, c10::Device device) {
+  std::vector<std::int64_t> copy = ids;
+  return at::from_blob(copy.data(), {1, static_cast<std::int64_t>(copy.size())}, at::kLong).clone().to(device);
+}
+
+void run_export(const ExportOptions& o) {
+  safetensors::DType dtype;
+  if (o.dtype == "F32") dtype = safetensors::DType::F32;
+  else if (o.dtype == "BF16") dtype = safetensors::DType::BF16;
+  else if (o.dtype == "F16") dtype = safetensors::DType::F16;
+  else throw io::UsageError("--dtype must be F32, BF16 or F16");
+  io::prepare_output_path(o.out, o.force);
+  auto model = load_any_model(o.checkpoint, c10::Device(c10::kCPU));
+  std::cerr << "model      " << o.checkpoint << ": " << describe_model(*model) << "\n";
+  export_hf(*model, o.out, dtype);
+  std::cout << "exported " << o.checkpoint << " -> " << o.out << "/model.safetensors + config.json (" << o.dtype
+            << ", multipliers merged into the weights)\n";
+}
+
+void run_import(const ImportOptions& o) {
+  const LrmPlacement lrm = LrmPlacement::parse(o.multipliers);
+  io::prepare_output_path(o.out, o.force);
+  auto model = import_hf(o.source, lrm, c10::Device(c10::kCPU));
+  std::cerr << "model      " << o.source << ": " << describe_model(*model) << "\n";
+  save_checkpoint(o.out, *model);
+  std::cout << "imported " << o.source << " -> checkpoint " << o.out << " (multipliers " << lrm.spec()
+            << ", all at 1)\n";
+}
+
+}  // namespace gaugelab::gpt2

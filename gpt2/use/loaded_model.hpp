@@ -1,0 +1,47 @@
+// What the verbs of api.hpp share: loading a model for a run and reading token ids.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include <ATen/core/Tensor.h>
+
+#include "gpt2/model/model.hpp"
+#include "gpt2/use/api.hpp"
+#include "gpt2/model/runtime.hpp"
+
+namespace gaugelab::gpt2 {
+
+struct LoadedModel {
+  std::unique_ptr<GPT> model;
+  c10::Device device = c10::Device(c10::kCPU);
+  Precision precision = Precision::fp32;
+  // A checkpoint trained with --compact-vocab predicts K renumbered ids: vocab_ids[k] is the GPT-2 id
+  // of model id k (the trainer's "vocab_ids"). Empty: the model's ids are the file's/tokenizer's ids.
+  // Users and files always speak GPT-2 ids; the verbs translate at the model's edge.
+  std::vector<std::int64_t> vocab_ids;
+  std::unordered_map<std::int64_t, std::int64_t> model_id_of;  // GPT-2 id -> model id (compact only)
+
+  bool compact() const { return !vocab_ids.empty(); }
+  /// The bound of the ids users give: the model's vocabulary, or for a compact model 1 + its largest GPT-2 id.
+  std::int64_t id_bound() const;
+  /// GPT-2 id -> model id; for a compact model an id outside its vocabulary throws naming `what`.
+  std::int64_t to_model(std::int64_t id, const std::string& what) const;
+  /// Model id -> GPT-2 id.
+  std::int64_t to_gpt2(std::int64_t id) const { return compact() ? vocab_ids.at(static_cast<std::size_t>(id)) : id; }
+};
+
+/// Loads `checkpoint` (ours or Hugging Face's) onto the requested device, in eval mode, and prints
+/// one line describing it to stderr.
+LoadedModel load_for_run(const std::string& checkpoint, const ModelRunOptions& options);
+
+/// Token ids from text ("464" ...), each checked to be in [0, vocab); `what` names the flag.
+std::vector<std::int64_t> parse_token_ids(const std::vector<std::string>& ids, std::int64_t vocab, const std::string& what);
+
+/// [1, n] int64 tensor on `device`.
+at::Tensor token_tensor(const std::vector<std::int64_t>& ids, c10::Device device);
+
+}  // namespace gaugelab::gpt2
