@@ -11,6 +11,7 @@
 #include "core/gauge_sampling.hpp"
 #include "data/token_files.hpp"
 #include "gpt2/model/checkpoint.hpp"
+#include "gpt2/model/runtime.hpp"
 #include "gpt2/inspect/api.hpp"
 #include "gpt2/inspect/checks.hpp"
 #include "gpt2/inspect/log.hpp"
