@@ -95,7 +95,7 @@ int main(int argc, char** argv) {
   std::vector<data::TokenId> toks(200000);
   for (std::size_t i = 0; i < toks.size(); ++i) toks[i] = static_cast<data::TokenId>((i * 2654435761u >> 7) % 401);
   data::write_token_file(dir + "/train.bin", toks, data::TokenFileFormat::nanogpt);
-  const gpt2::TrainBatches batches(dir + "/train.bin", 42, B, T, 1, 0, 1, mc.vocab_size);
+  const gpt2::TrainBatches batches({dir + "/train.bin"}, 42, B, T, 1, 0, 1, mc.vocab_size);
 
   std::int64_t it = 0;
   auto step = [&] {

@@ -23,8 +23,10 @@ int verb_train(const Args& args) {
                    "and drift to OUT/log.h5, checkpoints to OUT/checkpoints; --resume continues. gpt2/README.md, "
                    "\"Training\".");
   using io::Range;
-  opts.add("data", &o.data, "directory with train.bin and val.bin (gaugelab prepare)")
+  opts.add("data", &o.data, "directory with train.bin and val.bin, or llm.c *_train_*.bin / *_val_*.bin shards")
       .add("resume", &o.resume, "continue the run in --out from its newest checkpoint")
+      .add("replan", &o.replan, "with --resume: accept a changed --max-iters and re-plan the cosine to it")
+      .add("init-from", &o.init_from, "start from these weights: our checkpoint or a Hugging Face GPT-2 directory")
       .add("model", &o.model, "size preset: gpt2, gpt2-medium, gpt2-large, gpt2-xl, tiny, nano")
       .add("n-layer", &o.n_layer, "transformer blocks (0 = the preset's)", Range::non_negative())
       .add("n-head", &o.n_head, "attention heads (0 = the preset's)", Range::non_negative())
@@ -35,8 +37,14 @@ int verb_train(const Args& args) {
       .add("compact-vocab", &o.compact_vocab, "renumber the token ids occurring in the data to 0..K-1 (small corpora)")
       .add("multipliers", &o.multipliers, "multiplier placement: default, none, or site:mode,...")
       .add("dropout", &o.dropout, "dropout while training", Range{0.0, 1.0, false, true})
+      .add("bias", &o.bias, "biases in linear maps and LayerNorms (nanoGPT's train.py: false; GPT-2: true)")
+      .add("gelu", &o.gelu, "GELU form: erf (nanoGPT's nn.GELU) or tanh (GPT-2, Hugging Face gelu_new)",
+           {"erf", "tanh"})
       .add("batch-size", &o.batch_size, "sequences per micro-batch per rank", Range::at_least(1))
-      .add("grad-accum", &o.grad_accum, "micro-batches per optimizer step per rank", Range::at_least(1))
+      .add("grad-accum", &o.grad_accum, "micro-batches per optimizer step in all, divided over the ranks",
+           Range::at_least(1))
+      .add("batch-tokens", &o.batch_tokens, "tokens per optimizer step in all (sets --grad-accum; 0 = unset)",
+           Range::non_negative())
       .add("max-iters", &o.max_iters, "optimizer steps", Range::at_least(1))
       .add("lr", &o.lr, "peak learning rate", Range::positive())
       .add("min-lr", &o.min_lr, "learning rate at the end of the cosine", Range::non_negative())
@@ -49,6 +57,8 @@ int verb_train(const Args& args) {
       .add("wd-multipliers", &o.wd_multipliers, "lambda_lrm: weight decay of the multipliers (Q/K ones only under A)",
            Range::non_negative())
       .add("wd-embeddings", &o.wd_embeddings, "weight decay of token and position embeddings", Range::non_negative())
+      .add("multiplier-lr-scale", &o.multiplier_lr_scale, "multipliers step at this x the lr (0 freezes them)",
+           Range::non_negative())
       .add("grad-clip", &o.grad_clip, "clip the gradient norm to this (0 = off)", Range::non_negative())
       .add("clip-multipliers", &o.clip_multipliers, "include multiplier gradients in the clipped norm")
       .add("condition", &o.condition, "A: WD on all multipliers; B: no Q/K WD + GaugeFix; C: no Q/K WD, no fix",
@@ -67,6 +77,7 @@ int verb_train(const Args& args) {
       .add("ckpt-every", &o.ckpt_every, "checkpoint after every N-th step", Range::at_least(1))
       .add("keep-ckpts", &o.keep_ckpts, "newest checkpoints kept", Range::at_least(1))
       .add("peak-tflops", &o.peak_tflops, "MFU denominator in TFLOP/s (0 = measure a matmul now)", Range::non_negative())
+      .add("spike-on", &o.spike_on, "the gradient norm the spike rule watches", {"total", "clipped", "multipliers"})
       .add("spike-factor", &o.spike_factor, "spike: grad norm > factor x running median", Range{1.0, std::nullopt, true, false})
       .add("spike-window", &o.spike_window, "steps in the running median", Range::at_least(1))
       .add("unstable-spikes", &o.unstable_spikes, "spikes that make a run unstable", Range::at_least(1));

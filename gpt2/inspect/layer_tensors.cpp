@@ -175,7 +175,8 @@ std::optional<QkRowScales> qk_row_scales(const GPT& model, std::int64_t layer) {
   const std::int64_t d = model.config().n_embd;
   const at::Tensor rq = b.c_attn.groups[0].row_scale(d), rk = b.c_attn.groups[1].row_scale(d);
   if (!rq.defined() || !rk.defined()) return std::nullopt;
-  return QkRowScales{to_vec(rq), to_vec(rk), to_vec(b.b_q()), to_vec(b.b_k())};
+  const std::int64_t dd = model.config().n_embd;  // b_Q, b_K are zero in a model without biases
+  return QkRowScales{to_vec(rq), to_vec(rk), bias_or_zero(b.b_q(), dd).transpose(), bias_or_zero(b.b_k(), dd).transpose()};
 }
 
 core::AttentionHead<double> load_checkpoint_head(const std::string& checkpoint, std::int64_t layer, std::int64_t head) {

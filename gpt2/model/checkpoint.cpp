@@ -94,4 +94,28 @@ std::string describe_model(GPT& m) {
   return os.str();
 }
 
+std::vector<std::int64_t> vocab_ids_of(const nlohmann::json& config, std::int64_t vocab_size, const std::string& what) {
+  if (!config.is_object()) return {};
+  const nlohmann::json* ids = nullptr;
+  if (config.contains("trainer") && config["trainer"].is_object() && config["trainer"].contains("vocab_ids"))
+    ids = &config["trainer"]["vocab_ids"];
+  else if (config.contains("gaugelab_vocab_ids"))
+    ids = &config["gaugelab_vocab_ids"];
+  if (ids == nullptr || ids->is_null() || (ids->is_array() && ids->empty())) return {};
+  if (!ids->is_array() || static_cast<std::int64_t>(ids->size()) != vocab_size)
+    throw std::runtime_error(what + ": vocab_ids must list one GPT-2 id per model id (" + std::to_string(vocab_size) + ")");
+  std::vector<std::int64_t> out;
+  for (const auto& v : *ids) {
+    if (!v.is_number_integer() || v.get<std::int64_t>() < 0)
+      throw std::runtime_error(what + ": vocab_ids holds a value that is not a token id");
+    out.push_back(v.get<std::int64_t>());
+  }
+  return out;
+}
+
+std::vector<std::int64_t> stored_vocab_ids(const std::string& dir, std::int64_t vocab_size) {
+  const std::string path = dir + "/config.json";
+  return vocab_ids_of(read_json_file(path), vocab_size, path);
+}
+
 }  // namespace gaugelab::gpt2

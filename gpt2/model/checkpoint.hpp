@@ -7,8 +7,10 @@
 // Every file is written to a temporary name and renamed, so a crash never leaves half a file.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include <c10/core/Device.h>
 #include <nlohmann/json.hpp>
@@ -41,6 +43,14 @@ bool is_gaugelab_checkpoint(const std::string& dir);
 /// `lrm_for_hf` multipliers at 1).
 std::unique_ptr<GPT> load_any_model(const std::string& dir, c10::Device device,
                                     const LrmPlacement& lrm_for_hf = LrmPlacement{});
+
+/// The GPT-2 id of each model id of a --compact-vocab model, read from a config.json: ours keeps it as
+/// trainer.vocab_ids, a Hugging Face export (and our import of one) as "gaugelab_vocab_ids". Empty for a
+/// model that speaks GPT-2 ids (key absent, null, or [] as full-vocabulary runs once wrote). Throws one
+/// line naming `what` when it is not one non-negative id per model id (vocab_size of them).
+std::vector<std::int64_t> vocab_ids_of(const nlohmann::json& config, std::int64_t vocab_size, const std::string& what);
+/// vocab_ids_of(DIR/config.json) for our checkpoint or a Hugging Face directory.
+std::vector<std::int64_t> stored_vocab_ids(const std::string& dir, std::int64_t vocab_size);
 
 /// One line: "12 layers, 12 heads, d 768, context 1024, vocab 50257 (padded 50304); 124.4M parameters + 165888
 /// multipliers (...)"; the model verbs, the trainer and inspect print it first.

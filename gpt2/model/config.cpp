@@ -87,6 +87,14 @@ std::string LrmPlacement::spec() const {
   return out;
 }
 
+const char* gelu_name(Gelu g) { return g == Gelu::erf ? "erf" : "tanh"; }
+
+Gelu parse_gelu(const std::string& s) {
+  if (s == "tanh") return Gelu::tanh;
+  if (s == "erf") return Gelu::erf;
+  bad("gelu must be tanh or erf, not '" + s + "'");
+  }
+
 std::int64_t ModelConfig::padded_vocab() const {
   return (vocab_size + vocab_multiple - 1) / vocab_multiple * vocab_multiple;
 }
@@ -118,7 +126,8 @@ nlohmann::json ModelConfig::to_json() const {
           {"n_embd", n_embd},     {"block_size", block_size},
           {"vocab_size", vocab_size}, {"vocab_multiple", vocab_multiple},
           {"layer_norm_eps", layer_norm_eps}, {"dropout", dropout},
-          {"tied_head", tied_head}, {"multipliers", lrm.spec()}};
+          {"tied_head", tied_head}, {"multipliers", lrm.spec()},
+          {"bias", bias},         {"gelu", gelu_name(gelu)}};
 }
 
 ModelConfig ModelConfig::from_json(const nlohmann::json& j) {
@@ -136,6 +145,8 @@ ModelConfig ModelConfig::from_json(const nlohmann::json& j) {
       else if (key == "dropout") c.dropout = v.get<double>();
       else if (key == "tied_head") c.tied_head = v.get<bool>();
       else if (key == "multipliers") c.lrm = LrmPlacement::parse(v.get<std::string>());
+      else if (key == "bias") c.bias = v.get<bool>();  // absent in checkpoints before it existed: true, as they were
+      else if (key == "gelu") c.gelu = parse_gelu(v.get<std::string>());  // absent: tanh, as they were
       else bad("unknown key '" + key + "'");
     } catch (const nlohmann::json::exception& e) {
       bad("key '" + key + "' has the wrong type (" + std::string(e.what()) + ")");

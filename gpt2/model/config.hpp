@@ -47,6 +47,12 @@ struct LrmPlacement {
   std::string spec() const;
 };
 
+/// The MLP's nonlinearity. GPT-2 and Hugging Face use the tanh approximation ("gelu_new"); nanoGPT's
+/// model.py uses torch's exact nn.GELU() (erf). The two differ by up to ~1e-3 per activation.
+enum class Gelu { tanh, erf };
+const char* gelu_name(Gelu g);         // "tanh", "erf"
+Gelu parse_gelu(const std::string& s);  // "tanh"/"erf"; throws std::runtime_error
+
 /// Sizes and switches of one GPT-2 model. Validated by validate(); every field is a plain setting.
 struct ModelConfig {
   std::int64_t n_layer = 12;        // transformer blocks
@@ -57,6 +63,9 @@ struct ModelConfig {
   std::int64_t vocab_multiple = 64;  // embedding rows are padded to a multiple of this; logits sliced back
   double layer_norm_eps = 1e-5;     // HF layer_norm_epsilon
   double dropout = 0.0;             // embedding, attention and residual dropout while training (HF *_pdrop)
+  bool bias = true;                 // linear and LayerNorm biases (GPT-2 and Hugging Face: true; nanoGPT's
+                                    // train.py: false, so `gaugelab train` defaults to false)
+  Gelu gelu = Gelu::tanh;           // tanh (GPT-2, HF) or erf (nanoGPT; `gaugelab train`'s default)
   bool tied_head = true;            // LM head shares the token embedding (GPT-2); false only for imports/exports
                                     // whose LM head carries row multipliers
   LrmPlacement lrm;                 // learnable multipliers per site

@@ -41,7 +41,8 @@ void transform_head_rows(Block& b, LrmSite site, HeadSlice hs, const at::Tensor&
   const std::int64_t part = site == LrmSite::q ? 0 : site == LrmSite::k ? 1 : 2;
   const LrmLinear::Group& g = qkv_group(b, site);
   at::Tensor w = b.c_attn.weight.narrow(0, part * d + hs.begin, hs.size);  // W̄_h [dh, d] view
-  at::Tensor bias = b.c_attn.bias.narrow(0, part * d + hs.begin, hs.size);  // [dh] view
+  const bool has_bias = b.c_attn.bias.defined();
+  at::Tensor bias = has_bias ? b.c_attn.bias.narrow(0, part * d + hs.begin, hs.size) : at::Tensor();  // [dh] view
   const at::Tensor m64 = f64(m, w);
   at::Tensor mbar = m64;  // diag(1/r_h)·M·diag(r_h): entry (i, j) = M_ij·r_j/r_i
   if (const at::Tensor r = g.row_scale(d); r.defined()) {
@@ -49,7 +50,7 @@ void transform_head_rows(Block& b, LrmSite site, HeadSlice hs, const at::Tensor&
     mbar = m64.mul(rh.unsqueeze(0)).div(rh.unsqueeze(1));
   }
   w.copy_(at::mm(mbar, f64(w, w)));
-  bias.copy_(at::mv(m64, f64(bias, bias)));
+  if (has_bias) bias.copy_(at::mv(m64, f64(bias, bias)));
 }
 
 void transform_head_out_columns(Block& b, HeadSlice hs, const at::Tensor& m) {
@@ -83,16 +84,16 @@ void rescale_qk_multipliers(Block& b, const at::Tensor& g) {
   at::NoGradGuard no_grad;
   const at::Tensor gg = g.to(b.c_attn.weight.device(), b.c_attn.weight.scalar_type());
   required(b.q().r, "rescale_qk_multipliers").div_(gg);
-  b.b_q().div_(gg);
+  if (b.c_attn.bias.defined()) b.b_q().div_(gg);  // b_Q, b_K move with their rows when they exist
   required(b.k().r, "rescale_qk_multipliers").mul_(gg);
-  b.b_k().mul_(gg);
+  if (b.c_attn.bias.defined()) b.b_k().mul_(gg);
 }
 
 void rescale_vo_multipliers(Block& b, const at::Tensor& g) {
   at::NoGradGuard no_grad;
   const at::Tensor gg = g.to(b.c_attn.weight.device(), b.c_attn.weight.scalar_type());
   required(b.v().r, "rescale_vo_multipliers").mul_(gg);
-  b.b_v().mul_(gg);
+  if (b.c_attn.bias.defined()) b.b_v().mul_(gg);
   required(b.attn_proj.groups[0].c, "rescale_vo_multipliers").div_(gg);
 }
 
@@ -103,12 +104,12 @@ void rescale_ln_columns(Block& b, int which_ln, const at::Tensor& g) {
   if (which_ln == 1) {
     for (LrmLinear::Group* grp : {&b.q(), &b.k(), &b.v()}) required(grp->c, "rescale_ln_columns");
     b.ln_1_weight.mul_(gg);
-    b.ln_1_bias.mul_(gg);
+    if (b.ln_1_bias.defined()) b.ln_1_bias.mul_(gg);
     for (LrmLinear::Group* grp : {&b.q(), &b.k(), &b.v()}) grp->c.div_(gg);
   } else {
     required(b.c_fc.groups[0].c, "rescale_ln_columns");
     b.ln_2_weight.mul_(gg);
-    b.ln_2_bias.mul_(gg);
+    if (b.ln_2_bias.defined()) b.ln_2_bias.mul_(gg);
     b.c_fc.groups[0].c.div_(gg);
   }
 }

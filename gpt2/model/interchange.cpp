@@ -8,6 +8,7 @@
 
 #include <ATen/core/grad_mode.h>
 #include <ATen/ops/ones.h>
+#include <ATen/ops/zeros.h>
 
 #include "gpt2/model/tensor_bytes.hpp"
 
@@ -66,7 +67,7 @@ void write_json_file(const std::string& path, const nlohmann::json& j) {
 nlohmann::json hf_config_json(const ModelConfig& c) {
   nlohmann::json j = {{"architectures", {"GPT2LMHeadModel"}},
                       {"model_type", "gpt2"},
-                      {"activation_function", "gelu_new"},
+                      {"activation_function", c.gelu == Gelu::erf ? "gelu" : "gelu_new"},
                       {"n_layer", c.n_layer},
                       {"n_head", c.n_head},
                       {"n_embd", c.n_embd},
@@ -113,8 +114,10 @@ ModelConfig config_from_hf_json(const nlohmann::json& j, const LrmPlacement& lrm
     c.layer_norm_eps = j["layer_norm_epsilon"].get<double>();
   }
   const std::string act = j.value("activation_function", std::string("gelu_new"));
-  if (act != "gelu_new" && act != "gelu_pytorch_tanh")
-    fail(what, "activation_function '" + act + "' is not GPT-2's tanh GELU (gelu_new)");
+  if (act == "gelu_new" || act == "gelu_pytorch_tanh") c.gelu = Gelu::tanh;
+  else if (act == "gelu") c.gelu = Gelu::erf;  // exact GELU (what a bias-free nanoGPT model exports as)
+  else fail(what, "activation_function '" + act + "' is neither GELU tanh (gelu_new) nor exact GELU (gelu)");
+  c.bias = true;  // Hugging Face's GPT-2 always has biases (a model trained without them exports zeros)
   if (j.contains("n_inner") && !j["n_inner"].is_null() && j["n_inner"] != 4 * c.n_embd)
     fail(what, "n_inner must be null or 4·n_embd");
   if (!flag("scale_attn_weights", true)) fail(what, "scale_attn_weights false is not supported");
@@ -136,9 +139,14 @@ void export_hf(GPT& m, const std::string& dir, safetensors::DType dtype) {
   const ModelConfig& c = m.config();
   std::vector<safetensors::TensorData> out;
   auto add = [&](const std::string& name, const at::Tensor& t) { out.push_back(to_tensor_data(name, t, dtype)); };
+  // Hugging Face's GPT-2 has every bias: a model trained without them (nanoGPT's bias=False) exports
+  // zeros there, which computes the same function.
+  auto bias_or_zeros = [&](const at::Tensor& b, std::int64_t n) {
+    return b.defined() ? b : at::zeros({n}, m.wte.options());
+  };
   auto linear = [&](const std::string& name, const LrmLinear& l) {  // Conv1D: weight [in, out]
     add(name + ".weight", l.effective_weight().t());
-    add(name + ".bias", l.bias);
+    add(name + ".bias", bias_or_zeros(l.bias, l.out_features()));
   };
   add("wte.weight", m.wte.narrow(0, 0, c.vocab_size));
   add("wpe.weight", m.wpe);
@@ -146,21 +154,21 @@ void export_hf(GPT& m, const std::string& dir, safetensors::DType dtype) {
     const Block& b = m.h[i];
     const std::string pre = "h." + std::to_string(i) + ".";
     add(pre + "ln_1.weight", b.ln_1_weight);
-    add(pre + "ln_1.bias", b.ln_1_bias);
+    add(pre + "ln_1.bias", bias_or_zeros(b.ln_1_bias, c.n_embd));
     linear(pre + "attn.c_attn", b.c_attn);
     linear(pre + "attn.c_proj", b.attn_proj);
     add(pre + "ln_2.weight", b.ln_2_weight);
-    add(pre + "ln_2.bias", b.ln_2_bias);
+    add(pre + "ln_2.bias", bias_or_zeros(b.ln_2_bias, c.n_embd));
     linear(pre + "mlp.c_fc", b.c_fc);
     linear(pre + "mlp.c_proj", b.mlp_proj);
   }
   if (c.tied_head) {  // the head's scalar/column multipliers scale ln_f's output (GPT::merge_multipliers)
     const at::Tensor scale = tied_head_scale(m);
     add("ln_f.weight", m.ln_f_weight.mul(scale));
-    add("ln_f.bias", m.ln_f_bias.mul(scale));
+    add("ln_f.bias", bias_or_zeros(m.ln_f_bias, c.n_embd).mul(scale));
   } else {
     add("ln_f.weight", m.ln_f_weight);
-    add("ln_f.bias", m.ln_f_bias);
+    add("ln_f.bias", bias_or_zeros(m.ln_f_bias, c.n_embd));
     add("lm_head.weight", m.lm_head.effective_weight().narrow(0, 0, c.vocab_size));
   }
   std::filesystem::create_directories(dir);

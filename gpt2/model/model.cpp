@@ -21,9 +21,15 @@ namespace gaugelab::gpt2 {
 at::Tensor Block::w_q() const { return c_attn.weight.narrow(0, 0, c_attn.rows_per_group()); }
 at::Tensor Block::w_k() const { return c_attn.weight.narrow(0, c_attn.rows_per_group(), c_attn.rows_per_group()); }
 at::Tensor Block::w_v() const { return c_attn.weight.narrow(0, 2 * c_attn.rows_per_group(), c_attn.rows_per_group()); }
-at::Tensor Block::b_q() const { return c_attn.bias.narrow(0, 0, c_attn.rows_per_group()); }
-at::Tensor Block::b_k() const { return c_attn.bias.narrow(0, c_attn.rows_per_group(), c_attn.rows_per_group()); }
-at::Tensor Block::b_v() const { return c_attn.bias.narrow(0, 2 * c_attn.rows_per_group(), c_attn.rows_per_group()); }
+at::Tensor Block::b_q() const {
+  return c_attn.bias.defined() ? c_attn.bias.narrow(0, 0, c_attn.rows_per_group()) : at::Tensor();
+}
+at::Tensor Block::b_k() const {
+  return c_attn.bias.defined() ? c_attn.bias.narrow(0, c_attn.rows_per_group(), c_attn.rows_per_group()) : at::Tensor();
+}
+at::Tensor Block::b_v() const {
+  return c_attn.bias.defined() ? c_attn.bias.narrow(0, 2 * c_attn.rows_per_group(), c_attn.rows_per_group()) : at::Tensor();
+}
 
 at::Tensor causal_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, double dropout_p) {
   // scale defaults to 1/√d_h, as GPT-2's scale_attn_weights.
@@ -38,18 +44,20 @@ GPT::GPT(const ModelConfig& config, std::uint64_t seed, bool initialise) : cfg_(
   wte = at::zeros({vp, d}, f32);
   wpe = at::zeros({cfg_.block_size, d}, f32);
   h.resize(static_cast<std::size_t>(cfg_.n_layer));
+  const bool bias = cfg_.bias;  // without: every linear and LayerNorm bias stays undefined (nanoGPT bias=False)
+  auto ln_bias = [&] { return bias ? at::zeros({d}, f32) : at::Tensor(); };
   for (Block& b : h) {
     b.ln_1_weight = at::ones({d}, f32);
-    b.ln_1_bias = at::zeros({d}, f32);
-    b.c_attn = LrmLinear(d, d, {{"q", p[LrmSite::q], true}, {"k", p[LrmSite::k], true}, {"v", p[LrmSite::v]}}, true);
-    b.attn_proj = LrmLinear(d, d, {{"", p[LrmSite::attn_out]}}, true);
+    b.ln_1_bias = ln_bias();
+    b.c_attn = LrmLinear(d, d, {{"q", p[LrmSite::q], true}, {"k", p[LrmSite::k], true}, {"v", p[LrmSite::v]}}, bias);
+    b.attn_proj = LrmLinear(d, d, {{"", p[LrmSite::attn_out]}}, bias);
     b.ln_2_weight = at::ones({d}, f32);
-    b.ln_2_bias = at::zeros({d}, f32);
-    b.c_fc = LrmLinear(d, 4 * d, {{"", p[LrmSite::mlp_in]}}, true);
-    b.mlp_proj = LrmLinear(4 * d, d, {{"", p[LrmSite::mlp_out]}}, true);
+    b.ln_2_bias = ln_bias();
+    b.c_fc = LrmLinear(d, 4 * d, {{"", p[LrmSite::mlp_in]}}, bias);
+    b.mlp_proj = LrmLinear(4 * d, d, {{"", p[LrmSite::mlp_out]}}, bias);
   }
   ln_f_weight = at::ones({d}, f32);
-  ln_f_bias = at::zeros({d}, f32);
+  ln_f_bias = ln_bias();
   lm_head = LrmLinear(d, vp, {{"", p[LrmSite::lm_head]}}, false);
   if (cfg_.tied_head) {
     lm_head.weight = wte;
@@ -66,16 +74,16 @@ void GPT::visit(const ParamVisitor& f) {
     Block& b = h[i];
     const std::string pre = "h." + std::to_string(i) + ".";
     f(pre + "ln_1.weight", b.ln_1_weight, ParamRole::bias_norm);
-    f(pre + "ln_1.bias", b.ln_1_bias, ParamRole::bias_norm);
+    if (b.ln_1_bias.defined()) f(pre + "ln_1.bias", b.ln_1_bias, ParamRole::bias_norm);
     b.c_attn.visit(pre + "attn.c_attn.", f);
     b.attn_proj.visit(pre + "attn.c_proj.", f);
     f(pre + "ln_2.weight", b.ln_2_weight, ParamRole::bias_norm);
-    f(pre + "ln_2.bias", b.ln_2_bias, ParamRole::bias_norm);
+    if (b.ln_2_bias.defined()) f(pre + "ln_2.bias", b.ln_2_bias, ParamRole::bias_norm);
     b.c_fc.visit(pre + "mlp.c_fc.", f);
     b.mlp_proj.visit(pre + "mlp.c_proj.", f);
   }
   f("ln_f.weight", ln_f_weight, ParamRole::bias_norm);
-  f("ln_f.bias", ln_f_bias, ParamRole::bias_norm);
+  if (ln_f_bias.defined()) f("ln_f.bias", ln_f_bias, ParamRole::bias_norm);
   lm_head.visit("lm_head.", f);
   if (cfg_.tied_head) lm_head.weight = wte;  // the visitor may have replaced wte
 }
@@ -106,6 +114,13 @@ void GPT::init(std::uint64_t seed) {
     if (!cfg_.tied_head) lm_head.weight.narrow(0, cfg_.vocab_size, cfg_.padded_vocab() - cfg_.vocab_size).zero_();
   }
   visit([](const std::string&, at::Tensor& t, ParamRole) { t.requires_grad_(true); });
+}
+
+void GPT::set_dropout(double p) {
+  ModelConfig c = cfg_;
+  c.dropout = p;
+  c.validate();
+  cfg_ = c;
 }
 
 void GPT::to(c10::Device device) {
@@ -161,7 +176,7 @@ void GPT::merge_multipliers() {
   if (g.c.defined()) scale = scale.mul(g.c);
   if (g.s.defined()) scale = scale.mul(g.s);
   ln_f_weight.mul_(scale);
-  ln_f_bias.mul_(scale);
+  if (ln_f_bias.defined()) ln_f_bias.mul_(scale);
   for (at::Tensor* t : {&g.s, &g.c})
     if (t->defined()) t->fill_(1.0);
 }
@@ -178,7 +193,7 @@ at::Tensor GPT::block_forward(const Block& b, const at::Tensor& x) const {
   y = y.transpose(1, 2).reshape({B, T, d});
   at::Tensor out = x.add(at::dropout(b.attn_proj.forward(y), p, training_));
   const at::Tensor m = at::layer_norm(out, {d}, b.ln_2_weight, b.ln_2_bias, cfg_.layer_norm_eps);
-  const at::Tensor f = at::gelu(b.c_fc.forward(m), "tanh");  // [B, T, 4d]
+  const at::Tensor f = at::gelu(b.c_fc.forward(m), cfg_.gelu == Gelu::erf ? "none" : "tanh");  // [B, T, 4d]
   return out.add(at::dropout(b.mlp_proj.forward(f), p, training_));
 }
 

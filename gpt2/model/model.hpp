@@ -1,7 +1,7 @@
 // GPT-2 exactly as Hugging Face's GPT2LMHeadModel computes it, with learnable multipliers (LRM):
 //   x = wte[idx] + wpe[0..T)                                    (learned positions)
 //   per block:  x += c_proj(attn(c_attn(ln_1(x))))               (pre-LayerNorm, causal, scale 1/√d_h)
-//               x += mlp_proj(gelu_tanh(c_fc(ln_2(x))))
+//               x += mlp_proj(gelu(c_fc(ln_2(x))))          (GELU tanh as GPT-2, or erf: config.gelu)
 //   logits = ln_f(x)·W_headᵀ, W_head = wte (tied) — sliced back from the padded vocabulary
 // Every linear map is an LrmLinear: W_eff = diag(r)·W̄·diag(c) formed each step (lrm.hpp).
 // Weights use the torch Linear layout W [out, in]; Hugging Face's Conv1D stores Wᵀ (interchange.hpp).
@@ -29,7 +29,7 @@ struct HeadSlice {
 };
 
 struct Block {
-  at::Tensor ln_1_weight, ln_1_bias;  // [d]
+  at::Tensor ln_1_weight, ln_1_bias;  // [d]; every bias here is undefined when !config.bias
   LrmLinear c_attn;                   // W̄ [3d, d]: rows [0,d) Q, [d,2d) K, [2d,3d) V; groups q, k, v
   LrmLinear attn_proj;                // W̄ [d, d] (HF attn.c_proj): input columns are the heads' values
   at::Tensor ln_2_weight, ln_2_bias;  // [d]
@@ -43,7 +43,7 @@ struct Block {
   at::Tensor w_q() const;  // [d, d] view of c_attn.weight rows [0, d)
   at::Tensor w_k() const;  // [d, d] rows [d, 2d)
   at::Tensor w_v() const;  // [d, d] rows [2d, 3d)
-  at::Tensor b_q() const;  // [d]
+  at::Tensor b_q() const;  // [d], undefined without biases
   at::Tensor b_k() const;  // [d]
   at::Tensor b_v() const;  // [d]
 };
@@ -70,6 +70,8 @@ class GPT {
   void init(std::uint64_t seed);
 
   const ModelConfig& config() const { return cfg_; }
+  /// Dropout while training (config().dropout): a setting of the run, not of the weights.
+  void set_dropout(double p);
   c10::Device device() const { return wte.device(); }
   /// Moves every parameter (as a fresh leaf that requires grad) to `device`.
   void to(c10::Device device);

@@ -17,10 +17,15 @@ namespace gaugelab::gpt2 {
 
 struct TrainOptions {
   // --- data and run ---
-  std::string data;                 // directory holding train.bin and val.bin (nanoGPT uint16 or llm.c shards),
+  std::string data;                 // directory holding train.bin and val.bin (nanoGPT uint16 or llm.c format),
+                                    // or llm.c shards *_train_*.bin and *_val_*.bin (all of them, in name order),
                                     // or "synthetic:N": the built-in synthetic corpus of N documents, prepared
                                     // into OUT/data on first use (deterministic: every run sees the same tokens)
   bool resume = false;              // continue the run in --out from its newest checkpoint
+  bool replan = false;              // with --resume: accept a changed --max-iters that moves the cosine's end
+                                    // (lr-decay-iters 0) and re-plan it from there; without it that is refused
+  std::string init_from;            // start from these weights (our checkpoint or a Hugging Face GPT-2
+                                    // directory; nanoGPT's init_from): the architecture comes from there
   io::RunFlags run;                 // --out DIR (required), --force, --threads, --seed (42: the paper's first seed)
 
   // --- model (a preset, then any size given explicitly; 0 = the preset's) ---
@@ -32,12 +37,17 @@ struct TrainOptions {
   std::int64_t vocab_size = 0;      // 0 = the preset's (GPT-2: 50257); every token id must be below it
   std::string multipliers = "default";  // LrmPlacement spec (rows+columns on q k v attn_out mlp_in mlp_out)
   double dropout = 0.0;             // nanoGPT uses 0 for pretraining
+  bool bias = false;                // linear and LayerNorm biases (nanoGPT's train.py: False; HF GPT-2: True)
+  std::string gelu = "erf";         // erf: nanoGPT's exact nn.GELU(); tanh: GPT-2 / Hugging Face's gelu_new
   bool compact_vocab = false;       // renumber the ids that occur in train.bin ∪ val.bin to 0..K−1 and use
                                     // vocabulary K (small corpora on a CPU; checkpoints record the id table)
 
   // --- batch and schedule (seed 000 §4.1, nanoGPT) ---
   std::int64_t batch_size = 12;     // sequences per micro-batch per rank
-  std::int64_t grad_accum = 1;      // micro-batches per optimizer step per rank
+  std::int64_t grad_accum = 1;      // micro-batches per optimizer step in all (nanoGPT's global count): each of
+                                    // the W ranks runs grad_accum / W of them; refused when W does not divide it
+  std::int64_t batch_tokens = 0;    // tokens per optimizer step in all; sets grad_accum = batch_tokens /
+                                    // (batch_size·block_size) (must divide); 0 = use --grad-accum
   std::int64_t max_iters = 20000;   // optimizer steps
   double lr = 6e-4;                 // peak learning rate
   double min_lr = 6e-5;             // end of the cosine
@@ -50,10 +60,13 @@ struct TrainOptions {
   double adam_eps = 1e-8;
   double weight_decay = 0.1;        // matrices W̄
   double wd_multipliers = 2e-3;     // λ_lrm: every multiplier (Q/K ones only under condition A)
-  double wd_embeddings = 0.0;       // token and position embeddings
+  double wd_embeddings = 0.1;       // token and position embeddings (nanoGPT and llm.c decay wte, tied to the
+                                    // LM head, and wpe like every matrix)
   // biases and LayerNorm gains/biases: never decayed
-  double grad_clip = 1.0;           // clip the global gradient norm to this; 0 = no clipping
-  bool clip_multipliers = false;    // include multiplier gradients in the clipped norm (seed 002 excludes them)
+  double multiplier_lr_scale = 1.0; // multipliers step at this × the scheduled lr (seed 002 allows its own
+                                    // multiplier lr); 0 freezes them at their start values
+  double grad_clip = 1.0;           // clip the clipped set's gradient norm to this (torch's rule); 0 = no clipping
+  bool clip_multipliers = false;    // include multiplier gradients in the clipped set (seed 002 excludes them)
 
   // --- condition and GaugeFix ---
   std::string condition = "A";      // A, B or C (see above)
@@ -77,13 +90,22 @@ struct TrainOptions {
   double peak_tflops = 0;           // MFU denominator; 0 = a matmul peak measured at start on this device
 
   // --- instability rule ---
-  double spike_factor = 10;         // step is a spike if grad_norm > factor × running median (after warm-up)
+  std::string spike_on = "total";   // the norm the rule watches: total (every parameter, the paper's), clipped
+                                    // (the clipped set) or multipliers
+  double spike_factor = 10;         // step is a spike if that norm > factor × running median (after warm-up)
   std::int64_t spike_window = 100;  // steps in the running median
   std::int64_t unstable_spikes = 10;  // a run with at least this many spikes (or diverged) is unstable
 };
 
 /// Checks every setting and the cross-field rules; throws io::UsageError naming the flag.
 void validate_train_options(const TrainOptions& o);
+
+/// Micro-batches per optimizer step in all: --batch-tokens / (batch_size·block_size) when given, else
+/// --grad-accum. block_size is the model's context. Throws io::UsageError when it does not divide.
+std::int64_t global_grad_accum(const TrainOptions& o, std::int64_t block_size);
+/// This rank's share of global_grad_accum(); throws io::UsageError naming both numbers when `world`
+/// does not divide it.
+std::int64_t rank_grad_accum(const TrainOptions& o, std::int64_t block_size, int world);
 
 struct TrainResult {
   std::int64_t steps = 0;           // optimizer steps completed (in the whole run, resumes included)

@@ -1,5 +1,7 @@
 #include "gpt2/train/data_loader.hpp"
 
+#include <algorithm>
+#include <filesystem>
 #include <limits>
 #include <stdexcept>
 
@@ -56,20 +58,60 @@ VocabMap compact_vocab(const std::vector<std::string>& paths) {
   return m;
 }
 
+std::vector<std::string> split_files(const std::string& dir, const std::string& split) {
+  namespace fs = std::filesystem;
+  const fs::path one = fs::path(dir) / (split + ".bin");
+  if (fs::exists(one)) return {one.string()};
+  std::vector<std::string> shards;
+  std::error_code ec;
+  const std::string tag = "_" + split + "_";
+  for (const fs::directory_entry& e : fs::directory_iterator(dir, ec)) {
+    const std::string name = e.path().filename().string();
+    if (e.is_regular_file() && name.size() > 4 && name.compare(name.size() - 4, 4, ".bin") == 0 &&
+        name.find(tag) != std::string::npos)
+      shards.push_back(e.path().string());
+  }
+  if (ec) throw std::runtime_error(dir + ": cannot list the data directory (" + ec.message() + ")");
+  if (shards.empty())
+    throw std::runtime_error(dir + ": no " + split + ".bin and no llm.c shards *" + tag + "*.bin (see gaugelab prepare)");
+  std::sort(shards.begin(), shards.end());
+  return shards;
+}
+
+TokenShards::TokenShards(const std::vector<std::string>& paths, std::int64_t span) {
+  if (paths.empty()) throw std::invalid_argument("TokenShards: no token files");
+  for (const std::string& p : paths) {
+    files_.push_back(data::MappedTokens::open(p));
+    check_length(files_.back(), span - 1);
+    first_.push_back(total_);
+    total_ += files_.back().size() - static_cast<std::uint64_t>(span) + 1;
+  }
+}
+
+std::pair<const data::MappedTokens*, std::size_t> TokenShards::locate(std::uint64_t k) const {
+  const auto it = std::upper_bound(first_.begin(), first_.end(), k);  // first file starting after k
+  const std::size_t i = static_cast<std::size_t>(it - first_.begin()) - 1;
+  return {&files_[i], static_cast<std::size_t>(k - first_[i])};
+}
+
+std::size_t TokenShards::tokens() const {
+  std::size_t n = 0;
+  for (const data::MappedTokens& f : files_) n += f.size();
+  return n;
+}
+
 std::uint64_t mix_seed(std::uint64_t seed, std::uint64_t index) {
   return splitmix64(splitmix64(seed) ^ splitmix64(index + 0x632be59bd9b4e019ULL));
 }
 
-TrainBatches::TrainBatches(const std::string& path, std::uint64_t seed, std::int64_t batch_size, std::int64_t seq_len,
-                           std::int64_t grad_accum, int rank, int world, std::int64_t vocab, const VocabMap& map)
-    : file_(data::MappedTokens::open(path)), seed_(seed), B_(batch_size), T_(seq_len), accum_(grad_accum),
-      rank_(rank), world_(world), vocab_(vocab), map_(map.table) {
-  check_length(file_, T_);
-}
+TrainBatches::TrainBatches(const std::vector<std::string>& paths, std::uint64_t seed, std::int64_t batch_size,
+                           std::int64_t seq_len, std::int64_t grad_accum, int rank, int world, std::int64_t vocab,
+                           const VocabMap& map)
+    : shards_(paths, seq_len + 1), seed_(seed), B_(batch_size), T_(seq_len), accum_(grad_accum), rank_(rank),
+      world_(world), vocab_(vocab), map_(map.table) {}
 
 std::uint64_t TrainBatches::window_start(std::uint64_t sample) const {
-  const std::uint64_t n_starts = file_.size() - static_cast<std::uint64_t>(T_);  // starts 0 .. N−T−1
-  return mix_seed(seed_, sample) % n_starts;
+  return mix_seed(seed_, sample) % shards_.starts();  // one file of N tokens: starts 0 .. N−T−1
 }
 
 at::Tensor TrainBatches::batch(std::int64_t step, std::int64_t micro) const {
@@ -77,37 +119,43 @@ at::Tensor TrainBatches::batch(std::int64_t step, std::int64_t micro) const {
   at::Tensor buf = at::empty({B_, static_cast<std::int64_t>(span)}, at::TensorOptions().dtype(at::kLong));
   std::int64_t* p = buf.data_ptr<std::int64_t>();
   const auto first = static_cast<std::uint64_t>(((step * accum_ + micro) * world_ + rank_) * B_);
-  for (std::int64_t row = 0; row < B_; ++row)
-    copy_window(file_, window_start(first + static_cast<std::uint64_t>(row)), span, p + row * span, vocab_, map_);
+  for (std::int64_t row = 0; row < B_; ++row) {
+    const auto [file, start] = shards_.locate(window_start(first + static_cast<std::uint64_t>(row)));
+    copy_window(*file, start, span, p + row * span, vocab_, map_);
+  }
   return buf;
 }
 
-ValidationBatches::ValidationBatches(const std::string& path, std::int64_t batch_size, std::int64_t seq_len,
-                                     std::int64_t batches, std::int64_t vocab, const VocabMap& map)
-    : file_(data::MappedTokens::open(path)), B_(batch_size), T_(seq_len), batches_(batches), map_(map.table) {
-  check_length(file_, T_);
-  if (map_.empty()) {
-    file_.check_ids_below(static_cast<std::size_t>(vocab));
-  } else {
-    for (std::size_t i = 0; i < file_.size(); ++i) {
-      const std::int32_t c = map_[file_.tokens()[i]];
+ValidationBatches::ValidationBatches(const std::vector<std::string>& paths, std::int64_t batch_size,
+                                     std::int64_t seq_len, std::int64_t batches, std::int64_t vocab,
+                                     const VocabMap& map)
+    : shards_(paths, seq_len + 1), B_(batch_size), T_(seq_len), batches_(batches), map_(map.table) {
+  for (const data::MappedTokens& f : shards_.files()) {
+    if (map_.empty()) {
+      f.check_ids_below(static_cast<std::size_t>(vocab));
+      continue;
+    }
+    for (std::size_t i = 0; i < f.size(); ++i) {
+      const std::int32_t c = map_[f.tokens()[i]];
       if (c < 0 || c >= vocab)
-        throw std::runtime_error(path + ": token id " + std::to_string(file_.tokens()[i]) + " at position " +
+        throw std::runtime_error(f.path() + ": token id " + std::to_string(f.tokens()[i]) + " at position " +
                                  std::to_string(i) + " is not in the compact vocabulary");
     }
   }
 }
 
 at::Tensor ValidationBatches::batch(std::int64_t i) const {
-  const std::size_t span = static_cast<std::size_t>(T_) + 1, total = file_.size();
+  const std::size_t span = static_cast<std::size_t>(T_) + 1;
+  const std::size_t last = shards_.starts() - 1;  // one file of N tokens: N − span
   const std::size_t windows = static_cast<std::size_t>(B_ * batches_);
   at::Tensor buf = at::empty({B_, static_cast<std::int64_t>(span)}, at::TensorOptions().dtype(at::kLong));
   std::int64_t* p = buf.data_ptr<std::int64_t>();
   for (std::int64_t row = 0; row < B_; ++row) {
     const std::size_t w = static_cast<std::size_t>(i * B_ + row);
-    const std::size_t start =
-        windows <= 1 ? 0 : static_cast<std::size_t>((static_cast<long double>(total - span) * w) / (windows - 1));
-    copy_window(file_, start, span, p + row * span, std::numeric_limits<std::int64_t>::max(), map_);
+    const std::size_t k =
+        windows <= 1 ? 0 : static_cast<std::size_t>((static_cast<long double>(last) * w) / (windows - 1));
+    const auto [file, start] = shards_.locate(k);
+    copy_window(*file, start, span, p + row * span, std::numeric_limits<std::int64_t>::max(), map_);
   }
   return buf;
 }

@@ -1,6 +1,8 @@
 #include "gpt2/train/log.hpp"
 
+#include <algorithm>
 #include <filesystem>
+#include <limits>
 #include <optional>
 #include <stdexcept>
 
@@ -14,7 +16,8 @@ namespace gaugelab::gpt2 {
 namespace {
 
 const std::vector<std::string> kSeries = {"loss",     "lr",        "grad_norm",  "tokens_per_s", "tokens",
-                                          "val_loss", "drift_max", "drift_mean", "spike",        "after_fix"};
+                                          "val_loss", "drift_max", "drift_mean", "spike",        "after_fix",
+                                          "grad_norm_clipped", "grad_norm_multipliers"};
 const std::vector<std::string> kHeads = {"s_q", "s_k", "s_qk"};
 
 core::Mat<double> to_mat(const at::Tensor& t) {  // [L, H]
@@ -63,7 +66,10 @@ TrainLog TrainLog::rebuild(const std::string& path, const io::Provenance& prov, 
     const io::SeriesData s = in.series();
     for (std::size_t r = 0; r < s.step.size() && s.step[r] <= up_to_step; ++r) {
       std::map<std::string, double> row;
-      for (const std::string& name : kSeries) row[name] = s.at(name)[r];
+      for (const std::string& name : kSeries) {  // a log written before a series existed: NaN there
+        const bool has = std::find(s.names.begin(), s.names.end(), name) != s.names.end();
+        row[name] = has ? s.at(name)[r] : std::numeric_limits<double>::quiet_NaN();
+      }
       out.log_.append_series_named(s.step[r], row);
     }
     const std::vector<std::int64_t> hs = in.heads_step();
@@ -89,7 +95,8 @@ TrainLog TrainLog::rebuild(const std::string& path, const io::Provenance& prov, 
 
 void TrainLog::append(const StepRow& r) {
   log_.append_series(r.step, {r.loss, r.lr, r.grad_norm, r.tokens_per_s, r.tokens, r.val_loss, r.drift_max,
-                              r.drift_mean, r.spike ? 1.0 : 0.0, r.after_fix ? 1.0 : 0.0});
+                              r.drift_mean, r.spike ? 1.0 : 0.0, r.after_fix ? 1.0 : 0.0, r.grad_norm_clipped,
+                              r.grad_norm_multipliers});
 }
 
 void TrainLog::append_heads(std::int64_t step, const at::Tensor& s_q, const at::Tensor& s_k) {

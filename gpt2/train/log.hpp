@@ -3,13 +3,19 @@
 //   /series/step          int64, the 1-based optimizer step of each row (one row per step)
 //   /series/loss          mean training loss of the step's global batch (before the update)
 //   /series/lr            learning rate used by the step
-//   /series/grad_norm     global gradient norm before clipping (over the clipped groups)
+//   /series/grad_norm     total gradient norm before clipping, over every parameter, multipliers
+//                         included (the paper's quantity; runs before this column's change logged
+//                         the clipped set here)
+//   /series/grad_norm_clipped      norm of the clipped set before clipping (all but the multipliers
+//                         unless --clip-multipliers)
+//   /series/grad_norm_multipliers  norm of the multiplier gradients alone (0 without multipliers)
 //   /series/tokens_per_s  training throughput of the step (all ranks)
 //   /series/tokens        training tokens consumed up to and including the step
 //   /series/val_loss      validation loss after the step; NaN on steps without evaluation
 //   /series/drift_max, /series/drift_mean   max / mean over layers and heads of |log(s_Q/s_K)|,
 //                         sampled after the step's update (and fix); NaN on steps without a sample
-//   /series/spike         1 if the step's grad norm broke the instability rule, else 0
+//   /series/spike         1 if the step's norm (--spike-on: total, clipped or multipliers) broke the
+//                         instability rule, else 0
 //   /series/after_fix     1 if GaugeFix ran after this step's update, else 0
 //   /heads/s_q, /heads/s_k, /heads/s_qk   [record, layer, head] RMS scales and their product,
 //                         every --log-heads-every steps (and the last), with /heads/step
@@ -31,6 +37,7 @@ namespace gaugelab::gpt2 {
 struct StepRow {
   std::int64_t step = 0;
   double loss = 0, lr = 0, grad_norm = 0, tokens_per_s = 0, tokens = 0;
+  double grad_norm_clipped = 0, grad_norm_multipliers = 0;
   double val_loss = 0, drift_max = 0, drift_mean = 0;  // NaN when not measured this step
   bool spike = false, after_fix = false;
 };

@@ -71,11 +71,11 @@ TrainResult run_train(const TrainOptions& o, io::Provenance prov) {
     const auto t0 = std::chrono::steady_clock::now();
     const std::int64_t step = it + 1;  // 1-based: the row's step
     const bool last = step == o.max_iters;
-    reseed_step_rng(o.run.seed, it, dist.rank);
+    reseed_step_rng(o.run.seed, it, dist.rank, run.device);
     run.model->train(true);
     run.opt->zero_grad();
     at::Tensor loss_sum;
-    for (std::int64_t micro = 0; micro < o.grad_accum; ++micro) {
+    for (std::int64_t micro = 0; micro < run.grad_accum; ++micro) {
       const at::Tensor batch = run.train->batch(it, micro).to(run.device, /*non_blocking=*/true);
       const std::int64_t T = batch.size(1) - 1;
       at::Tensor loss;
@@ -83,18 +83,20 @@ TrainResult run_train(const TrainOptions& o, io::Provenance prov) {
         AutocastScope autocast(run.device, run.precision);
         loss = run.model->loss(batch.narrow(1, 0, T), batch.narrow(1, 1, T));
       }
-      (loss / static_cast<double>(o.grad_accum)).backward();
+      (loss / static_cast<double>(run.grad_accum)).backward();
       loss_sum = loss_sum.defined() ? loss_sum + loss.detach() : loss.detach();
     }
-    double loss_v = loss_sum.item<double>() / static_cast<double>(o.grad_accum);
+    double loss_v = loss_sum.item<double>() / static_cast<double>(run.grad_accum);
     if (dist.active()) {
       dist.average_gradients(params);
       loss_v = dist.all_reduce_mean(loss_v);
     }
-    const double grad_norm = run.opt->clip_grad_norm(o.grad_clip);
+    const GradNorms norms = run.opt->clip_grad_norm(o.grad_clip);
+    const double grad_norm = norms.total;
     const double lr = run.schedule.at(it);
     StepRow row;
     row.step = step, row.loss = loss_v, row.lr = lr, row.grad_norm = grad_norm;
+    row.grad_norm_clipped = norms.clipped, row.grad_norm_multipliers = norms.multipliers;
     row.val_loss = row.drift_max = row.drift_mean = nan();
     if (!std::isfinite(loss_v) || !std::isfinite(grad_norm)) {  // divergence: stop before the update
       st.diverged = true;
@@ -123,7 +125,7 @@ TrainResult run_train(const TrainOptions& o, io::Provenance prov) {
       st.final_val_loss = row.val_loss;
       if (std::isfinite(row.val_loss) && !(st.best_val_loss <= row.val_loss)) st.best_val_loss = row.val_loss;
     }
-    row.spike = run.spikes.observe(step, grad_norm);
+    row.spike = run.spikes.observe(step, spike_norm(o, norms));
     st.n_spikes += row.spike ? 1 : 0;
     st.tokens += run.tokens_per_step;
     st.step = step;

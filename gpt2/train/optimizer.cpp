@@ -6,7 +6,12 @@
 #include <ATen/ops/_foreach_mul.h>
 #include <ATen/ops/_foreach_norm.h>
 #include <ATen/ops/_fused_adamw.h>
+#include <ATen/ops/cat.h>
+#include <ATen/ops/mv.h>
+#include <ATen/ops/ones_like.h>
 #include <ATen/ops/stack.h>
+#include <ATen/ops/tensor.h>
+#include <ATen/TensorOperators.h>
 #include <ATen/ops/zeros.h>
 #include <ATen/ops/zeros_like.h>
 
@@ -28,6 +33,8 @@ TrainOptimizer::TrainOptimizer(GPT& model, const OptimizerSettings& s) {
       case ParamRole::embedding: g.weight_decay = s.wd_embeddings; break;
     }
     const bool multiplier = pg.role == ParamRole::multiplier_qk || pg.role == ParamRole::multiplier_other;
+    g.multiplier = multiplier;
+    g.lr_scale = multiplier ? s.multiplier_lr_scale : 1.0;
     g.clipped = !multiplier || s.clip_multipliers;
     for (const at::Tensor& p : g.params) {
       g.m.push_back(at::zeros_like(p));
@@ -44,18 +51,35 @@ void TrainOptimizer::zero_grad() {
     for (at::Tensor& p : g.params) p.mutable_grad().reset();
 }
 
-double TrainOptimizer::clip_grad_norm(double max_norm) {
+GradNorms TrainOptimizer::clip_grad_norm(double max_norm) {
   at::NoGradGuard no_grad;
-  std::vector<at::Tensor> grads;
+  std::vector<at::Tensor> grads, clipped_grads;  // [n] every gradient; the clipped set's
+  std::vector<double> in_clipped, in_mult;       // [n] 0/1 membership of each gradient
   for (Group& g : groups_)
-    if (g.clipped)
-      for (at::Tensor& p : g.params)
-        if (p.grad().defined()) grads.push_back(p.grad());
-  if (grads.empty()) return 0.0;
-  const at::Tensor norm = at::stack(at::_foreach_norm(grads, 2)).norm();  // float32 scalar
-  const double n = norm.item<double>();
-  if (max_norm > 0 && n > max_norm) at::_foreach_mul_(grads, max_norm / (n + 1e-6));
-  return n;
+    for (at::Tensor& p : g.params)
+      if (p.grad().defined()) {
+        grads.push_back(p.grad());
+        if (g.clipped) clipped_grads.push_back(p.grad());
+        in_clipped.push_back(g.clipped ? 1.0 : 0.0);
+        in_mult.push_back(g.multiplier ? 1.0 : 0.0);
+      }
+  if (grads.empty()) return {};
+  // One norm per tensor. The clipped set's norm and coefficient are torch's float32 arithmetic
+  // (clip_grad_norm_: the norm of the per-tensor norms; coef = max/(norm + 1e-6) clamped to 1, applied
+  // on the device without a sync); total and multiplier norms are float64 sums of the squared
+  // per-tensor norms. One transfer to the host brings all three.
+  const std::vector<at::Tensor> norms = at::_foreach_norm(grads, 2);  // [n] float32 scalars
+  std::vector<at::Tensor> clipped_norms;
+  for (std::size_t i = 0; i < norms.size(); ++i)
+    if (in_clipped[i] != 0) clipped_norms.push_back(norms[i]);
+  const at::Tensor clipped = clipped_norms.empty() ? at::zeros({}, norms[0].options()) : at::stack(clipped_norms).norm();
+  if (max_norm > 0 && !clipped_grads.empty()) at::_foreach_mul_(clipped_grads, (max_norm / (clipped + 1e-6)).clamp_max(1.0));
+  const at::Tensor sq = at::stack(norms).to(at::kDouble).square();  // [n]
+  const auto f64 = sq.options();
+  const at::Tensor w = at::stack({at::ones_like(sq), at::tensor(in_mult, f64).to(sq.device())});  // [2, n]
+  const at::Tensor all = at::cat({at::mv(w, sq).sqrt(), clipped.to(at::kDouble).reshape({1})}).to(at::kCPU);  // [3]
+  const double* v = all.data_ptr<double>();
+  return GradNorms{v[0], v[2], v[1]};
 }
 
 void TrainOptimizer::step(double lr) {
@@ -72,7 +96,8 @@ void TrainOptimizer::step(double lr) {
     }
     if (params.empty()) continue;
     for (at::Tensor& s : steps) s.add_(1);
-    at::_fused_adamw_(params, grads, m, v, {}, steps, lr, beta1_, beta2_, g.weight_decay, eps_, false, false);
+    at::_fused_adamw_(params, grads, m, v, {}, steps, lr * g.lr_scale, beta1_, beta2_, g.weight_decay, eps_, false,
+                      false);
   }
 }
 

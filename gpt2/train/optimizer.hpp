@@ -20,8 +20,16 @@ struct OptimizerSettings {
   double wd_multipliers_qk = 2e-3; // condition A: λ_lrm; B and C: 0
   double wd_multipliers_other = 2e-3;
   double wd_biases_norms = 0.0;
-  double wd_embeddings = 0.0;
+  double wd_embeddings = 0.1;
+  double multiplier_lr_scale = 1;  // both multiplier groups step at this × lr (0: frozen)
   bool clip_multipliers = false;   // multiplier gradients count in (and are scaled by) the clipped norm
+};
+
+/// The step's gradient norms, all before clipping (L2 over every element of the set).
+struct GradNorms {
+  double total = 0;        // every parameter (the paper's "gradient norm")
+  double clipped = 0;      // the clipped set: every group with clipped = true
+  double multipliers = 0;  // the two multiplier groups
 };
 
 class TrainOptimizer {
@@ -29,6 +37,8 @@ class TrainOptimizer {
   struct Group {
     std::string name;                // ParamGroup name: matrices, multipliers_qk, ...
     double weight_decay = 0;
+    double lr_scale = 1;             // the group steps at lr_scale × the scheduled lr
+    bool multiplier = false;         // multipliers_qk or multipliers_other
     bool clipped = true;             // part of the clipped gradient norm
     std::vector<std::string> names;  // [n]
     std::vector<at::Tensor> params, m, v, steps;  // [n] each; steps are float32 scalars (the fused kernel's)
@@ -37,10 +47,12 @@ class TrainOptimizer {
   TrainOptimizer(GPT& model, const OptimizerSettings& s);
 
   void zero_grad();  // set_to_none: backward allocates fresh gradients
-  /// Global L2 norm of the clipped groups' gradients before clipping (one host sync); if max_norm > 0
-  /// and the norm exceeds it, those gradients are scaled by max_norm/(norm + 1e-6) (torch's rule).
-  double clip_grad_norm(double max_norm);
-  /// One AdamW step at learning rate lr (decoupled weight decay p ← p·(1 − lr·wd) per group).
+  /// The total, clipped-set and multiplier gradient norms before clipping (one host sync); then, if
+  /// max_norm > 0, the clipped set's gradients are scaled by coef = max_norm/(clipped + 1e-6) when
+  /// coef < 1 (torch.nn.utils.clip_grad_norm_'s rule, which nanoGPT calls).
+  GradNorms clip_grad_norm(double max_norm);
+  /// One AdamW step at learning rate lr × each group's lr_scale (decoupled weight decay
+  /// p ← p·(1 − lr·wd) per group).
   void step(double lr);
 
   /// The moments of `param` (by identity), for GaugeFix's state transport.

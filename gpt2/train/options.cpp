@@ -58,6 +58,15 @@ void validate_train_options(const TrainOptions& o) {
   need(o.dist_timeout_s > 0, "--dist-timeout-s must be > 0");
   need(o.peak_tflops >= 0, "--peak-tflops must be >= 0 (0 = measure)");
   need(o.dropout >= 0 && o.dropout < 1, "--dropout must be in [0, 1)");
+  need(o.gelu == "erf" || o.gelu == "tanh", "--gelu must be erf or tanh, not '" + o.gelu + "'");
+  need(o.spike_on == "total" || o.spike_on == "clipped" || o.spike_on == "multipliers",
+       "--spike-on must be total, clipped or multipliers, not '" + o.spike_on + "'");
+  need(o.multiplier_lr_scale >= 0 && std::isfinite(o.multiplier_lr_scale), "--multiplier-lr-scale must be >= 0");
+  need(o.batch_tokens >= 0, "--batch-tokens must be >= 0 (0 = use --grad-accum)");
+  need(o.batch_tokens == 0 || o.grad_accum == 1,
+       "--batch-tokens and --grad-accum both set the global batch: give one of them");
+  need(!o.replan || o.resume, "--replan only applies with --resume");
+  need(o.init_from.empty() || !o.resume, "--init-from starts a new run; --resume continues one (give one of them)");
   for (const auto& [name, v] : {std::pair{"n-layer", o.n_layer}, {"n-head", o.n_head}, {"n-embd", o.n_embd},
                                 {"block-size", o.block_size}, {"vocab-size", o.vocab_size}})
     need(v >= 0, std::string("--") + name + " must be >= 0 (0 = the preset's)");
@@ -70,6 +79,22 @@ void validate_train_options(const TrainOptions& o) {
     throw io::UsageError(e.what());
   }
   need(!(o.compact_vocab && o.vocab_size > 0), "--compact-vocab sets the vocabulary from the data; drop --vocab-size");
+}
+
+std::int64_t global_grad_accum(const TrainOptions& o, std::int64_t block_size) {
+  if (o.batch_tokens == 0) return o.grad_accum;
+  const std::int64_t micro = o.batch_size * block_size;
+  need(o.batch_tokens % micro == 0, "--batch-tokens " + std::to_string(o.batch_tokens) +
+                                        " is not a multiple of --batch-size x block size = " + std::to_string(micro));
+  return o.batch_tokens / micro;
+}
+
+std::int64_t rank_grad_accum(const TrainOptions& o, std::int64_t block_size, int world) {
+  const std::int64_t global = global_grad_accum(o, block_size);
+  need(world >= 1 && global % world == 0,
+       "the global batch of " + std::to_string(global) + " micro-batches (--grad-accum or --batch-tokens) does not "
+       "divide over " + std::to_string(world) + " ranks; give a multiple of the world size");
+  return global / world;
 }
 
 }  // namespace gaugelab::gpt2

@@ -5,9 +5,12 @@
 #include <filesystem>
 #include <iostream>
 #include <limits>
+#include <map>
 #include <mutex>
+#include <tuple>
 
 #include <ATen/CPUGeneratorImpl.h>
+#include <ATen/Context.h>
 #include <ATen/core/grad_mode.h>
 #include <ATen/ops/mm.h>
 #include <ATen/ops/randn.h>
@@ -28,7 +31,8 @@ double nan() { return std::numeric_limits<double>::quiet_NaN(); }
 // Settings a resumed run must share with the run it continues (they decide the data order, the
 // model, or the optimizer's trajectory); anything else (max-iters, cadences, threads) may change.
 const char* const kIdentityKeys[] = {"data", "seed", "model", "n-layer", "n-head", "n-embd", "block-size", "vocab-size",
-                                     "multipliers", "dropout", "compact-vocab", "batch-size", "grad-accum", "lr",
+                                     "multipliers", "dropout", "compact-vocab", "bias", "gelu", "batch-size",
+                                     "grad-accum", "batch-tokens", "multiplier-lr-scale", "spike-on", "lr",
                                      "min-lr", "warmup-iters", "lr-decay-iters", "beta1", "beta2", "adam-eps",
                                      "weight-decay", "wd-multipliers", "wd-embeddings", "grad-clip",
                                      "clip-multipliers", "condition", "gaugefix-every", "gaugefix-eps",
@@ -41,7 +45,8 @@ void check_resume_options(const nlohmann::json& saved, const nlohmann::json& now
       throw io::UsageError(std::string("--resume: --") + key + " was " + saved[key].dump() + " in the run being resumed, now " +
                            now[key].dump() + " (start a new run in another --out to change it)");
   for (const auto& [key, value] : now.items())
-    if (saved.contains(key) && saved[key] != value && key != "resume" && key != "force")
+    if (saved.contains(key) && saved[key] != value && key != "resume" && key != "force" && key != "replan" &&
+        key != "init-from" && key != "max-iters")
       std::cerr << "train: resume: " << key << " changed " << saved[key].dump() << " -> " << value.dump() << "\n";
 }
 
@@ -74,6 +79,8 @@ ModelConfig build_model_config(const TrainOptions& o, std::int64_t compact_vocab
   if (compact_vocab_size > 0) mc.vocab_size = compact_vocab_size;
   mc.lrm = LrmPlacement::parse(o.multipliers);
   mc.dropout = o.dropout;
+  mc.bias = o.bias;
+  mc.gelu = parse_gelu(o.gelu);
   try {
     mc.validate();
   } catch (const std::exception& e) {
@@ -90,23 +97,95 @@ OptimizerSettings optimizer_settings(const TrainOptions& o) {
   s.wd_multipliers_other = o.wd_multipliers;
   s.wd_biases_norms = 0.0;
   s.wd_embeddings = o.wd_embeddings;
+  s.multiplier_lr_scale = o.multiplier_lr_scale;
   s.clip_multipliers = o.clip_multipliers;
   return s;
+}
+
+// The schedule of a resumed run is the one its first launch planned (config.json trainer.schedule). A
+// changed --max-iters moves the cosine's end only when lr-decay-iters is 0; that is refused unless
+// --replan, which re-plans the cosine to the new end from the step reached, with a line saying so.
+LrSchedule resumed_schedule(const TrainOptions& o, const nlohmann::json& saved, const LrSchedule& now, bool rank0) {
+  if (!saved.contains("schedule") || !saved["schedule"].is_object()) return now;  // checkpoints from before
+  const nlohmann::json& s = saved["schedule"];
+  LrSchedule planned{s.at("lr").get<double>(), s.at("min_lr").get<double>(), s.at("warmup").get<std::int64_t>(),
+                     s.at("decay_iters").get<std::int64_t>()};
+  const std::int64_t old_max = s.value("max_iters", o.max_iters);
+  if (planned.decay_iters == now.decay_iters) return planned;
+  if (!o.replan)
+    throw io::UsageError("--resume: --max-iters " + std::to_string(o.max_iters) + " moves the cosine's end from step " +
+                         std::to_string(planned.decay_iters) + " (the run's --max-iters " + std::to_string(old_max) +
+                         ") to " + std::to_string(now.decay_iters) +
+                         "; add --replan to re-plan it, or give --lr-decay-iters " + std::to_string(planned.decay_iters) +
+                         " to keep it");
+  if (rank0)
+    std::cerr << "train: resume: --replan: the cosine now reaches min-lr at step " << now.decay_iters << " (was "
+              << planned.decay_iters << "); the lr changes from the next step on\n";
+  return now;
+}
+
+// --init-from DIR: the weights (and architecture) of our checkpoint or a Hugging Face GPT-2 directory.
+// Multipliers: as stored when the checkpoint's placement is --multipliers; otherwise the stored ones are
+// merged into their weights (the function is unchanged) and --multipliers' placement starts at 1. A
+// Hugging Face directory has none: --multipliers' placement at 1. Size flags that disagree with DIR,
+// and a compact vocabulary that differs from the data's, are refused with one line.
+std::unique_ptr<GPT> init_from_weights(const TrainOptions& o, const VocabMap& vocab, c10::Device device) {
+  const LrmPlacement want = LrmPlacement::parse(o.multipliers);
+  std::unique_ptr<GPT> m = load_any_model(o.init_from, c10::Device(c10::kCPU), want);
+  const ModelConfig& c = m->config();
+  std::vector<std::int32_t> ids;
+  for (const std::int64_t id : stored_vocab_ids(o.init_from, c.vocab_size)) ids.push_back(static_cast<std::int32_t>(id));
+  for (const auto& [flag, given, have] : {std::tuple{"n-layer", o.n_layer, c.n_layer}, {"n-head", o.n_head, c.n_head},
+                                          {"n-embd", o.n_embd, c.n_embd}, {"block-size", o.block_size, c.block_size},
+                                          {"vocab-size", o.vocab_size, c.vocab_size}})
+    if (given > 0 && given != have)
+      throw io::UsageError(std::string("--init-from ") + o.init_from + " has " + flag + " " + std::to_string(have) +
+                           ", --" + flag + " says " + std::to_string(given) + " (leave size flags out with --init-from)");
+  if (ids != vocab.ids)
+    throw io::UsageError("--init-from " + o.init_from + ": its vocabulary (" +
+                         (ids.empty() ? "GPT-2 ids" : "compact, " + std::to_string(ids.size()) + " ids") +
+                         ") is not the one this run uses (" +
+                         (vocab.ids.empty() ? "GPT-2 ids" : "compact, " + std::to_string(vocab.ids.size()) + " ids") +
+                         " from --data)");
+  if (c.lrm.spec() != want.spec()) {  // re-place the multipliers: merge, then copy every other tensor
+    m->merge_multipliers();
+    ModelConfig nc = c;
+    nc.lrm = want;
+    try {
+      nc.validate();
+    } catch (const std::exception& e) {
+      throw io::UsageError(std::string("--init-from with --multipliers ") + o.multipliers + ": " + e.what());
+    }
+    auto placed = std::make_unique<GPT>(nc, 0, /*initialise=*/false);  // multipliers 1; weights copied below
+    std::map<std::string, at::Tensor> src;
+    for (auto& [name, t] : m->named_parameters()) src.emplace(name, t);
+    at::NoGradGuard no_grad;
+    placed->visit([&](const std::string& name, at::Tensor& t, ParamRole role) {
+      const bool mult = role == ParamRole::multiplier_qk || role == ParamRole::multiplier_other;
+      if (!mult && src.count(name)) t.copy_(src.at(name));
+    });
+    m = std::move(placed);
+  }
+  m->set_dropout(o.dropout);
+  m->to(device);
+  return m;
 }
 
 void print_settings(const TrainRun& r, const std::string& resumed_from) {
   const TrainOptions& o = r.options;
   const ModelConfig& mc = r.model->config();
   std::cout << "model      " << describe_model(*r.model) << "\n";
+  std::cout << "protocol   GELU " << gelu_name(mc.gelu) << ", " << (mc.bias ? "with" : "no") << " biases, dropout " << mc.dropout
+            << (o.init_from.empty() ? "" : ", weights from " + o.init_from) << "\n";
   std::cout << "device     " << r.device.str() << ", " << precision_name(r.precision) << ", threads " << r.prov.threads
             << ", world " << r.dist.world << " (" << r.dist.source << "), rank " << r.dist.rank << "\n";
-  std::cout << "batch      " << o.batch_size << " x " << mc.block_size << " tokens x " << o.grad_accum << " accumulation x "
+  std::cout << "batch      " << o.batch_size << " x " << mc.block_size << " tokens x " << r.grad_accum << " accumulation x "
             << r.dist.world << " ranks = " << r.tokens_per_step << " tokens/step, " << o.max_iters << " steps ("
             << static_cast<double>(r.tokens_per_step) * static_cast<double>(o.max_iters) << " tokens)\n";
   std::cout << "schedule   lr " << o.lr << " warm-up " << o.warmup_iters << " cosine to " << o.min_lr << " at step "
             << r.schedule.decay_iters << "; AdamW (" << o.beta1 << ", " << o.beta2 << "), eps " << o.adam_eps
             << "; clip " << o.grad_clip << (o.clip_multipliers ? " (multipliers included)" : " (multipliers excluded)")
-            << "\n";
+            << "; multiplier lr x" << o.multiplier_lr_scale << "\n";
   std::cout << "groups    ";
   for (const TrainOptimizer::Group& g : r.opt->groups())
     std::cout << " " << g.name << " (" << g.params.size() << " tensors, wd " << g.weight_decay << (g.clipped ? "" : ", not clipped")
@@ -119,10 +198,11 @@ void print_settings(const TrainRun& r, const std::string& resumed_from) {
                                      : ": no Q/K multiplier WD, no GaugeFix")
             << (r.has_heads ? "" : "; no Q/K row multipliers: no scales or drift")
             << "\n";
-  std::cout << "data       " << r.data_dir << "/train.bin (" << r.train->tokens() << " tokens)"
+  std::cout << "data       " << r.data_dir << " (" << r.train_files.size() << " train file(s), " << r.train->tokens()
+            << " tokens; " << r.val_files.size() << " val file(s))"
             << (r.vocab_map.ids.empty() ? "" : ", compact vocabulary of " + std::to_string(r.vocab_map.ids.size()) + " ids")
             << "; validation " << o.eval_batches << " fixed batches every " << o.eval_every << " steps\n";
-  std::cout << "instability spike: grad norm > " << o.spike_factor << " x median of the previous " << o.spike_window
+  std::cout << "instability spike: " << o.spike_on << " grad norm > " << o.spike_factor << " x median of the previous " << o.spike_window
             << " norms after step " << o.warmup_iters << "; unstable: >= " << o.unstable_spikes << " spikes or diverged\n";
   std::cout << "run dir    " << o.run.out << " (log.h5, checkpoints/ every " << o.ckpt_every << " steps, newest "
             << o.keep_ckpts << " kept)" << (resumed_from.empty() ? "" : "; resumed from " + resumed_from) << "\n";
@@ -132,10 +212,23 @@ void print_settings(const TrainRun& r, const std::string& resumed_from) {
 
 }  // namespace
 
-void reseed_step_rng(std::uint64_t seed, std::int64_t step, int rank) {
-  at::Generator gen = at::detail::getDefaultCPUGenerator();
-  std::lock_guard<std::mutex> lock(gen.mutex());
-  gen.set_current_seed(mix_seed(seed ^ 0x5eedULL, static_cast<std::uint64_t>(step) * 65536u + static_cast<std::uint64_t>(rank)));
+void reseed_step_rng(std::uint64_t seed, std::int64_t step, int rank, c10::Device device) {
+  const std::uint64_t s =
+      mix_seed(seed ^ 0x5eedULL, static_cast<std::uint64_t>(step) * 65536u + static_cast<std::uint64_t>(rank));
+  {
+    at::Generator gen = at::detail::getDefaultCPUGenerator();
+    std::lock_guard<std::mutex> lock(gen.mutex());
+    gen.set_current_seed(s);
+  }
+  if (device.is_cuda()) {  // the device's own generator draws CUDA dropout masks (and resets its offset)
+    at::Generator gen = at::globalContext().defaultGenerator(device);  // a handle sharing the device's generator
+    std::lock_guard<std::mutex> lock(gen.mutex());
+    gen.set_current_seed(s);
+  }
+}
+
+double spike_norm(const TrainOptions& o, const GradNorms& n) {
+  return o.spike_on == "clipped" ? n.clipped : o.spike_on == "multipliers" ? n.multipliers : n.total;
 }
 
 double measure_matmul_tflops(c10::Device device, Precision precision) {
@@ -172,8 +265,10 @@ nlohmann::json train_state_json(const TrainRun& r) {
           {"spike_window", r.spikes.window()},
           {"world", r.dist.world},
           {"tokens_per_step", r.tokens_per_step},
-          {"vocab_ids", r.vocab_map.ids},
-          {"rng", "CPU generator reseeded from (seed, step, rank) before every step"},
+          {"vocab_ids", r.vocab_map.ids.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.vocab_map.ids)},
+          {"schedule", {{"lr", r.schedule.lr}, {"min_lr", r.schedule.min_lr}, {"warmup", r.schedule.warmup},
+                        {"decay_iters", r.schedule.decay_iters}, {"max_iters", r.options.max_iters}}},
+          {"rng", "CPU and CUDA generators reseeded from (seed, step, rank) before every step"},
           {"options", r.prov.config}};
 }
 
@@ -221,7 +316,13 @@ TrainRun setup_train(const TrainOptions& o, io::Provenance prov) {
   r.data_dir = resolve_data_dir(o, rank0);
   if (r.dist.active()) r.dist.barrier();
 
-  if (o.compact_vocab) r.vocab_map = compact_vocab({r.data_dir + "/train.bin", r.data_dir + "/val.bin"});
+  r.train_files = split_files(r.data_dir, "train");
+  r.val_files = split_files(r.data_dir, "val");
+  if (o.compact_vocab) {
+    std::vector<std::string> all = r.train_files;
+    all.insert(all.end(), r.val_files.begin(), r.val_files.end());
+    r.vocab_map = compact_vocab(all);
+  }
   nlohmann::json saved;
   if (ckpt) {
     Checkpoint ck = load_checkpoint(*ckpt, r.device);
@@ -230,10 +331,16 @@ TrainRun setup_train(const TrainOptions& o, io::Provenance prov) {
     if (saved.value("world", 1) != r.dist.world)
       throw io::UsageError("--resume: the run was trained on " + saved["world"].dump() + " ranks, this launch has " +
                            std::to_string(r.dist.world) + " (the data order depends on it)");
-    if (saved.value("vocab_ids", std::vector<std::int32_t>{}) != r.vocab_map.ids)
+    const nlohmann::json saved_ids = saved.value("vocab_ids", nlohmann::json(nullptr));
+    if ((saved_ids.is_array() ? saved_ids.get<std::vector<std::int32_t>>() : std::vector<std::int32_t>{}) !=
+        r.vocab_map.ids)
       throw std::runtime_error(*ckpt + ": its compact vocabulary differs from the one of " + o.data);
     r.model = std::move(ck.model);
     r.state = train_state_from_json(saved);
+  } else if (!o.init_from.empty()) {
+    r.model = init_from_weights(o, r.vocab_map, r.device);
+    r.state.best_val_loss = r.state.final_val_loss = nan();
+    r.state.final_drift_max = r.state.final_drift_mean = nan();
   } else {
     const ModelConfig mc =
         build_model_config(o, r.vocab_map.ids.empty() ? 0 : static_cast<std::int64_t>(r.vocab_map.ids.size()));
@@ -250,14 +357,16 @@ TrainRun setup_train(const TrainOptions& o, io::Provenance prov) {
   if (ckpt) load_optimizer_state(*ckpt, *r.opt);
   if (r.dist.active() && !ckpt) r.dist.broadcast_parameters(r.opt->parameters());
 
-  r.train = std::make_unique<TrainBatches>(r.data_dir + "/train.bin", o.run.seed, o.batch_size, mc.block_size, o.grad_accum,
+  r.grad_accum = rank_grad_accum(o, mc.block_size, r.dist.world);
+  r.train = std::make_unique<TrainBatches>(r.train_files, o.run.seed, o.batch_size, mc.block_size, r.grad_accum,
                                            r.dist.rank, r.dist.world, mc.vocab_size, r.vocab_map);
-  r.val = std::make_unique<ValidationBatches>(r.data_dir + "/val.bin", o.batch_size, mc.block_size, o.eval_batches,
-                                              mc.vocab_size, r.vocab_map);
+  r.val = std::make_unique<ValidationBatches>(r.val_files, o.batch_size, mc.block_size, o.eval_batches, mc.vocab_size,
+                                              r.vocab_map);
   r.schedule = {o.lr, o.min_lr, o.warmup_iters, o.lr_decay_iters > 0 ? o.lr_decay_iters : o.max_iters};
+  if (ckpt) r.schedule = resumed_schedule(o, saved, r.schedule, rank0);
   r.spikes = SpikeDetector(o.spike_factor, o.spike_window, o.warmup_iters);
   if (ckpt) r.spikes.restore(saved.value("spike_window", std::vector<double>{}));
-  r.tokens_per_step = o.batch_size * mc.block_size * o.grad_accum * r.dist.world;
+  r.tokens_per_step = o.batch_size * mc.block_size * r.grad_accum * r.dist.world;
   r.flops_per_token = 6.0 * static_cast<double>(r.model->num_parameters()) +
                       12.0 * static_cast<double>(mc.n_layer * mc.n_embd * mc.block_size);
   r.peak_tflops = o.peak_tflops > 0 ? o.peak_tflops : measure_matmul_tflops(r.device, r.precision);
@@ -334,7 +443,7 @@ TrainResult finish_train(TrainRun& r, double seconds) {
   log.set_summary("precision", std::string(precision_name(r.precision)));
   log.set_summary("n_params", r.model->num_parameters());
   log.set_summary("n_multipliers", r.model->config().multiplier_count());
-  log.set_summary("spike_rule", "grad_norm > " + std::to_string(o.spike_factor) + " x median of previous " +
+  log.set_summary("spike_rule", o.spike_on + " grad_norm > " + std::to_string(o.spike_factor) + " x median of previous " +
                                     std::to_string(o.spike_window) + " after step " + std::to_string(o.warmup_iters) +
                                     "; unstable if >= " + std::to_string(o.unstable_spikes) + " spikes or diverged");
   log.set_summary("seconds_this_process", seconds);

@@ -6,6 +6,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -37,6 +38,8 @@ struct TrainRun {
   io::Provenance prov;
   TrainDist dist;
   std::string data_dir;         // --data, or OUT/data for synthetic:N
+  std::vector<std::string> train_files, val_files;  // train.bin / val.bin, or the llm.c shards in name order
+  std::int64_t grad_accum = 1;  // micro-batches per step on this rank (the global count / world)
   c10::Device device = c10::Device(c10::kCPU);
   Precision precision = Precision::fp32;
   std::unique_ptr<GPT> model;
@@ -49,7 +52,7 @@ struct TrainRun {
   std::optional<TrainLog> log;  // rank 0 only
   TrainState state;
   bool has_heads = false;       // Q/K row multipliers exist: scales and drift are sampled
-  std::int64_t tokens_per_step = 0;  // micro-batch × context × accumulation × world
+  std::int64_t tokens_per_step = 0;  // micro-batch × context × global accumulation
   double flops_per_token = 0;        // 6N + 12·L·d·T (nanoGPT's estimate, PaLM appendix B)
   double peak_tflops = 0;            // MFU denominator
 };
@@ -57,14 +60,17 @@ struct TrainRun {
 /// Validates the options, forms the data-parallel group, builds or resumes model, optimizer, data
 /// and log, prints every setting. Throws io::UsageError / std::runtime_error with one line.
 TrainRun setup_train(const TrainOptions& options, io::Provenance prov);
+/// The gradient norm the spike rule watches (--spike-on).
+double spike_norm(const TrainOptions& o, const GradNorms& n);
 /// Mean validation loss over the fixed batches (ranks share the batches when they divide evenly).
 double evaluate(TrainRun& run);
 /// Checkpoint of the current step (rank 0 writes; every rank waits for it).
 void save_state(TrainRun& run);
 /// Writes /summary, closes the log, prints the closing summary.
 TrainResult finish_train(TrainRun& run, double seconds);
-/// Reseeds the CPU generator (dropout) from (seed, step, rank): no RNG state needs checkpointing.
-void reseed_step_rng(std::uint64_t seed, std::int64_t step, int rank);
+/// Reseeds the CPU generator and, on a CUDA device, that device's generator (dropout) from (seed, step,
+/// rank): no RNG state needs checkpointing, and a resumed run draws what the uninterrupted one drew.
+void reseed_step_rng(std::uint64_t seed, std::int64_t step, int rank, c10::Device device);
 /// Matmul throughput (TFLOP/s) of `device` in the run's compute dtype, measured over ~0.3 s.
 double measure_matmul_tflops(c10::Device device, Precision precision);
 

@@ -26,24 +26,12 @@ LoadedModel load_for_run(const std::string& checkpoint, const ModelRunOptions& o
   out.model->train(false);
   std::cerr << "model      " << checkpoint << ": " << describe_model(*out.model) << "\n"
             << "runs on    " << out.device.str() << ", " << precision_name(out.precision) << "\n";
-  if (is_gaugelab_checkpoint(checkpoint)) {
-    std::ifstream in(std::filesystem::path(checkpoint) / "config.json");
-    const nlohmann::json cfg = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
-    if (cfg.is_object() && cfg.contains("trainer") && cfg["trainer"].contains("vocab_ids")) {
-      const auto& ids = cfg["trainer"]["vocab_ids"];
-      if (!ids.is_array() || static_cast<std::int64_t>(ids.size()) != out.model->config().vocab_size)
-        throw std::runtime_error(checkpoint + "/config.json: trainer.vocab_ids must list one GPT-2 id per model id (" +
-                                 std::to_string(out.model->config().vocab_size) + ")");
-      for (const auto& v : ids) {
-        if (!v.is_number_integer() || v.get<std::int64_t>() < 0)
-          throw std::runtime_error(checkpoint + "/config.json: trainer.vocab_ids holds a non-id value");
-        out.model_id_of.emplace(v.get<std::int64_t>(), static_cast<std::int64_t>(out.vocab_ids.size()));
-        out.vocab_ids.push_back(v.get<std::int64_t>());
-      }
-      std::cerr << "vocabulary compact: " << out.vocab_ids.size()
-                << " ids (trained with --compact-vocab); ids in and out are GPT-2's\n";
-    }
-  }
+  out.vocab_ids = stored_vocab_ids(checkpoint, out.model->config().vocab_size);
+  for (std::size_t k = 0; k < out.vocab_ids.size(); ++k)
+    out.model_id_of.emplace(out.vocab_ids[k], static_cast<std::int64_t>(k));
+  if (out.compact())
+    std::cerr << "vocabulary compact: " << out.vocab_ids.size()
+              << " ids (trained with --compact-vocab); ids in and out are GPT-2's\n";
   return out;
 }
 
@@ -89,6 +77,15 @@ void run_export(const ExportOptions& o) {
   auto model = load_any_model(o.checkpoint, c10::Device(c10::kCPU));
   std::cerr << "model      " << o.checkpoint << ": " << describe_model(*model) << "\n";
   export_hf(*model, o.out, dtype);
+  const std::vector<std::int64_t> ids = stored_vocab_ids(o.checkpoint, model->config().vocab_size);
+  if (!ids.empty()) {  // keep the id table with the export, so our verbs (and a user) can map back
+    nlohmann::json cfg = read_json_file(o.out + "/config.json");
+    cfg["gaugelab_vocab_ids"] = ids;
+    write_json_file(o.out + "/config.json", cfg);
+    std::cerr << "warning: " << o.checkpoint << " has a compact vocabulary of " << ids.size()
+              << " renumbered ids; config.json gaugelab_vocab_ids maps them to GPT-2 ids (gaugelab's verbs apply it, "
+                 "transformers does not: feed it renumbered ids)\n";
+  }
   std::cout << "exported " << o.checkpoint << " -> " << o.out << "/model.safetensors + config.json (" << o.dtype
             << ", multipliers merged into the weights)\n";
 }
@@ -98,7 +95,9 @@ void run_import(const ImportOptions& o) {
   io::prepare_output_path(o.out, o.force);
   auto model = import_hf(o.source, lrm, c10::Device(c10::kCPU));
   std::cerr << "model      " << o.source << ": " << describe_model(*model) << "\n";
-  save_checkpoint(o.out, *model);
+  const std::vector<std::int64_t> ids = stored_vocab_ids(o.source, model->config().vocab_size);
+  save_checkpoint(o.out, *model,
+                  ids.empty() ? nlohmann::json::object() : nlohmann::json{{"gaugelab_vocab_ids", ids}});
   std::cout << "imported " << o.source << " -> checkpoint " << o.out << " (multipliers " << lrm.spec()
             << ", all at 1)\n";
 }

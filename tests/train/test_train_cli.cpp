@@ -195,8 +195,9 @@ TEST_CASE("train cli: the GPT-2 124M config starts and runs 2 steps on the CPU w
 
 TEST_CASE("train cli: 2 Gloo ranks on loopback reproduce the single-process run at the same global batch") {
   const std::string one = kRoot + "/dp_one", two = kRoot + "/dp_two";
-  const std::string common = " --lr 3e-3 --warmup-iters 5 --max-iters 30 --eval-every 10 --condition B";
-  const auto r1 = test::run_command(kBin + small_run(one) + common + " --grad-accum 2 --force");
+  // --grad-accum is the global count: one process runs both micro-batches, each rank one of them.
+  const std::string common = " --lr 3e-3 --warmup-iters 5 --max-iters 30 --eval-every 10 --condition B --grad-accum 2";
+  const auto r1 = test::run_command(kBin + small_run(one) + common + " --force");
   REQUIRE(r1.status == 0);
   const int port = 29500 + static_cast<int>(getpid() % 2000);
   std::string launch;
@@ -243,7 +244,7 @@ TEST_CASE("train cli: SIGTERM stops gracefully with a checkpoint and a closed lo
   CHECK(fs::path(*ckpt).filename() == gpt2::train_checkpoint_name(steps));  // the stop wrote its own
   CHECK(log.series().step.size() == static_cast<std::size_t>(steps));
   const auto r = test::run_command(kBin + small_run(out) + " --lr 3e-3 --warmup-iters 5 --max-iters " +
-                                   std::to_string(steps + 5) + " --ckpt-every 100000 --resume");
+                                   std::to_string(steps + 5) + " --ckpt-every 100000 --resume --replan");  // a shorter run: its cosine re-planned
   INFO(r.output);
   REQUIRE(r.status == 0);
   const io::RunLogReader done(gpt2::train_log_path(out));

@@ -51,10 +51,10 @@ TEST_CASE("data loader: windows are a pure function of seed and step and micro-s
   std::vector<data::TokenId> toks(5000);
   for (std::size_t i = 0; i < toks.size(); ++i) toks[i] = static_cast<data::TokenId>((i * 7919) % 1000);
   data::write_token_file(dir + "/t.bin", toks, data::TokenFileFormat::nanogpt);
-  const gpt2::TrainBatches one(dir + "/t.bin", 42, 3, 16, /*accum*/ 2, 0, 1, 1000);
-  const gpt2::TrainBatches again(dir + "/t.bin", 42, 3, 16, 2, 0, 1, 1000);
-  const gpt2::TrainBatches rank0(dir + "/t.bin", 42, 3, 16, 1, 0, 2, 1000), rank1(dir + "/t.bin", 42, 3, 16, 1, 1, 2, 1000);
-  const gpt2::TrainBatches other_seed(dir + "/t.bin", 43, 3, 16, 2, 0, 1, 1000);
+  const gpt2::TrainBatches one({dir + "/t.bin"}, 42, 3, 16, /*accum*/ 2, 0, 1, 1000);
+  const gpt2::TrainBatches again({dir + "/t.bin"}, 42, 3, 16, 2, 0, 1, 1000);
+  const gpt2::TrainBatches rank0({dir + "/t.bin"}, 42, 3, 16, 1, 0, 2, 1000), rank1({dir + "/t.bin"}, 42, 3, 16, 1, 1, 2, 1000);
+  const gpt2::TrainBatches other_seed({dir + "/t.bin"}, 43, 3, 16, 2, 0, 1, 1000);
   for (std::int64_t step : {0, 5, 123}) {
     CHECK(one.batch(step, 0).equal(again.batch(step, 0)));
     CHECK(one.batch(step, 0).equal(rank0.batch(step, 0)));  // micro 0 of 1 rank = rank 0 of 2 ranks

@@ -1,0 +1,120 @@
+// The protocol switches of `gaugelab train` as a user meets them: the schedule pinned on resume
+// (--replan), training on llm.c shard lists, --init-from refusing a mismatched size, and the three
+// gradient norms in the log. Child processes of build/gaugelab, tiny sizes, one thread.
+#include <filesystem>
+#include <numeric>
+#include <string>
+#include <vector>
+
+#include "data/token_files.hpp"
+#include "gpt2/train/data_loader.hpp"
+#include "io/run_log_reader.hpp"
+#include "tests/gpt2/gpt2_catch.hpp"
+#include "tests/support/process.hpp"
+
+using namespace gaugelab;
+namespace fs = std::filesystem;
+
+namespace {
+
+const std::string kRoot = std::string(GAUGELAB_BINARY_DIR) + "/test_train_protocol";
+
+std::string synthetic_data() {
+  static const std::string dir = [] {
+    const std::string d = kRoot + "/data";
+    const auto r = test::run_gaugelab("prepare --synthetic --docs 200 --seed 1 --force --out " + d);
+    if (r.status != 0) throw std::runtime_error("prepare failed: " + r.output);
+    return d;
+  }();
+  return dir;
+}
+
+std::string tiny(const std::string& data, const std::string& out) {
+  return " --data " + data + " --out " + out +
+         " --model nano --n-layer 1 --n-head 2 --n-embd 32 --block-size 16 --compact-vocab --batch-size 2 " +
+         "--eval-batches 1 --warmup-iters 1 --threads 1 --peak-tflops 1 --log-every 100";
+}
+
+}  // namespace
+
+TEST_CASE("protocol: a --max-iters that moves the cosine on --resume is refused, --replan re-plans it") {
+  const std::string out = kRoot + "/replan";
+  fs::remove_all(out);
+  const std::string args = tiny(synthetic_data(), out);
+  REQUIRE(test::run_gaugelab("train" + args + " --max-iters 3").status == 0);
+  const test::ProcessResult refused = test::run_gaugelab("train --resume" + args + " --max-iters 5");
+  INFO(refused.output);
+  CHECK(refused.status == 2);
+  CHECK(refused.output.find("--replan") != std::string::npos);
+  const test::ProcessResult replanned = test::run_gaugelab("train --resume --replan" + args + " --max-iters 5");
+  INFO(replanned.output);
+  REQUIRE(replanned.status == 0);
+  CHECK(replanned.output.find("the cosine now reaches min-lr at step 5 (was 3)") != std::string::npos);
+  const io::SeriesData s = io::RunLogReader(out + "/log.h5").series();
+  REQUIRE(s.step.size() == 5);
+  // Step 4's lr (0-based it 3) follows the re-planned cosine: min-lr + ½(1 + cos(π·2/4))·(lr − min-lr).
+  const double lr = 6e-4, min_lr = 6e-5;
+  CHECK(std::abs(s.at("lr")[3] - (min_lr + 0.5 * (1 + std::cos(M_PI * 2.0 / 4.0)) * (lr - min_lr))) < 1e-12);
+}
+
+TEST_CASE("protocol: the log holds the total, clipped-set and multiplier gradient norms") {
+  const std::string out = kRoot + "/norms";
+  fs::remove_all(out);
+  REQUIRE(test::run_gaugelab("train" + tiny(synthetic_data(), out) + " --max-iters 3").status == 0);
+  const io::SeriesData s = io::RunLogReader(out + "/log.h5").series();
+  for (std::size_t i = 0; i < s.step.size(); ++i) {
+    const double t = s.at("grad_norm")[i], c = s.at("grad_norm_clipped")[i], m = s.at("grad_norm_multipliers")[i];
+    CHECK(m > 0);  // the default placement has multipliers
+    CHECK(std::abs(t * t - (c * c + m * m)) <= 1e-5 * t * t);  // the two sets split every parameter
+  }
+}
+
+TEST_CASE("protocol: --init-from refuses a size flag that disagrees with the checkpoint") {
+  const std::string out = kRoot + "/init";
+  fs::remove_all(out);
+  const std::string data = synthetic_data();
+  REQUIRE(test::run_gaugelab("train" + tiny(data, out) + " --max-iters 1").status == 0);
+  const test::ProcessResult r = test::run_gaugelab(
+      "train --data " + data + " --out " + kRoot + "/init2 --n-embd 64 --compact-vocab --threads 1 --max-iters 1 --warmup-iters 1 " +
+      "--force --init-from " + out + "/checkpoints/step_00000001");
+  INFO(r.output);
+  CHECK(r.status == 2);
+  CHECK(r.output.find("--init-from") != std::string::npos);
+}
+
+TEST_CASE("protocol: training on llm.c shard lists; windows never cross a shard") {
+  const std::string d = kRoot + "/shards";
+  fs::remove_all(d);
+  fs::create_directories(d);
+  std::vector<data::TokenId> a(300), b(500), v(200);
+  std::iota(a.begin(), a.end(), 0);
+  std::iota(b.begin(), b.end(), 1000);
+  std::iota(v.begin(), v.end(), 2000);
+  data::write_token_file(d + "/toy_train_000001.bin", b, data::TokenFileFormat::llmc);  // name order, not write order
+  data::write_token_file(d + "/toy_train_000000.bin", a, data::TokenFileFormat::llmc);
+  data::write_token_file(d + "/toy_val_000000.bin", v, data::TokenFileFormat::llmc);
+  const std::vector<std::string> files = gpt2::split_files(d, "train");
+  REQUIRE(files.size() == 2);
+  CHECK(files[0].find("000000") != std::string::npos);
+
+  const std::int64_t T = 16;
+  const gpt2::TokenShards shards(files, T + 1);
+  CHECK(shards.starts() == (300 - T) + (500 - T));
+  const gpt2::TrainBatches batches(files, 7, 4, T, 1, 0, 1, 4096);
+  for (std::int64_t step = 0; step < 50; ++step) {
+    const at::Tensor x = batches.batch(step, 0);  // [4, T+1]
+    for (std::int64_t row = 0; row < 4; ++row) {
+      // Consecutive ids inside a shard: a window that crossed from one shard to the next would jump.
+      const auto* p = x[row].data_ptr<std::int64_t>();
+      for (std::int64_t t = 1; t <= T; ++t) REQUIRE(p[t] == p[t - 1] + 1);
+    }
+  }
+  const std::string out = kRoot + "/shard_run";
+  fs::remove_all(out);
+  const test::ProcessResult r = test::run_gaugelab(
+      "train --data " + d + " --out " + out + " --model nano --n-layer 1 --n-head 2 --n-embd 32 --block-size 16 " +
+      "--compact-vocab --batch-size 2 --eval-batches 1 --warmup-iters 1 --threads 1 --peak-tflops 1 --max-iters 2");
+  INFO(r.output);
+  REQUIRE(r.status == 0);
+  CHECK(r.output.find("2 train file(s)") != std::string::npos);
+}
