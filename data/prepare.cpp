@@ -39,7 +39,9 @@ class DocumentSource {
  public:
   explicit DocumentSource(const PrepareOptions& o) : o_(o) {}
 
-  bool next(std::string& doc) {
+  /// The next document; `held_out` says it comes from val_inputs.
+  bool next(std::string& doc, bool& held_out) {
+    held_out = false;
     if (o_.synthetic) {
       if (synthetic_next_ >= o_.synthetic_options.n_docs) return false;
       doc = synthetic_document(o_.synthetic_options, synthetic_next_++);
@@ -48,8 +50,9 @@ class DocumentSource {
     }
     for (;;) {
       if (!reader_) {
-        if (file_ >= o_.inputs.size()) return false;
-        const std::string& path = o_.inputs[file_];
+        if (file_ >= o_.inputs.size() + o_.val_inputs.size()) return false;
+        const std::string& path =
+            file_ < o_.inputs.size() ? o_.inputs[file_] : o_.val_inputs[file_ - o_.inputs.size()];
         const InputFormat f = o_.input_format == "text"    ? InputFormat::text
                               : o_.input_format == "jsonl" ? InputFormat::jsonl
                                                            : input_format_from_name(path);
@@ -57,6 +60,7 @@ class DocumentSource {
         stats_.push_back({path, f, reader_->gzip(), 0, 0});
       }
       if (reader_->next(doc)) {
+        held_out = file_ >= o_.inputs.size();
         ++stats_.back().documents;
         stats_.back().bytes += doc.size();
         bytes_ += doc.size();
@@ -205,9 +209,12 @@ nlohmann::json meta_json(const PrepareOptions& o, const Gpt2Tokenizer& tok, cons
       {"document_boundary", "each document is <|endoftext|> followed by its tokens"},
       {"token_dtype", "uint16 little-endian"},
       {"split",
-       {{"val_fraction", o.val_fraction},
-        {"seed", o.seed},
-        {"rule", "document i is validation iff floor((i+1)*f + phi) > floor(i*f + phi), phi from seed"}}},
+       o.val_inputs.empty()
+           ? nlohmann::json{{"val_fraction", o.val_fraction},
+                            {"seed", o.seed},
+                            {"rule", "document i is validation iff floor((i+1)*f + phi) > floor(i*f + phi), phi from seed"}}
+           : nlohmann::json{{"held_out_files", o.val_inputs},
+                            {"rule", "every document of held_out_files is validation, every other one training"}}},
       {"llmc",
        {{"enabled", o.write_llmc},
         {"name", o.name},
@@ -267,6 +274,7 @@ bool is_validation_document(std::uint64_t index, double f, std::uint64_t seed) {
 void PrepareOptions::validate() const {
   using io::UsageError;
   if (synthetic && !inputs.empty()) throw UsageError("prepare: give input files or --synthetic, not both");
+  if (synthetic && !val_inputs.empty()) throw UsageError("prepare: held-out validation files need input files, not --synthetic");
   if (!synthetic && inputs.empty()) throw UsageError("prepare: no input files (give --input FILE... or --synthetic)");
   if (out_dir.empty()) throw UsageError("prepare: --out-dir is required");
   if (name.empty() || name.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-") !=
@@ -306,15 +314,19 @@ PrepareResult run_prepare(const PrepareOptions& o) {
     for (auto& s : scratch) s = std::make_unique<EncodeScratch>();
     Progress progress(o.progress, o.progress_interval_s);
     std::vector<std::string> docs;
+    std::vector<char> held_out;  // [docs] from val_inputs
     std::vector<std::vector<TokenId>> tokens;
     std::uint64_t index = 0;
     for (bool more = true; more;) {
       docs.clear();
+      held_out.clear();
       std::uint64_t batch = 0;
       std::string doc;
-      while (batch < o.batch_bytes && (more = src.next(doc))) {
+      bool from_val = false;
+      while (batch < o.batch_bytes && (more = src.next(doc, from_val))) {
         batch += doc.size();
         docs.push_back(std::move(doc));
+        held_out.push_back(from_val ? 1 : 0);
       }
       if (docs.empty()) break;
       tokens.resize(docs.size());
@@ -334,8 +346,11 @@ PrepareResult run_prepare(const PrepareOptions& o) {
         }
       }
       if (error) std::rethrow_exception(error);
-      for (const auto& t : tokens) {
-        const bool val = is_validation_document(index++, o.val_fraction, o.seed);
+      for (std::size_t d = 0; d < tokens.size(); ++d) {
+        const auto& t = tokens[d];
+        const bool by_file = !o.val_inputs.empty();
+        const bool val = by_file ? held_out[d] != 0 : is_validation_document(index, o.val_fraction, o.seed);
+        ++index;
         PrepareSplit& split = val ? r.val : r.train;
         (val ? out_val : out_train).append(t);
         ++split.documents;

@@ -8,7 +8,8 @@
 // <|endoftext|> followed by its tokens (llm.c's convention: the token stream of each split starts
 // with <|endoftext|> and the token also separates documents).
 //
-// Split: document i (0-based over the whole input) goes to validation iff
+// Split: with `val_inputs`, by file (those files are validation, `inputs` training: a held-out-work split);
+// otherwise document i (0-based over the whole input) goes to validation iff
 //     floor((i+1)·f + φ) > floor(i·f + φ),   f = val_fraction, φ ∈ [0,1) drawn from `seed`,
 // which puts exactly floor(n·f + φ) of the first n documents in validation, evenly spread (one in
 // every 1/f), deterministically, independent of threads and batches, and unchanged for earlier
@@ -33,6 +34,8 @@ namespace gaugelab::data {
 
 struct PrepareOptions {
   std::vector<std::string> inputs;      // text / JSONL files, each optionally gzip-compressed
+  std::vector<std::string> val_inputs;  // files held out whole: all their documents go to validation, and
+                                        // then every document of `inputs` goes to training (val_fraction unused)
   bool synthetic = false;               // tokenise the built-in synthetic corpus instead of inputs
   SyntheticCorpusOptions synthetic_options;  // used only when synthetic
   std::string out_dir;                  // required; created if missing

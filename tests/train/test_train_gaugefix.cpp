@@ -152,3 +152,21 @@ TEST_CASE("gaugefix: Adam state transport agrees with core transport_state under
     CHECK(bias.m.narrow(0, 0, d).equal(bias_m_before.narrow(0, 0, d)) == false);
   }
 }
+
+TEST_CASE("gaugefix: a model without biases (nanoGPT's bias=False) is fixed exactly and its drift becomes 0") {
+  gpt2::ModelConfig c = test::nano_config();
+  c.bias = false;
+  gpt2::GPT m(c, 41);
+  test::randomize_multipliers(m, 42);
+  {
+    at::NoGradGuard no_grad;
+    for (gpt2::Block& b : m.h) b.q().r.mul_(2.5);
+  }
+  const at::Tensor idx = at::randint(0, c.vocab_size, {2, 16}, at::TensorOptions().dtype(at::kLong));
+  at::NoGradGuard no_grad;
+  const at::Tensor before = m.logits(idx);
+  CHECK(gpt2::qk_drift(gpt2::qk_head_scales(m)).max > 0.5);  // log 2.5 and more
+  gpt2::gauge_fix(m, 1e-12);
+  CHECK(test::max_rel_diff(m.logits(idx), before) < kLogitRounding);
+  CHECK(gpt2::qk_drift(gpt2::qk_head_scales(m)).max < 1e-6);
+}
