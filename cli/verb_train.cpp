@@ -61,9 +61,15 @@ int verb_train(const Args& args) {
            Range::non_negative())
       .add("grad-clip", &o.grad_clip, "clip the gradient norm to this (0 = off)", Range::non_negative())
       .add("clip-multipliers", &o.clip_multipliers, "include multiplier gradients in the clipped norm")
-      .add("condition", &o.condition, "A: WD on all multipliers; B: no Q/K WD + GaugeFix; C: no Q/K WD, no fix",
-           {"A", "B", "C"})
-      .add("gaugefix-every", &o.gaugefix_every, "condition B: GaugeFix after every N-th step", Range::at_least(1))
+      .add("condition", &o.condition,
+           "A: WD on all multipliers; B: no Q/K WD + GaugeFix; C: no Q/K WD, no fix; D: GaugeFix + magnitude control",
+           {"A", "B", "C", "D"})
+      .add("gaugefix-every", &o.gaugefix_every, "conditions B, D: GaugeFix after every N-th step", Range::at_least(1))
+      .add("magnitude", &o.magnitude, "condition D: s_Q*s_K held by wd (lambda_lrm on Q/K) or cap (--qk-cap)",
+           {"wd", "cap"})
+      .add("qk-cap", &o.qk_cap, "condition D with --magnitude cap: largest s_Q*s_K per head", Range::positive())
+      .add("qk-norm", &o.qk_norm, "per-head normalisation of q and k (architecture change)",
+           {"none", "layernorm", "rms"})
       .add("gaugefix-eps", &o.gaugefix_eps, "epsilon of the GaugeFix factor", Range::non_negative())
       .add("state-transport", &o.state_transport, "Adam moments under GaugeFix", {"none", "vector", "covector"})
       .add("device", &o.device, "cpu, cuda or cuda:N (data-parallel ranks use cuda:LOCAL_RANK)")

@@ -95,6 +95,17 @@ Gelu parse_gelu(const std::string& s) {
   bad("gelu must be tanh or erf, not '" + s + "'");
   }
 
+const char* qk_norm_name(QkNorm n) {
+  return n == QkNorm::layernorm ? "layernorm" : n == QkNorm::rms ? "rms" : "none";
+}
+
+QkNorm parse_qk_norm(const std::string& s) {
+  if (s == "none") return QkNorm::none;
+  if (s == "layernorm") return QkNorm::layernorm;
+  if (s == "rms") return QkNorm::rms;
+  bad("qk_norm must be none, layernorm or rms, not '" + s + "'");
+}
+
 std::int64_t ModelConfig::padded_vocab() const {
   return (vocab_size + vocab_multiple - 1) / vocab_multiple * vocab_multiple;
 }
@@ -127,7 +138,8 @@ nlohmann::json ModelConfig::to_json() const {
           {"vocab_size", vocab_size}, {"vocab_multiple", vocab_multiple},
           {"layer_norm_eps", layer_norm_eps}, {"dropout", dropout},
           {"tied_head", tied_head}, {"multipliers", lrm.spec()},
-          {"bias", bias},         {"gelu", gelu_name(gelu)}};
+          {"bias", bias},         {"gelu", gelu_name(gelu)},
+          {"qk_norm", qk_norm_name(qk_norm)}};
 }
 
 ModelConfig ModelConfig::from_json(const nlohmann::json& j) {
@@ -147,6 +159,7 @@ ModelConfig ModelConfig::from_json(const nlohmann::json& j) {
       else if (key == "multipliers") c.lrm = LrmPlacement::parse(v.get<std::string>());
       else if (key == "bias") c.bias = v.get<bool>();  // absent in checkpoints before it existed: true, as they were
       else if (key == "gelu") c.gelu = parse_gelu(v.get<std::string>());  // absent: tanh, as they were
+      else if (key == "qk_norm") c.qk_norm = parse_qk_norm(v.get<std::string>());  // absent: none
       else bad("unknown key '" + key + "'");
     } catch (const nlohmann::json::exception& e) {
       bad("key '" + key + "' has the wrong type (" + std::string(e.what()) + ")");

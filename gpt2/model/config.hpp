@@ -53,6 +53,14 @@ enum class Gelu { tanh, erf };
 const char* gelu_name(Gelu g);         // "tanh", "erf"
 Gelu parse_gelu(const std::string& s);  // "tanh"/"erf"; throws std::runtime_error
 
+/// Normalisation of each head's queries and keys before the scores (QK-norm: Wortsman et al. 2023's
+/// qk-layernorm, modded-nanogpt's RMSNorm), parameter-free. An architecture change, not a gauge fix: it
+/// makes every head's scores invariant to scaling its q (or k) alone, so the Q/K multipliers' scale
+/// product no longer reaches the logits; it has no Hugging Face GPT-2 equivalent (export refuses it).
+enum class QkNorm { none, layernorm, rms };
+const char* qk_norm_name(QkNorm n);          // "none", "layernorm", "rms"
+QkNorm parse_qk_norm(const std::string& s);  // throws std::runtime_error
+
 /// Sizes and switches of one GPT-2 model. Validated by validate(); every field is a plain setting.
 struct ModelConfig {
   std::int64_t n_layer = 12;        // transformer blocks
@@ -66,6 +74,7 @@ struct ModelConfig {
   bool bias = true;                 // linear and LayerNorm biases (GPT-2 and Hugging Face: true; nanoGPT's
                                     // train.py: false, so `gaugelab train` defaults to false)
   Gelu gelu = Gelu::tanh;           // tanh (GPT-2, HF) or erf (nanoGPT; `gaugelab train`'s default)
+  QkNorm qk_norm = QkNorm::none;    // per-head normalisation of q and k (none: GPT-2)
   bool tied_head = true;            // LM head shares the token embedding (GPT-2); false only for imports/exports
                                     // whose LM head carries row multipliers
   LrmPlacement lrm;                 // learnable multipliers per site

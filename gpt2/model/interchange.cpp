@@ -137,6 +137,9 @@ ModelConfig config_from_hf_json(const nlohmann::json& j, const LrmPlacement& lrm
 void export_hf(GPT& m, const std::string& dir, safetensors::DType dtype) {
   at::NoGradGuard no_grad;
   const ModelConfig& c = m.config();
+  if (c.qk_norm != QkNorm::none)
+    fail(dir, std::string("a model with QK-norm (") + qk_norm_name(c.qk_norm) +
+                  ") has no Hugging Face GPT-2 equivalent; keep our checkpoint");
   std::vector<safetensors::TensorData> out;
   auto add = [&](const std::string& name, const at::Tensor& t) { out.push_back(to_tensor_data(name, t, dtype)); };
   // Hugging Face's GPT-2 has every bias: a model trained without them (nanoGPT's bias=False) exports

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <stdexcept>
+#include <vector>
 
 #include <ATen/CPUGeneratorImpl.h>
 #include <ATen/core/grad_mode.h>
@@ -10,6 +11,10 @@
 #include <ATen/ops/empty.h>
 #include <ATen/ops/gelu.h>
 #include <ATen/ops/layer_norm.h>
+#include <ATen/ops/logsumexp.h>
+#include <ATen/ops/matmul.h>
+#include <ATen/ops/rsqrt.h>
+#include <ATen/ops/stack.h>
 #include <ATen/ops/ones.h>
 #include <ATen/ops/scaled_dot_product_attention.h>
 #include <ATen/ops/zeros.h>
@@ -181,15 +186,26 @@ void GPT::merge_multipliers() {
     if (t->defined()) t->fill_(1.0);
 }
 
-at::Tensor GPT::block_forward(const Block& b, const at::Tensor& x) const {
+std::tuple<at::Tensor, at::Tensor, at::Tensor> GPT::qkv_heads(const Block& b, const at::Tensor& x) const {
   const std::int64_t B = x.size(0), T = x.size(1), d = cfg_.n_embd, H = cfg_.n_head, dh = cfg_.head_dim();
-  const double p = training_ ? cfg_.dropout : 0.0;
   const at::Tensor a = at::layer_norm(x, {d}, b.ln_1_weight, b.ln_1_bias, cfg_.layer_norm_eps);
   const at::Tensor qkv = b.c_attn.forward(a);  // [B, T, 3d]
   auto heads = [&](std::int64_t part) {        // [B, T, d] slice -> [B, H, T, dh]
     return qkv.narrow(2, part * d, d).view({B, T, H, dh}).transpose(1, 2);
   };
-  at::Tensor y = causal_attention(heads(0), heads(1), heads(2), p);  // [B, H, T, dh]
+  auto norm = [&](const at::Tensor& t) {  // per head over d_h, no parameters
+    if (cfg_.qk_norm == QkNorm::layernorm) return at::layer_norm(t, {dh}, {}, {}, cfg_.layer_norm_eps);
+    if (cfg_.qk_norm == QkNorm::rms) return t.mul(at::rsqrt(t.square().mean(-1, true).add(cfg_.layer_norm_eps)));
+    return t;
+  };
+  return {norm(heads(0)), norm(heads(1)), heads(2)};
+}
+
+at::Tensor GPT::block_forward(const Block& b, const at::Tensor& x) const {
+  const std::int64_t B = x.size(0), T = x.size(1), d = cfg_.n_embd;
+  const double p = training_ ? cfg_.dropout : 0.0;
+  const auto [q, k, v] = qkv_heads(b, x);
+  at::Tensor y = causal_attention(q, k, v, p);  // [B, H, T, dh]
   y = y.transpose(1, 2).reshape({B, T, d});
   at::Tensor out = x.add(at::dropout(b.attn_proj.forward(y), p, training_));
   const at::Tensor m = at::layer_norm(out, {d}, b.ln_2_weight, b.ln_2_bias, cfg_.layer_norm_eps);
@@ -208,6 +224,28 @@ at::Tensor GPT::hidden(const at::Tensor& idx) const {
   x = at::dropout(x, training_ ? cfg_.dropout : 0.0, training_);
   for (const Block& b : h) x = block_forward(b, x);
   return at::layer_norm(x, {cfg_.n_embd}, ln_f_weight, ln_f_bias, cfg_.layer_norm_eps);
+}
+
+at::Tensor GPT::attention_logit_max(const at::Tensor& idx) const {
+  at::NoGradGuard no_grad;
+  const std::int64_t T = idx.size(1), H = cfg_.n_head;
+  const at::Tensor ids = idx.to(wte.device(), at::kLong);
+  at::Tensor x = at::embedding(wte, ids).add(wpe.narrow(0, 0, T));  // [B, T, d]
+  const at::Tensor future = at::ones({T, T}, at::TensorOptions().dtype(at::kBool).device(x.device())).triu(1);
+  const double scale = 1.0 / std::sqrt(static_cast<double>(cfg_.head_dim()));
+  std::vector<at::Tensor> rows;  // [H] per layer
+  for (const Block& b : h) {
+    const auto [q, k, v] = qkv_heads(b, x);
+    const at::Tensor s = at::matmul(q.to(at::kFloat), k.to(at::kFloat).transpose(-2, -1)).mul(scale).abs();  // [B, H, T, T]
+    rows.push_back(s.masked_fill(future, 0.0).amax({0, 2, 3}).reshape({H}));
+    x = block_forward(b, x);
+  }
+  return at::stack(rows).to(at::kCPU);  // [L, H]
+}
+
+double GPT::log_partition_mean(const at::Tensor& idx) const {
+  at::NoGradGuard no_grad;
+  return logits(idx).to(at::kFloat).logsumexp(-1).mean().item<double>();
 }
 
 at::Tensor GPT::logits(const at::Tensor& idx) const {

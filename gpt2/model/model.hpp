@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -87,6 +88,13 @@ class GPT {
   /// concurrent loss() calls on one model from several threads are not supported.
   at::Tensor loss(const at::Tensor& idx, const at::Tensor& targets) const;
 
+  /// Per layer and head, the largest attention score max |q_i·k_j|/√d_h over the batch and the causal
+  /// positions j <= i (Wortsman et al.'s attention-logit growth quantity): [n_layer, n_head] float32 on
+  /// the CPU, for idx [B, T]. No gradients.
+  at::Tensor attention_logit_max(const at::Tensor& idx) const;
+  /// Mean over positions of the output log-partition log Σ_v exp(logit_v) (the z-loss quantity), idx [B, T].
+  double log_partition_mean(const at::Tensor& idx) const;
+
   /// Every parameter, in a fixed order, with its dotted name and role.
   void visit(const ParamVisitor& f);
   std::vector<std::pair<std::string, at::Tensor>> named_parameters();
@@ -109,6 +117,8 @@ class GPT {
 
  private:
   at::Tensor block_forward(const Block& b, const at::Tensor& x) const;
+  /// q, k, v [B, H, T, d_h] of block b for its input x [B, T, d] (ln_1 applied here; QK-norm applied).
+  std::tuple<at::Tensor, at::Tensor, at::Tensor> qkv_heads(const Block& b, const at::Tensor& x) const;
   ModelConfig cfg_;
   bool training_ = false;
   mutable LmHeadWorkspace ce_ws_;  // the loss's logits buffers, reused from step to step

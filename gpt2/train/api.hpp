@@ -4,6 +4,12 @@
 //   A  multiplier weight decay λ_lrm on every multiplier, Q/K included          (LRM baseline)
 //   B  no weight decay on Q/K multipliers, GaugeFix every `gaugefix_every` steps (GaugeFix-LRM)
 //   C  no weight decay on Q/K multipliers, no GaugeFix                          (no control)
+//   D  GaugeFix every `gaugefix_every` steps plus magnitude control of s_Q·s_K (seed 000 §5's proposal):
+//      --magnitude wd: λ_lrm on the Q/K multipliers as under A (decoupled decay shrinks r_Q and r_K by one
+//      factor, so it moves only the product, never the ratio the fix holds); --magnitude cap: no Q/K decay,
+//      and after each fix a head whose s_Q·s_K exceeds --qk-cap is scaled down to it
+// Beside the conditions, --qk-norm puts a parameter-free LayerNorm or RMSNorm on each head's q and k
+// (an architecture change: the practitioners' fix, Wortsman et al. 2023; modded-nanogpt).
 // The run directory (--out DIR) holds log.h5 (kind "gpt2/train") and checkpoints/ (train_checkpoint.hpp).
 #pragma once
 
@@ -39,6 +45,7 @@ struct TrainOptions {
   double dropout = 0.0;             // nanoGPT uses 0 for pretraining
   bool bias = false;                // linear and LayerNorm biases (nanoGPT's train.py: False; HF GPT-2: True)
   std::string gelu = "erf";         // erf: nanoGPT's exact nn.GELU(); tanh: GPT-2 / Hugging Face's gelu_new
+  std::string qk_norm = "none";     // none, layernorm or rms: per-head normalisation of q and k (no parameters)
   bool compact_vocab = false;       // renumber the ids that occur in train.bin ∪ val.bin to 0..K−1 and use
                                     // vocabulary K (small corpora on a CPU; checkpoints record the id table)
 
@@ -69,8 +76,10 @@ struct TrainOptions {
   bool clip_multipliers = false;    // include multiplier gradients in the clipped set (seed 002 excludes them)
 
   // --- condition and GaugeFix ---
-  std::string condition = "A";      // A, B or C (see above)
-  std::int64_t gaugefix_every = 1;  // condition B: GaugeFix after every N-th optimizer step
+  std::string condition = "A";      // A, B, C or D (see above)
+  std::int64_t gaugefix_every = 1;  // conditions B and D: GaugeFix after every N-th optimizer step
+  std::string magnitude = "wd";     // condition D's control of s_Q·s_K: wd (λ_lrm on Q/K) or cap (--qk-cap)
+  double qk_cap = 4.0;              // condition D with --magnitude cap: the largest s_Q·s_K a head keeps
   double gaugefix_eps = 1e-12;      // ε of seed 000 eq. 4
   std::string state_transport = "none";  // Adam state under the fix: none (the paper), vector, covector
 
@@ -84,7 +93,8 @@ struct TrainOptions {
   std::int64_t eval_every = 250;    // validation loss after every N-th step (and after the last)
   std::int64_t eval_batches = 20;   // fixed validation batches, evenly spread over val.bin
   std::int64_t log_every = 10;      // progress line every N steps
-  std::int64_t log_heads_every = 10;  // /heads and drift sample every N steps (and after the last)
+  std::int64_t log_heads_every = 10;  // /heads, drift, attention-logit and log-partition samples every N steps
+                                      // (and after the last); the probe is the first validation batch
   std::int64_t ckpt_every = 1000;   // checkpoint after every N-th step (and on SIGTERM/SIGINT and at the end)
   std::int64_t keep_ckpts = 3;      // newest checkpoints kept
   double peak_tflops = 0;           // MFU denominator; 0 = a matmul peak measured at start on this device

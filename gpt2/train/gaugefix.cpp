@@ -99,4 +99,24 @@ at::Tensor gauge_fix(GPT& model, double eps, core::TransportMode mode, const Mom
   return at::stack(gs);
 }
 
+std::int64_t cap_qk_product(GPT& model, double cap) {
+  require_rows(model, "cap_qk_product");
+  at::NoGradGuard no_grad;
+  const std::int64_t H = model.config().n_head, d = model.config().n_embd;
+  std::vector<at::Tensor> capped;
+  for (Block& b : model.h) {
+    const at::Tensor p = head_rms(b.q().r, H) * head_rms(b.k().r, H);  // [H] s_Q·s_K
+    const at::Tensor f = (cap / p).clamp_max(1.0).sqrt();              // [H], 1 where under the cap
+    capped.push_back((p > cap).sum());
+    const at::Tensor per_coord = f.repeat_interleave(d / H);           // [d]
+    b.q().r.mul_(per_coord);
+    b.k().r.mul_(per_coord);
+    if (b.c_attn.bias.defined()) {
+      b.b_q().mul_(per_coord);
+      b.b_k().mul_(per_coord);
+    }
+  }
+  return at::stack(capped).sum().item<std::int64_t>();
+}
+
 }  // namespace gaugelab::gpt2

@@ -52,4 +52,10 @@ using MomentLookup = std::function<AdamMoments(const at::Tensor& param)>;
 at::Tensor gauge_fix(GPT& model, double eps, core::TransportMode mode = core::TransportMode::none,
                      const MomentLookup& lookup = {});
 
+/// Condition D's cap (magnitude control, seed 000 §5's proposal): every head whose scale product
+/// s_Q·s_K exceeds `cap` has r_Q, b_Q, r_K and b_K all multiplied by f = √(cap/(s_Q·s_K)), so the
+/// product becomes `cap` and the ratio s_Q/s_K (GaugeFix's coordinate) is unchanged. Not a gauge move:
+/// it scales that head's attention logits by f² (the point of it). Returns the number of heads capped.
+std::int64_t cap_qk_product(GPT& model, double cap);
+
 }  // namespace gaugelab::gpt2

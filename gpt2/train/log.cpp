@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include <ATen/TensorOperators.h>
+#include <ATen/ops/full_like.h>
 #include <ATen/ops/stack.h>
 
 #include "io/run_log_reader.hpp"
@@ -17,8 +18,9 @@ namespace {
 
 const std::vector<std::string> kSeries = {"loss",     "lr",        "grad_norm",  "tokens_per_s", "tokens",
                                           "val_loss", "drift_max", "drift_mean", "spike",        "after_fix",
-                                          "grad_norm_clipped", "grad_norm_multipliers"};
-const std::vector<std::string> kHeads = {"s_q", "s_k", "s_qk"};
+                                          "grad_norm_clipped", "grad_norm_multipliers", "attn_logit_max",
+                                          "logz_mean"};
+const std::vector<std::string> kHeads = {"s_q", "s_k", "s_qk", "attn_logit_max"};
 
 core::Mat<double> to_mat(const at::Tensor& t) {  // [L, H]
   const at::Tensor c = t.detach().to(at::kCPU, at::kDouble).contiguous();
@@ -75,7 +77,16 @@ TrainLog TrainLog::rebuild(const std::string& path, const io::Provenance& prov, 
     const std::vector<std::int64_t> hs = in.heads_step();
     if (!hs.empty()) {
       std::vector<io::HeadsData> hd;
-      for (const std::string& name : kHeads) hd.push_back(in.heads(name));
+      const std::vector<std::string> have = in.heads_names();
+      for (const std::string& name : kHeads) {  // a log from before a dataset existed: NaN there
+        if (std::find(have.begin(), have.end(), name) != have.end()) {
+          hd.push_back(in.heads(name));
+        } else {
+          io::HeadsData nan_heads{hs.size(), static_cast<std::uint64_t>(layers), static_cast<std::uint64_t>(heads), {}};
+          nan_heads.values.assign(hs.size() * layers * heads, std::numeric_limits<double>::quiet_NaN());
+          hd.push_back(std::move(nan_heads));
+        }
+      }
       for (std::size_t r = 0; r < hs.size() && hs[r] <= up_to_step && r < hd[0].records; ++r) {
         std::vector<core::Mat<double>> rec;
         for (const io::HeadsData& d : hd) {
@@ -96,12 +107,14 @@ TrainLog TrainLog::rebuild(const std::string& path, const io::Provenance& prov, 
 void TrainLog::append(const StepRow& r) {
   log_.append_series(r.step, {r.loss, r.lr, r.grad_norm, r.tokens_per_s, r.tokens, r.val_loss, r.drift_max,
                               r.drift_mean, r.spike ? 1.0 : 0.0, r.after_fix ? 1.0 : 0.0, r.grad_norm_clipped,
-                              r.grad_norm_multipliers});
+                              r.grad_norm_multipliers, r.attn_logit_max, r.logz_mean});
 }
 
-void TrainLog::append_heads(std::int64_t step, const at::Tensor& s_q, const at::Tensor& s_k) {
-  const at::Tensor q = s_q.to(at::kDouble), k = s_k.to(at::kDouble);
-  log_.append_heads(step, {to_mat(q), to_mat(k), to_mat(q * k)});
+void TrainLog::append_heads(std::int64_t step, const at::Tensor& s_q, const at::Tensor& s_k, const at::Tensor& attn) {
+  const at::Tensor a = attn.to(at::kDouble);
+  const at::Tensor nan = at::full_like(a, std::numeric_limits<double>::quiet_NaN());
+  const at::Tensor q = s_q.defined() ? s_q.to(at::kCPU, at::kDouble) : nan, k = s_k.defined() ? s_k.to(at::kCPU, at::kDouble) : nan;
+  log_.append_heads(step, {to_mat(q), to_mat(k), to_mat(q * k), to_mat(a)});
 }
 
 }  // namespace gaugelab::gpt2

@@ -17,8 +17,14 @@
 //   /series/spike         1 if the step's norm (--spike-on: total, clipped or multipliers) broke the
 //                         instability rule, else 0
 //   /series/after_fix     1 if GaugeFix ran after this step's update, else 0
-//   /heads/s_q, /heads/s_k, /heads/s_qk   [record, layer, head] RMS scales and their product,
-//                         every --log-heads-every steps (and the last), with /heads/step
+//   /series/attn_logit_max  max over layers and heads of /heads/attn_logit_max; NaN between samples
+//   /series/logz_mean     mean over the probe's positions of the output log-partition log Σ exp(logit)
+//                         (the z-loss quantity); NaN between samples
+//   /heads/s_q, /heads/s_k, /heads/s_qk   [record, layer, head] RMS scales and their product (NaN
+//                         without Q/K row multipliers), every --log-heads-every steps (and the last),
+//                         with /heads/step
+//   /heads/attn_logit_max [record, layer, head] max |q·k|/√d_h over the probe batch (the first
+//                         validation batch) and the causal positions: attention-logit growth
 //   /summary              condition, seed, best_val_loss, final_val_loss, final_drift_max,
 //                         final_drift_mean, max_drift_max, n_spikes, stable, diverged, steps, tokens, ...
 // A resumed run rebuilds the log with the rows up to its checkpoint's step, then appends, so every
@@ -38,6 +44,7 @@ struct StepRow {
   std::int64_t step = 0;
   double loss = 0, lr = 0, grad_norm = 0, tokens_per_s = 0, tokens = 0;
   double grad_norm_clipped = 0, grad_norm_multipliers = 0;
+  double attn_logit_max = 0, logz_mean = 0;  // NaN when not sampled this step
   double val_loss = 0, drift_max = 0, drift_mean = 0;  // NaN when not measured this step
   bool spike = false, after_fix = false;
 };
@@ -52,8 +59,9 @@ class TrainLog {
                           int heads);
 
   void append(const StepRow& row);
-  /// s_q, s_k [L, H] (any device, float): appends s_q, s_k and s_q·s_k as one /heads record.
-  void append_heads(std::int64_t step, const at::Tensor& s_q, const at::Tensor& s_k);
+  /// s_q, s_k [L, H] (any device, float; undefined without Q/K row multipliers: NaN) and the largest
+  /// attention score per head attn [L, H] (CPU): appends s_q, s_k, s_q·s_k and attn as one /heads record.
+  void append_heads(std::int64_t step, const at::Tensor& s_q, const at::Tensor& s_k, const at::Tensor& attn);
   io::RunLog& log() { return log_; }
 
  private:

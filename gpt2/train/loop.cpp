@@ -58,7 +58,12 @@ TrainResult run_train(const TrainOptions& o, io::Provenance prov) {
   TrainState& st = run.state;
   const TrainDist& dist = run.dist;
   const bool rank0 = dist.rank == 0;
-  const bool fix_enabled = o.condition == "B";
+  const bool fix_enabled = o.condition == "B" || o.condition == "D";
+  const bool cap_enabled = o.condition == "D" && o.magnitude == "cap";
+  const at::Tensor probe = [&] {  // the observables' fixed batch: the first validation batch's inputs
+    const at::Tensor b = run.val->batch(0);
+    return b.narrow(1, 0, b.size(1) - 1).to(run.device);
+  }();
   const core::TransportMode transport = core::parse_transport_mode(o.state_transport);
   const MomentLookup lookup = [&](const at::Tensor& p) { return run.opt->moments(p); };
   const std::vector<at::Tensor> params = run.opt->parameters();
@@ -110,15 +115,25 @@ TrainResult run_train(const TrainOptions& o, io::Provenance prov) {
     run.opt->step(lr);
     if (fix_enabled && step % o.gaugefix_every == 0) {
       gauge_fix(*run.model, o.gaugefix_eps, transport, lookup);
+      if (cap_enabled) cap_qk_product(*run.model, o.qk_cap);
       row.after_fix = true;
     }
-    if (run.has_heads && (step % o.log_heads_every == 0 || last)) {
-      const QkScales s = qk_head_scales(*run.model);
-      const DriftValues d = qk_drift(s);
-      row.drift_max = d.max, row.drift_mean = d.mean;
-      st.final_drift_max = d.max, st.final_drift_mean = d.mean;
-      st.max_drift_max = std::max(st.max_drift_max, d.max);
-      if (rank0) run.log->append_heads(step, s.s_q, s.s_k);
+    row.attn_logit_max = row.logz_mean = nan();
+    if (step % o.log_heads_every == 0 || last) {
+      QkScales s;
+      if (run.has_heads) {
+        s = qk_head_scales(*run.model);
+        const DriftValues d = qk_drift(s);
+        row.drift_max = d.max, row.drift_mean = d.mean;
+        st.final_drift_max = d.max, st.final_drift_mean = d.mean;
+        st.max_drift_max = std::max(st.max_drift_max, d.max);
+      }
+      run.model->train(false);
+      const at::Tensor attn = run.model->attention_logit_max(probe);  // [L, H] on the CPU
+      row.attn_logit_max = attn.max().item<double>();
+      row.logz_mean = run.model->log_partition_mean(probe);
+      run.model->train(true);
+      if (rank0) run.log->append_heads(step, s.s_q, s.s_k, attn);
     }
     if (step % o.eval_every == 0 || last) {
       row.val_loss = evaluate(run);

@@ -30,7 +30,12 @@ void validate_train_options(const TrainOptions& o) {
     }
     need(docs >= 100, "--data synthetic:N needs N >= 100 documents (got '" + o.data.substr(10) + "')");
   }
-  need(o.condition == "A" || o.condition == "B" || o.condition == "C", "--condition must be A, B or C, not '" + o.condition + "'");
+  need(o.condition == "A" || o.condition == "B" || o.condition == "C" || o.condition == "D",
+       "--condition must be A, B, C or D, not '" + o.condition + "'");
+  need(o.magnitude == "wd" || o.magnitude == "cap", "--magnitude must be wd or cap, not '" + o.magnitude + "'");
+  need(o.qk_cap > 0 && std::isfinite(o.qk_cap), "--qk-cap must be > 0");
+  need(o.qk_norm == "none" || o.qk_norm == "layernorm" || o.qk_norm == "rms",
+       "--qk-norm must be none, layernorm or rms, not '" + o.qk_norm + "'");
   need(o.state_transport == "none" || o.state_transport == "vector" || o.state_transport == "covector",
        "--state-transport must be none, vector or covector");
   need(o.precision == "fp32" || o.precision == "bf16", "--precision must be fp32 or bf16");
@@ -48,8 +53,8 @@ void validate_train_options(const TrainOptions& o) {
   need(o.grad_clip >= 0, "--grad-clip must be >= 0 (0 = off)");
   need(o.gaugefix_every >= 1, "--gaugefix-every must be >= 1");
   need(o.gaugefix_eps >= 0, "--gaugefix-eps must be >= 0");
-  need(o.condition == "B" || o.state_transport == "none",
-       "--state-transport " + o.state_transport + " only applies to condition B (GaugeFix)");
+  need(o.condition == "B" || o.condition == "D" || o.state_transport == "none",
+       "--state-transport " + o.state_transport + " only applies to conditions B and D (GaugeFix)");
   need(o.eval_every >= 1 && o.eval_batches >= 1 && o.log_every >= 1 && o.log_heads_every >= 1 && o.ckpt_every >= 1 &&
            o.keep_ckpts >= 1,
        "--eval-every, --eval-batches, --log-every, --log-heads-every, --ckpt-every and --keep-ckpts must be >= 1");

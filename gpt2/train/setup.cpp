@@ -31,7 +31,8 @@ double nan() { return std::numeric_limits<double>::quiet_NaN(); }
 // Settings a resumed run must share with the run it continues (they decide the data order, the
 // model, or the optimizer's trajectory); anything else (max-iters, cadences, threads) may change.
 const char* const kIdentityKeys[] = {"data", "seed", "model", "n-layer", "n-head", "n-embd", "block-size", "vocab-size",
-                                     "multipliers", "dropout", "compact-vocab", "bias", "gelu", "batch-size",
+                                     "multipliers", "dropout", "compact-vocab", "bias", "gelu", "qk-norm", "magnitude",
+                                     "qk-cap", "batch-size",
                                      "grad-accum", "batch-tokens", "multiplier-lr-scale", "spike-on", "lr",
                                      "min-lr", "warmup-iters", "lr-decay-iters", "beta1", "beta2", "adam-eps",
                                      "weight-decay", "wd-multipliers", "wd-embeddings", "grad-clip",
@@ -81,6 +82,7 @@ ModelConfig build_model_config(const TrainOptions& o, std::int64_t compact_vocab
   mc.dropout = o.dropout;
   mc.bias = o.bias;
   mc.gelu = parse_gelu(o.gelu);
+  mc.qk_norm = parse_qk_norm(o.qk_norm);
   try {
     mc.validate();
   } catch (const std::exception& e) {
@@ -93,7 +95,9 @@ OptimizerSettings optimizer_settings(const TrainOptions& o) {
   OptimizerSettings s;
   s.beta1 = o.beta1, s.beta2 = o.beta2, s.eps = o.adam_eps;
   s.wd_matrices = o.weight_decay;
-  s.wd_multipliers_qk = o.condition == "A" ? o.wd_multipliers : 0.0;  // seed 000 §4.1: B and C drop Q/K decay
+  // seed 000 §4.1: B and C drop the Q/K decay; D keeps it as its magnitude control unless it caps instead.
+  const bool qk_decay = o.condition == "A" || (o.condition == "D" && o.magnitude == "wd");
+  s.wd_multipliers_qk = qk_decay ? o.wd_multipliers : 0.0;
   s.wd_multipliers_other = o.wd_multipliers;
   s.wd_biases_norms = 0.0;
   s.wd_embeddings = o.wd_embeddings;
@@ -175,7 +179,8 @@ void print_settings(const TrainRun& r, const std::string& resumed_from) {
   const TrainOptions& o = r.options;
   const ModelConfig& mc = r.model->config();
   std::cout << "model      " << describe_model(*r.model) << "\n";
-  std::cout << "protocol   GELU " << gelu_name(mc.gelu) << ", " << (mc.bias ? "with" : "no") << " biases, dropout " << mc.dropout
+  std::cout << "protocol   GELU " << gelu_name(mc.gelu) << ", " << (mc.bias ? "with" : "no") << " biases, QK-norm "
+            << qk_norm_name(mc.qk_norm) << ", dropout " << mc.dropout
             << (o.init_from.empty() ? "" : ", weights from " + o.init_from) << "\n";
   std::cout << "device     " << r.device.str() << ", " << precision_name(r.precision) << ", threads " << r.prov.threads
             << ", world " << r.dist.world << " (" << r.dist.source << "), rank " << r.dist.rank << "\n";
@@ -195,6 +200,9 @@ void print_settings(const TrainRun& r, const std::string& resumed_from) {
                 : o.condition == "B" ? ": no Q/K multiplier WD, GaugeFix every " + std::to_string(o.gaugefix_every) +
                                            " steps (eps " + std::to_string(o.gaugefix_eps) + ", state transport " +
                                            o.state_transport + ")"
+                : o.condition == "D" ? ": GaugeFix every " + std::to_string(o.gaugefix_every) + " steps + magnitude " +
+                                           (o.magnitude == "wd" ? "control by the Q/K multiplier WD"
+                                                                : "cap s_Q*s_K <= " + std::to_string(o.qk_cap))
                                      : ": no Q/K multiplier WD, no GaugeFix")
             << (r.has_heads ? "" : "; no Q/K row multipliers: no scales or drift")
             << "\n";
@@ -351,8 +359,9 @@ TrainRun setup_train(const TrainOptions& o, io::Provenance prov) {
   }
   const ModelConfig& mc = r.model->config();
   r.has_heads = has_qk_row_multipliers(mc);
-  if (o.condition == "B" && !r.has_heads)
-    throw io::UsageError("--condition B needs row multipliers on q and k (--multipliers '" + mc.lrm.spec() + "' has none)");
+  if ((o.condition == "B" || o.condition == "D") && !r.has_heads)
+    throw io::UsageError("--condition " + o.condition + " needs row multipliers on q and k (--multipliers '" +
+                         mc.lrm.spec() + "' has none)");
   r.opt = std::make_unique<TrainOptimizer>(*r.model, optimizer_settings(o));
   if (ckpt) load_optimizer_state(*ckpt, *r.opt);
   if (r.dist.active() && !ckpt) r.dist.broadcast_parameters(r.opt->parameters());
@@ -438,7 +447,9 @@ TrainResult finish_train(TrainRun& r, double seconds) {
   log.set_summary("tokens", s.tokens);
   log.set_summary("tokens_per_step", r.tokens_per_step);
   log.set_summary("world", std::int64_t{r.dist.world});
-  log.set_summary("gaugefix_every", o.condition == "B" ? o.gaugefix_every : std::int64_t{0});
+  log.set_summary("gaugefix_every", o.condition == "B" || o.condition == "D" ? o.gaugefix_every : std::int64_t{0});
+  log.set_summary("qk_norm", o.qk_norm);
+  log.set_summary("magnitude", o.condition == "D" ? o.magnitude : std::string("-"));
   log.set_summary("state_transport", o.state_transport);
   log.set_summary("precision", std::string(precision_name(r.precision)));
   log.set_summary("n_params", r.model->num_parameters());

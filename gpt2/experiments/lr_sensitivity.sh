@@ -1,0 +1,97 @@
+#!/usr/bin/env bash
+# The instability instrument (Wortsman et al. 2023, "Small-scale proxies for large-scale Transformer
+# training instabilities"): final validation loss over a log-spaced learning-rate range for each way of
+# handling the Q/K gauge, several seeds; analysis/lr_sensitivity.py turns the logs into the loss-vs-lr
+# figure, the learning-rate sensitivity with bootstrap intervals and the divergence fraction.
+# Resumable (completed or diverged runs are skipped, interrupted ones resumed) and shardable for job
+# arrays (SHARD=i/n runs every n-th run from the i-th); JOBS runs in parallel on one machine.
+#
+# Conditions (a run's name is <cond>_lr<lr>_s<seed>):
+#   A  multiplier WD on Q/K too           B  no Q/K WD + GaugeFix every step      C  no control
+#   D  GaugeFix + the Q/K WD as magnitude control (--magnitude wd)
+#   Q  QK-norm (RMSNorm on q and k per head) under C's settings: the architecture fix, no gauge control
+#
+# Compute budget
+#   default (CPU): gpt2/configs/lr-sensitivity-cpu.ini on the Shakespeare corpus, 600 steps of 512
+#     tokens, ~55 s per run on an idle core: 5 conditions x 8 lrs x 3 seeds = 120 runs ~ 1.8 core-hours
+#     (~55 min with JOBS=2 on 2 idle cores).
+#   --demo: conditions A B C, lrs 1e-2 and 1e-1, seed 42, 200 steps (~2 min with JOBS=2).
+#   GPUs: CONFIG=gpt2/configs/gpt2-124m-owt.ini DATA=... LAUNCH="torchrun --nproc_per_node=8 --no-python"
+#     JOBS=1 EXTRA="--max-iters 5000" runs the same grid at 124M (the budget is then the config's).
+# Usage (from the repository root): gpt2/experiments/lr_sensitivity.sh [--demo]
+#   Environment: BUILD, LAUNCH, JOBS (2), SHARD (0/1), CONFIG, DATA (runs/data/shakespeare, prepared
+#   here when missing), ROOT (runs/lr_sensitivity[_demo]), LRS, CONDITIONS, SEEDS, EXTRA (more flags).
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+BUILD=${BUILD:-build}
+LAUNCH=${LAUNCH:-}
+JOBS=${JOBS:-2}
+SHARD=${SHARD:-0/1}
+CONFIG=${CONFIG:-gpt2/configs/lr-sensitivity-cpu.ini}
+DATA=${DATA:-runs/data/shakespeare}
+EXTRA=${EXTRA:-}
+if [ "${1:-}" = "--demo" ]; then
+  ROOT=${ROOT:-runs/lr_sensitivity_demo}
+  LRS=${LRS:-"1e-2 1e-1"}
+  CONDITIONS=${CONDITIONS:-"A B C"}
+  SEEDS=${SEEDS:-"42"}
+  EXTRA="--max-iters 200 --eval-every 200 --log-heads-every 10 $EXTRA"
+else
+  ROOT=${ROOT:-runs/lr_sensitivity}
+  # 8 values, log-spaced by 10^(3/7) from 1e-3 to 1 (stable to collapsed for this model).
+  LRS=${LRS:-"1e-3 2.68e-3 7.2e-3 1.93e-2 5.18e-2 0.139 0.373 1.0"}
+  CONDITIONS=${CONDITIONS:-"A B C D Q"}
+  SEEDS=${SEEDS:-"42 123 456"}
+fi
+if [ ! -f "$DATA/train.bin" ] && [ "$DATA" = runs/data/shakespeare ]; then
+  "$BUILD/gaugelab" prepare --corpus shakespeare --out "$DATA" --threads 1 --progress=false
+fi
+mkdir -p "$ROOT"
+
+flags_of() {  # condition -> trainer flags
+  case $1 in
+    A) echo "--condition A" ;;
+    B) echo "--condition B --gaugefix-every 1" ;;
+    C) echo "--condition C" ;;
+    D) echo "--condition D --gaugefix-every 1 --magnitude wd" ;;
+    Q) echo "--condition C --qk-norm rms" ;;
+    *) echo "unknown condition $1" >&2; exit 2 ;;
+  esac
+}
+
+finished() {  # 0 if OUT/log.h5 says completed or diverged
+  [ -f "$1/log.h5" ] && /usr/bin/python3 - "$1/log.h5" <<'PY' 2>/dev/null
+import sys, h5py
+with h5py.File(sys.argv[1], "r") as f:
+    a = f["summary"].attrs
+    sys.exit(0 if int(a.get("completed", 0)) == 1 or int(a.get("diverged", 0)) == 1 else 1)
+PY
+}
+
+run() {  # cond lr seed
+  local out="$ROOT/$1_lr$2_s$3"
+  if finished "$out"; then echo "[lr-sensitivity] $out: done, skipped"; return 0; fi
+  local mode=--force
+  [ -d "$out/checkpoints" ] && [ -n "$(ls "$out/checkpoints" 2>/dev/null)" ] && mode=--resume
+  local min_lr
+  min_lr=$(/usr/bin/python3 -c "print($2 / 10)")
+  echo "[lr-sensitivity] $out: $([ $mode = --resume ] && echo resuming || echo starting)"
+  # shellcheck disable=SC2086  # LAUNCH, EXTRA and the flags are word lists on purpose
+  $LAUNCH "$BUILD/gaugelab" train --config "$CONFIG" --data "$DATA" --lr "$2" --min-lr "$min_lr" --seed "$3" \
+    $(flags_of "$1") $EXTRA --out "$out" $mode > "$out.txt" 2>&1 || [ $? = 3 ]  # 3: diverged, logged
+}
+export -f run finished flags_of
+export BUILD LAUNCH CONFIG DATA EXTRA ROOT
+
+i=0
+shard_i=${SHARD%/*}
+shard_n=${SHARD#*/}
+for seed in $SEEDS; do
+  for lr in $LRS; do
+    for cond in $CONDITIONS; do
+      [ $((i % shard_n)) = "$shard_i" ] && echo "$cond $lr $seed"
+      i=$((i + 1))
+    done
+  done
+done | xargs -P "$JOBS" -L 1 bash -c 'run "$0" "$1" "$2"'
+echo "[lr-sensitivity] logs under $ROOT/; analysis: /usr/bin/python3 analysis/lr_sensitivity.py $ROOT"
