@@ -14,7 +14,7 @@ export CCACHE_BASEDIR := $(CURDIR)
 
 TORCH_PREFIX = $(shell [ "$(WITH_TORCH)" = ON ] && $(VENV)/bin/python -W ignore -c 'import torch.utils; print(torch.utils.cmake_prefix_path)' 2>/dev/null)
 
-.PHONY: all deps configure build test test-cpp test-py demo figures bench report clean
+.PHONY: all deps configure build test test-cpp test-py demo figures lr-grid bench report clean
 
 all: build
 
@@ -45,6 +45,11 @@ figures: build
 
 report:
 	@bash scripts/report.sh report
+
+# The learning-rate-sensitivity grid in full (~1 h on 2 cores; resumable), then its figure and table.
+lr-grid: deps build
+	@BUILD=$(BUILD) bash gpt2/experiments/lr_sensitivity.sh
+	@$(ANALYSIS_PY) analysis/fig_lr_sensitivity.py runs/lr_sensitivity
 
 bench: deps build
 	@bash scripts/bench.sh $(BUILD)

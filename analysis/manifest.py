@@ -20,6 +20,20 @@ def _train_tiny(condition: str, seed: int, every: int | None = None) -> dict:
                              "10", "--eval-batches", "2"] + ([] if every else ["--log-heads-every", "5"])}
 
 
+def _lrs_demo(condition: str, lr: str) -> dict:
+    """A slice of the learning-rate-sensitivity grid (gpt2/experiments/lr_sensitivity.sh --demo) on the
+    Shakespeare corpus: 200 steps of the grid's CPU model at seed 42."""
+    name = f"lrs_demo_{condition}_lr{lr}"
+    cond = {"A": ["--condition", "A"], "B": ["--condition", "B", "--gaugefix-every", "1"], "C": ["--condition", "C"]}
+    args = ["train", "--config", "gpt2/configs/lr-sensitivity-cpu.ini", *cond[condition], "--lr", lr, "--min-lr",
+            str(float(lr) / 10), "--seed", "42", "--log-heads-every", "10"]
+    return {"args": args + ["--data", "runs/data/shakespeare", "--max-iters", "200", "--eval-every", "200"],
+            "out": f"runs/{name}/log.h5", "out_arg": f"runs/{name}",
+            "deps": ["gpt2/configs/lr-sensitivity-cpu.ini", "runs/data/shakespeare/meta.json"],
+            "quick": args + ["--data", "synthetic:300", "--max-iters", "30", "--warmup-iters", "5", "--eval-every",
+                             "30", "--eval-batches", "2"]}
+
+
 EXPERIMENTS = {
     # name: {"args": gaugelab argv after the binary, "out": the log, "deps": files whose change re-runs it}
     "toy_relu": {"args": ["toy", "relu"], "out": "runs/toy_relu.h5", "deps": []},
@@ -62,6 +76,13 @@ EXPERIMENTS = {
                              "quick": ["inspect", "--init-random", "nano", "--valid-tests", "3", "--invalid-tests",
                                        "1", "--prompts", "2", "--generate", "4", "--sample-seqs", "1",
                                        "--sample-len", "48"]},
+    # the learning-rate-sensitivity instrument (issue: the instability instrument): the Shakespeare corpus
+    # (prepare --corpus shakespeare, 0.1 s) and a demo slice, A/B/C x lr 1e-2, 1e-1 (~2 min); the whole
+    # grid (5 conditions x 8 lrs x 3 seeds, ~1 h on 2 cores) is `make lr-grid`
+    "shakespeare_data": {"args": ["prepare", "--corpus", "shakespeare"], "out": "runs/data/shakespeare/meta.json",
+                         "out_arg": "runs/data/shakespeare", "deps": [],
+                         "quick": ["prepare", "--synthetic", "--docs", "50"]},
+    **{f"lrs_demo_{c}_lr{lr}": _lrs_demo(c, lr) for c in "ABC" for lr in ("1e-2", "1e-1")},
 }
 
 FIGURES = {
@@ -93,4 +114,5 @@ FIGURES = {
                                            "train_tiny_B_N1000_s42", "train_tiny_A_s42"]},
     "fig_seed000_frequency": {"inputs": ["train_tiny_B_s42", "train_tiny_B_N10_s42", "train_tiny_B_N100_s42",
                                          "train_tiny_B_N1000_s42", "train_tiny_A_s42"]},
+    "fig_lr_sensitivity": {"inputs": [f"lrs_demo_{c}_lr{lr}" for c in "ABC" for lr in ("1e-2", "1e-1")]},
 }

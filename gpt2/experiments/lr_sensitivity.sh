@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The instability instrument (Wortsman et al. 2023, "Small-scale proxies for large-scale Transformer
 # training instabilities"): final validation loss over a log-spaced learning-rate range for each way of
-# handling the Q/K gauge, several seeds; analysis/lr_sensitivity.py turns the logs into the loss-vs-lr
+# handling the Q/K gauge, several seeds; analysis/fig_lr_sensitivity.py turns the logs into the loss-vs-lr
 # figure, the learning-rate sensitivity with bootstrap intervals and the divergence fraction.
 # Resumable (completed or diverged runs are skipped, interrupted ones resumed) and shardable for job
 # arrays (SHARD=i/n runs every n-th run from the i-th); JOBS runs in parallel on one machine.
@@ -94,4 +94,4 @@ for seed in $SEEDS; do
     done
   done
 done | xargs -P "$JOBS" -L 1 bash -c 'run "$0" "$1" "$2"'
-echo "[lr-sensitivity] logs under $ROOT/; analysis: /usr/bin/python3 analysis/lr_sensitivity.py $ROOT"
+echo "[lr-sensitivity] logs under $ROOT/; analysis: /usr/bin/python3 analysis/fig_lr_sensitivity.py $ROOT"

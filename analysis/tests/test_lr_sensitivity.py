@@ -1,0 +1,36 @@
+"""The learning-rate-sensitivity statistic on hand-made grids: its value, the diverged-run rule, and
+that the bootstrap interval collapses when every seed agrees and widens when they do not."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+import fig_lr_sensitivity as lrs
+
+
+def test_sensitivity_is_the_mean_excess_over_the_best_learning_rate():
+    L = np.array([[3.0, 3.0], [2.0, 2.0], [2.5, 2.5]])  # 3 lrs x 2 seeds
+    assert math.isclose(lrs.sensitivity(L), (1.0 + 0.0 + 0.5) / 3)
+
+
+def test_diverged_runs_count_at_the_initial_loss():
+    runs = [lrs.Run("B", lr, seed, final, div, 10.0, np.array([]), np.array([]), np.array([]))
+            for lr, seed, final, div in [(0.1, 1, 2.0, False), (1.0, 1, math.nan, True), (0.1, 2, 2.2, False),
+                                         (1.0, 2, 3.0, False)]]
+    lrs_, seeds, L = lrs.grid(runs, "B", 10.0)
+    assert list(lrs_) == [0.1, 1.0] and seeds == [1, 2]
+    assert L[1, 0] == 10.0 and L[1, 1] == 3.0
+    assert math.isclose(lrs.sensitivity(L), ((2.1 - 2.1) + (6.5 - 2.1)) / 2)
+
+
+def test_bootstrap_interval_is_a_point_when_seeds_agree_and_wide_when_they_do_not():
+    rng = np.random.default_rng(1)
+    same = np.array([[3.0, 3.0, 3.0], [2.0, 2.0, 2.0]])
+    b = lrs.bootstrap(same, rng)
+    assert np.ptp(b) == 0.0
+    spread = np.array([[3.0, 2.0, 4.0], [2.0, 2.5, 1.0]])
+    b = lrs.bootstrap(spread, rng)
+    assert np.percentile(b, 97.5) - np.percentile(b, 2.5) > 0.1
+    paired = lrs.bootstrap(spread, rng, ref=spread)  # a condition minus itself, seeds paired: exactly 0
+    assert np.all(paired == 0.0)
