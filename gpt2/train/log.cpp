@@ -19,7 +19,9 @@ namespace {
 const std::vector<std::string> kSeries = {"loss",     "lr",        "grad_norm",  "tokens_per_s", "tokens",
                                           "val_loss", "drift_max", "drift_mean", "spike",        "after_fix",
                                           "grad_norm_clipped", "grad_norm_multipliers", "attn_logit_max",
-                                          "logz_mean"};
+                                          "logz_mean", "update_ratio_matrices", "update_ratio_multipliers_qk",
+                                          "update_ratio_multipliers_other", "update_ratio_biases_norms",
+                                          "update_ratio_embeddings"};
 const std::vector<std::string> kHeads = {"s_q", "s_k", "s_qk", "attn_logit_max"};
 
 core::Mat<double> to_mat(const at::Tensor& t) {  // [L, H]
@@ -105,9 +107,15 @@ TrainLog TrainLog::rebuild(const std::string& path, const io::Provenance& prov, 
 }
 
 void TrainLog::append(const StepRow& r) {
+  auto ratio = [&](const char* group) {
+    const auto it = r.update_ratio.find(group);
+    return it == r.update_ratio.end() ? std::numeric_limits<double>::quiet_NaN() : it->second;
+  };
   log_.append_series(r.step, {r.loss, r.lr, r.grad_norm, r.tokens_per_s, r.tokens, r.val_loss, r.drift_max,
                               r.drift_mean, r.spike ? 1.0 : 0.0, r.after_fix ? 1.0 : 0.0, r.grad_norm_clipped,
-                              r.grad_norm_multipliers, r.attn_logit_max, r.logz_mean});
+                              r.grad_norm_multipliers, r.attn_logit_max, r.logz_mean, ratio("matrices"),
+                              ratio("multipliers_qk"), ratio("multipliers_other"), ratio("biases_norms"),
+                              ratio("embeddings")});
 }
 
 void TrainLog::append_heads(std::int64_t step, const at::Tensor& s_q, const at::Tensor& s_k, const at::Tensor& attn) {

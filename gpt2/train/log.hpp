@@ -20,6 +20,9 @@
 //   /series/attn_logit_max  max over layers and heads of /heads/attn_logit_max; NaN between samples
 //   /series/logz_mean     mean over the probe's positions of the output log-partition log Σ exp(logit)
 //                         (the z-loss quantity); NaN between samples
+//   /series/update_ratio_<group>  ‖Δp‖/‖p‖ of the optimizer step per parameter group (matrices,
+//                         multipliers_qk, multipliers_other, biases_norms, embeddings) on sample steps;
+//                         NaN between samples and for a group the model lacks
 //   /heads/s_q, /heads/s_k, /heads/s_qk   [record, layer, head] RMS scales and their product (NaN
 //                         without Q/K row multipliers), every --log-heads-every steps (and the last),
 //                         with /heads/step
@@ -32,6 +35,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 
 #include <ATen/core/Tensor.h>
@@ -45,6 +49,7 @@ struct StepRow {
   double loss = 0, lr = 0, grad_norm = 0, tokens_per_s = 0, tokens = 0;
   double grad_norm_clipped = 0, grad_norm_multipliers = 0;
   double attn_logit_max = 0, logz_mean = 0;  // NaN when not sampled this step
+  std::map<std::string, double> update_ratio;  // group name -> ‖Δp‖/‖p‖ of the step's update (sample steps)
   double val_loss = 0, drift_max = 0, drift_mean = 0;  // NaN when not measured this step
   bool spike = false, after_fix = false;
 };

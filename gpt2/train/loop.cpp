@@ -112,14 +112,17 @@ TrainResult run_train(const TrainOptions& o, io::Provenance prov) {
                 << " (loss " << loss_v << ", grad norm " << grad_norm << "); stopping, the last good checkpoint is kept\n";
       break;
     }
+    const bool sample = step % o.log_heads_every == 0 || last;
+    const std::vector<at::Tensor> before = sample ? run.opt->snapshot() : std::vector<at::Tensor>{};
     run.opt->step(lr);
+    if (sample) row.update_ratio = run.opt->update_ratios(before);
     if (fix_enabled && step % o.gaugefix_every == 0) {
       gauge_fix(*run.model, o.gaugefix_eps, transport, lookup);
       if (cap_enabled) cap_qk_product(*run.model, o.qk_cap);
       row.after_fix = true;
     }
     row.attn_logit_max = row.logz_mean = nan();
-    if (step % o.log_heads_every == 0 || last) {
+    if (sample) {
       QkScales s;
       if (run.has_heads) {
         s = qk_head_scales(*run.model);

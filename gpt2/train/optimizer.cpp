@@ -101,6 +101,30 @@ void TrainOptimizer::step(double lr) {
   }
 }
 
+std::vector<at::Tensor> TrainOptimizer::snapshot() const {
+  std::vector<at::Tensor> out;
+  for (const Group& g : groups_)
+    for (const at::Tensor& p : g.params) out.push_back(p.detach().clone());
+  return out;
+}
+
+std::map<std::string, double> TrainOptimizer::update_ratios(const std::vector<at::Tensor>& before) const {
+  at::NoGradGuard no_grad;
+  std::map<std::string, double> out;
+  std::size_t i = 0;
+  for (const Group& g : groups_) {
+    std::vector<at::Tensor> du, w;  // squared norms, summed on the device, one sync per group
+    for (const at::Tensor& p : g.params) {
+      if (i >= before.size()) throw std::invalid_argument("update_ratios: snapshot has fewer tensors than the groups");
+      du.push_back(p.detach().sub(before[i++]).square().sum());
+      w.push_back(p.detach().square().sum());
+    }
+    const at::Tensor r = at::stack(du).sum().sqrt().div(at::stack(w).sum().sqrt());
+    out[g.name] = r.item<double>();
+  }
+  return out;
+}
+
 AdamMoments TrainOptimizer::moments(const at::Tensor& param) const {
   for (const Group& g : groups_)
     for (std::size_t i = 0; i < g.params.size(); ++i)

@@ -3,6 +3,7 @@
 // The state (m, v, step counts) is plain tensors the trainer checkpoints and GaugeFix may transport.
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -54,6 +55,12 @@ class TrainOptimizer {
   /// One AdamW step at learning rate lr × each group's lr_scale (decoupled weight decay
   /// p ← p·(1 − lr·wd) per group).
   void step(double lr);
+
+  /// Copies of every parameter in group order (what update_ratios compares against).
+  std::vector<at::Tensor> snapshot() const;
+  /// Per group, ‖p − p_before‖ / ‖p‖ over the group's tensors (the update-to-weight ratio), for the
+  /// snapshot taken before a step; keyed by group name.
+  std::map<std::string, double> update_ratios(const std::vector<at::Tensor>& before) const;
 
   /// The moments of `param` (by identity), for GaugeFix's state transport.
   AdamMoments moments(const at::Tensor& param) const;

@@ -67,6 +67,14 @@ TEST_CASE("protocol: the log holds the total, clipped-set and multiplier gradien
     CHECK(m > 0);  // the default placement has multipliers
     CHECK(std::abs(t * t - (c * c + m * m)) <= 1e-5 * t * t);  // the two sets split every parameter
   }
+  // The last step is a sample step: update-to-weight ratios of every group the model has, NaN before.
+  for (const char* g : {"update_ratio_matrices", "update_ratio_multipliers_qk", "update_ratio_embeddings"}) {
+    INFO(g);
+    CHECK(std::isnan(s.at(g)[0]));
+    CHECK(s.at(g)[2] > 0);
+    CHECK(s.at(g)[2] < 1);
+  }
+  CHECK(std::isnan(s.at("update_ratio_biases_norms")[2]) == false);  // LayerNorm gains are there
 }
 
 TEST_CASE("protocol: --init-from refuses a size flag that disagrees with the checkpoint") {
