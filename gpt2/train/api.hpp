@@ -61,6 +61,14 @@ struct TrainOptions {
   std::int64_t warmup_iters = 2000; // linear warm-up steps
   std::int64_t lr_decay_iters = 0;  // cosine reaches min_lr here; 0 = max_iters
 
+  // --- optimizer ---
+  std::string optimizer = "adamw"; // adamw, or muon: Muon on the hidden matrices, AdamW on the rest
+                                   // (MuonWithAuxAdam; gpt2/train/muon.hpp)
+  double muon_lr = 0.02;           // Muon's η at the schedule's peak (scaled by lr(it)/--lr each step)
+  double muon_momentum = 0.95;     // Muon's β (Nesterov)
+  double muon_wd = 0.01;           // Muon's decoupled weight decay (replaces --weight-decay on those matrices)
+  std::string muon_qkv = "split";  // split: W_Q, W_K, W_V orthogonalised apart; fused: c_attn as one matrix
+
   // --- AdamW and its parameter groups (gpt2/model/lrm.hpp ParamRole) ---
   double beta1 = 0.9;
   double beta2 = 0.95;

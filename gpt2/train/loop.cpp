@@ -114,7 +114,7 @@ TrainResult run_train(const TrainOptions& o, io::Provenance prov) {
     }
     const bool sample = step % o.log_heads_every == 0 || last;
     const std::vector<at::Tensor> before = sample ? run.opt->snapshot() : std::vector<at::Tensor>{};
-    run.opt->step(lr);
+    run.opt->step(lr, lr / o.lr);  // Muon's η follows the same warm-up and cosine
     if (sample) row.update_ratio = run.opt->update_ratios(before);
     if (fix_enabled && step % o.gaugefix_every == 0) {
       gauge_fix(*run.model, o.gaugefix_eps, transport, lookup);

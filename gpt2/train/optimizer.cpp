@@ -36,14 +36,32 @@ TrainOptimizer::TrainOptimizer(GPT& model, const OptimizerSettings& s) {
     g.multiplier = multiplier;
     g.lr_scale = multiplier ? s.multiplier_lr_scale : 1.0;
     g.clipped = !multiplier || s.clip_multipliers;
-    for (const at::Tensor& p : g.params) {
-      g.m.push_back(at::zeros_like(p));
-      g.v.push_back(at::zeros_like(p));
-      g.steps.push_back(at::zeros({}, p.options().dtype(at::kFloat)));
+    if (s.muon && pg.role == ParamRole::matrix) {  // hidden matrices to Muon; an untied LM head stays AdamW
+      Group head;
+      head.name = "head";
+      head.weight_decay = g.weight_decay;
+      for (std::size_t i = 0; i < g.names.size(); ++i) {
+        if (g.names[i].rfind("lm_head.", 0) != 0) continue;
+        head.names.push_back(g.names[i]);
+        head.params.push_back(g.params[i]);
+        g.names.erase(g.names.begin() + static_cast<std::ptrdiff_t>(i));
+        g.params.erase(g.params.begin() + static_cast<std::ptrdiff_t>(i));
+        --i;
+      }
+      g.muon = true;
+      g.weight_decay = s.muon_settings.weight_decay;
+      if (!head.params.empty()) groups_.push_back(std::move(head));
     }
     groups_.push_back(std::move(g));
   }
+  for (Group& g : groups_)
+    for (const at::Tensor& p : g.params) {
+      g.m.push_back(at::zeros_like(p));  // Muon: the momentum buffer
+      g.v.push_back(at::zeros_like(p));  // Muon: unused
+      g.steps.push_back(at::zeros({}, p.options().dtype(at::kFloat)));
+    }
   beta1_ = s.beta1, beta2_ = s.beta2, eps_ = s.eps;
+  muon_ = s.muon_settings;
 }
 
 void TrainOptimizer::zero_grad() {
@@ -82,9 +100,20 @@ GradNorms TrainOptimizer::clip_grad_norm(double max_norm) {
   return GradNorms{v[0], v[2], v[1]};
 }
 
-void TrainOptimizer::step(double lr) {
+void TrainOptimizer::step(double lr, double muon_lr_factor) {
   at::NoGradGuard no_grad;
   for (Group& g : groups_) {
+    if (g.muon) {
+      const std::string qkv_tail = "attn.c_attn.weight";
+      for (std::size_t i = 0; i < g.params.size(); ++i) {
+        if (!g.params[i].grad().defined()) continue;
+        const std::string& n = g.names[i];
+        const bool qkv = n.size() >= qkv_tail.size() && n.compare(n.size() - qkv_tail.size(), qkv_tail.size(), qkv_tail) == 0;
+        muon_update(g.params[i], g.params[i].grad(), g.m[i], muon_lr_factor * muon_.lr, muon_, qkv);
+        g.steps[i].add_(1);
+      }
+      continue;
+    }
     std::vector<at::Tensor> params, grads, m, v, steps;
     for (std::size_t i = 0; i < g.params.size(); ++i) {
       if (!g.params[i].grad().defined()) continue;

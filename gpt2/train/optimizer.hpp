@@ -10,6 +10,7 @@
 #include <ATen/core/Tensor.h>
 
 #include "gpt2/train/gaugefix.hpp"
+#include "gpt2/train/muon.hpp"
 #include "gpt2/model/model.hpp"
 #include "gpt2/model/safetensors.hpp"
 
@@ -24,6 +25,8 @@ struct OptimizerSettings {
   double wd_embeddings = 0.1;
   double multiplier_lr_scale = 1;  // both multiplier groups step at this × lr (0: frozen)
   bool clip_multipliers = false;   // multiplier gradients count in (and are scaled by) the clipped norm
+  bool muon = false;               // Muon on the hidden matrices (muon.hpp), AdamW on everything else
+  MuonSettings muon_settings;
 };
 
 /// The step's gradient norms, all before clipping (L2 over every element of the set).
@@ -40,6 +43,7 @@ class TrainOptimizer {
     double weight_decay = 0;
     double lr_scale = 1;             // the group steps at lr_scale × the scheduled lr
     bool multiplier = false;         // multipliers_qk or multipliers_other
+    bool muon = false;               // stepped by Muon (the hidden matrices under --optimizer muon)
     bool clipped = true;             // part of the clipped gradient norm
     std::vector<std::string> names;  // [n]
     std::vector<at::Tensor> params, m, v, steps;  // [n] each; steps are float32 scalars (the fused kernel's)
@@ -52,9 +56,9 @@ class TrainOptimizer {
   /// max_norm > 0, the clipped set's gradients are scaled by coef = max_norm/(clipped + 1e-6) when
   /// coef < 1 (torch.nn.utils.clip_grad_norm_'s rule, which nanoGPT calls).
   GradNorms clip_grad_norm(double max_norm);
-  /// One AdamW step at learning rate lr × each group's lr_scale (decoupled weight decay
-  /// p ← p·(1 − lr·wd) per group).
-  void step(double lr);
+  /// One step: AdamW at learning rate lr × each group's lr_scale (decoupled weight decay p ← p·(1 − lr·wd)
+  /// per group); a Muon group at its own η = muon_lr_factor × MuonSettings::lr (the schedule's factor).
+  void step(double lr, double muon_lr_factor = 1.0);
 
   /// Copies of every parameter in group order (what update_ratios compares against).
   std::vector<at::Tensor> snapshot() const;
@@ -76,6 +80,7 @@ class TrainOptimizer {
  private:
   std::vector<Group> groups_;
   double beta1_ = 0.9, beta2_ = 0.95, eps_ = 1e-8;
+  MuonSettings muon_;
 };
 
 }  // namespace gaugelab::gpt2

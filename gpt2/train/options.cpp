@@ -32,6 +32,10 @@ void validate_train_options(const TrainOptions& o) {
   }
   need(o.condition == "A" || o.condition == "B" || o.condition == "C" || o.condition == "D",
        "--condition must be A, B, C or D, not '" + o.condition + "'");
+  need(o.optimizer == "adamw" || o.optimizer == "muon", "--optimizer must be adamw or muon, not '" + o.optimizer + "'");
+  need(o.muon_lr > 0 && o.muon_momentum >= 0 && o.muon_momentum < 1 && o.muon_wd >= 0,
+       "--muon-lr must be > 0, --muon-momentum in [0, 1), --muon-wd >= 0");
+  need(o.muon_qkv == "split" || o.muon_qkv == "fused", "--muon-qkv must be split or fused");
   need(o.magnitude == "wd" || o.magnitude == "cap", "--magnitude must be wd or cap, not '" + o.magnitude + "'");
   need(o.qk_cap > 0 && std::isfinite(o.qk_cap), "--qk-cap must be > 0");
   need(o.qk_norm == "none" || o.qk_norm == "layernorm" || o.qk_norm == "rms",

@@ -32,7 +32,8 @@ double nan() { return std::numeric_limits<double>::quiet_NaN(); }
 // model, or the optimizer's trajectory); anything else (max-iters, cadences, threads) may change.
 const char* const kIdentityKeys[] = {"data", "seed", "model", "n-layer", "n-head", "n-embd", "block-size", "vocab-size",
                                      "multipliers", "dropout", "compact-vocab", "bias", "gelu", "qk-norm", "magnitude",
-                                     "qk-cap", "batch-size",
+                                     "qk-cap", "optimizer", "muon-lr", "muon-momentum", "muon-wd", "muon-qkv",
+                                     "batch-size",
                                      "grad-accum", "batch-tokens", "multiplier-lr-scale", "spike-on", "lr",
                                      "min-lr", "warmup-iters", "lr-decay-iters", "beta1", "beta2", "adam-eps",
                                      "weight-decay", "wd-multipliers", "wd-embeddings", "grad-clip",
@@ -91,7 +92,7 @@ ModelConfig build_model_config(const TrainOptions& o, std::int64_t compact_vocab
   return mc;
 }
 
-OptimizerSettings optimizer_settings(const TrainOptions& o) {
+OptimizerSettings optimizer_settings(const TrainOptions& o, c10::Device device) {
   OptimizerSettings s;
   s.beta1 = o.beta1, s.beta2 = o.beta2, s.eps = o.adam_eps;
   s.wd_matrices = o.weight_decay;
@@ -102,6 +103,12 @@ OptimizerSettings optimizer_settings(const TrainOptions& o) {
   s.wd_biases_norms = 0.0;
   s.wd_embeddings = o.wd_embeddings;
   s.multiplier_lr_scale = o.multiplier_lr_scale;
+  s.muon = o.optimizer == "muon";
+  s.muon_settings.lr = o.muon_lr;
+  s.muon_settings.momentum = o.muon_momentum;
+  s.muon_settings.weight_decay = o.muon_wd;
+  s.muon_settings.split_qkv = o.muon_qkv == "split";
+  s.muon_settings.bf16 = device.is_cuda();  // KellerJordan's bf16 NS5 on GPUs; float32 on the CPU
   s.clip_multipliers = o.clip_multipliers;
   return s;
 }
@@ -190,10 +197,15 @@ void print_settings(const TrainRun& r, const std::string& resumed_from) {
   std::cout << "schedule   lr " << o.lr << " warm-up " << o.warmup_iters << " cosine to " << o.min_lr << " at step "
             << r.schedule.decay_iters << "; AdamW (" << o.beta1 << ", " << o.beta2 << "), eps " << o.adam_eps
             << "; clip " << o.grad_clip << (o.clip_multipliers ? " (multipliers included)" : " (multipliers excluded)")
-            << "; multiplier lr x" << o.multiplier_lr_scale << "\n";
+            << "; multiplier lr x" << o.multiplier_lr_scale
+            << (o.optimizer == "muon" ? "; Muon on the hidden matrices (lr " + std::to_string(o.muon_lr) + ", momentum " +
+                                            std::to_string(o.muon_momentum) + ", wd " + std::to_string(o.muon_wd) +
+                                            ", qkv " + o.muon_qkv + (r.device.is_cuda() ? ", NS5 bf16)" : ", NS5 fp32)")
+                                      : std::string())
+            << "\n";
   std::cout << "groups    ";
   for (const TrainOptimizer::Group& g : r.opt->groups())
-    std::cout << " " << g.name << " (" << g.params.size() << " tensors, wd " << g.weight_decay << (g.clipped ? "" : ", not clipped")
+    std::cout << " " << g.name << " (" << g.params.size() << " tensors, wd " << g.weight_decay << (g.muon ? ", Muon" : "") << (g.clipped ? "" : ", not clipped")
               << ")";
   std::cout << "\ncondition  " << o.condition
             << (o.condition == "A"   ? ": multiplier WD on every multiplier, Q/K included"
@@ -362,7 +374,7 @@ TrainRun setup_train(const TrainOptions& o, io::Provenance prov) {
   if ((o.condition == "B" || o.condition == "D") && !r.has_heads)
     throw io::UsageError("--condition " + o.condition + " needs row multipliers on q and k (--multipliers '" +
                          mc.lrm.spec() + "' has none)");
-  r.opt = std::make_unique<TrainOptimizer>(*r.model, optimizer_settings(o));
+  r.opt = std::make_unique<TrainOptimizer>(*r.model, optimizer_settings(o, r.device));
   if (ckpt) load_optimizer_state(*ckpt, *r.opt);
   if (r.dist.active() && !ckpt) r.dist.broadcast_parameters(r.opt->parameters());
 
