@@ -70,6 +70,9 @@ int verb_train(const Args& args) {
            "A: WD on all multipliers; B: no Q/K WD + GaugeFix; C: no Q/K WD, no fix; D: GaugeFix + magnitude control",
            {"A", "B", "C", "D"})
       .add("gaugefix-every", &o.gaugefix_every, "conditions B, D: GaugeFix after every N-th step", Range::at_least(1))
+      .add("gaugefix-mode", &o.gaugefix_mode, "B, D: one GaugeFix factor per head or per coordinate",
+           {"head", "coordinate"})
+      .add("gaugefix-vo", &o.gaugefix_vo, "B, D: also balance the V/O multipliers of each head")
       .add("magnitude", &o.magnitude, "condition D: s_Q*s_K held by wd (lambda_lrm on Q/K) or cap (--qk-cap)",
            {"wd", "cap"})
       .add("qk-cap", &o.qk_cap, "condition D with --magnitude cap: largest s_Q*s_K per head", Range::positive())

@@ -86,6 +86,9 @@ struct TrainOptions {
   // --- condition and GaugeFix ---
   std::string condition = "A";      // A, B, C or D (see above)
   std::int64_t gaugefix_every = 1;  // conditions B and D: GaugeFix after every N-th optimizer step
+  std::string gaugefix_mode = "head";  // B, D: head (one g per head, seed 000) or coordinate (one g per
+                                      // coordinate: the full diagonal gauge of the head)
+  bool gaugefix_vo = false;         // B, D: also balance each head's V row and O column multipliers
   std::string magnitude = "wd";     // condition D's control of s_Q·s_K: wd (λ_lrm on Q/K) or cap (--qk-cap)
   double qk_cap = 4.0;              // condition D with --magnitude cap: the largest s_Q·s_K a head keeps
   double gaugefix_eps = 1e-12;      // ε of seed 000 eq. 4

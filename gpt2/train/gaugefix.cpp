@@ -99,6 +99,37 @@ at::Tensor gauge_fix(GPT& model, double eps, core::TransportMode mode, const Mom
   return at::stack(gs);
 }
 
+at::Tensor gauge_fix_coordinates(GPT& model, double eps) {
+  require_rows(model, "gauge_fix_coordinates");
+  at::NoGradGuard no_grad;
+  std::vector<at::Tensor> gs;
+  for (Block& b : model.h) {
+    const at::Tensor g = ((b.q().r.abs() + eps) / (b.k().r.abs() + eps)).sqrt();  // [d]
+    rescale_qk_multipliers(b, g);
+    gs.push_back(g);
+  }
+  return at::stack(gs);
+}
+
+bool has_vo_multipliers(const ModelConfig& c) {
+  return lrm_has_row(c.lrm[LrmSite::v]) && lrm_has_column(c.lrm[LrmSite::attn_out]);
+}
+
+at::Tensor gauge_fix_vo(GPT& model, double eps) {
+  if (!has_vo_multipliers(model.config()))
+    throw std::runtime_error("gauge_fix_vo: needs row multipliers on v and column multipliers on attn_out (placement '" +
+                             model.config().lrm.spec() + "')");
+  at::NoGradGuard no_grad;
+  const std::int64_t H = model.config().n_head, d = model.config().n_embd;
+  std::vector<at::Tensor> gs;
+  for (Block& b : model.h) {
+    const at::Tensor g = ((head_rms(b.attn_proj.groups[0].c, H) + eps) / (head_rms(b.v().r, H) + eps)).sqrt();  // [H]
+    rescale_vo_multipliers(b, g.repeat_interleave(d / H));
+    gs.push_back(g);
+  }
+  return at::stack(gs);
+}
+
 std::int64_t cap_qk_product(GPT& model, double cap) {
   require_rows(model, "cap_qk_product");
   at::NoGradGuard no_grad;

@@ -52,6 +52,21 @@ using MomentLookup = std::function<AdamMoments(const at::Tensor& param)>;
 at::Tensor gauge_fix(GPT& model, double eps, core::TransportMode mode = core::TransportMode::none,
                      const MomentLookup& lookup = {});
 
+/// GaugeFix per coordinate, a variant of B: removes the full diagonal Q/K gauge (ℝ₊)^{d_k} of each head
+/// (one g per coordinate j, r_Q,j/g_j, b_Q,j/g_j, r_K,j·g_j, b_K,j·g_j with g_j = √((|r_Q,j|+ε)/(|r_K,j|+ε))),
+/// so |r_Q,j| = |r_K,j| everywhere: each q_j·k_j, hence every logit, is unchanged. The representative
+/// balances every coordinate rather than the head's RMS (a finer slice of the same orbit family;
+/// the core's GL(1)^{d_k} fix). Returns g [L, d]. No Adam state transport.
+at::Tensor gauge_fix_coordinates(GPT& model, double eps);
+
+/// The V/O multiplier GaugeFix, a variant of B for the value/output pairing: per head
+/// g = √((s_O+ε)/(s_V+ε)) with s_V the RMS of r_V and s_O the RMS of attn c_proj's column multipliers
+/// over the head's slice; r_V·g, b_V·g, c_O/g (head_gauge.hpp's V/O pairing) leaves the attention
+/// output unchanged and makes s_V = s_O. Needs rows on V and columns on attn_out. Returns g [L, H].
+at::Tensor gauge_fix_vo(GPT& model, double eps);
+/// True if V carries row multipliers and the attention output column multipliers.
+bool has_vo_multipliers(const ModelConfig& config);
+
 /// Condition D's cap (magnitude control, seed 000 §5's proposal): every head whose scale product
 /// s_Q·s_K exceeds `cap` has r_Q, b_Q, r_K and b_K all multiplied by f = √(cap/(s_Q·s_K)), so the
 /// product becomes `cap` and the ratio s_Q/s_K (GaugeFix's coordinate) is unchanged. Not a gauge move:

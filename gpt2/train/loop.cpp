@@ -117,7 +117,9 @@ TrainResult run_train(const TrainOptions& o, io::Provenance prov) {
     run.opt->step(lr, lr / o.lr);  // Muon's η follows the same warm-up and cosine
     if (sample) row.update_ratio = run.opt->update_ratios(before);
     if (fix_enabled && step % o.gaugefix_every == 0) {
-      gauge_fix(*run.model, o.gaugefix_eps, transport, lookup);
+      if (o.gaugefix_mode == "coordinate") gauge_fix_coordinates(*run.model, o.gaugefix_eps);
+      else gauge_fix(*run.model, o.gaugefix_eps, transport, lookup);
+      if (o.gaugefix_vo) gauge_fix_vo(*run.model, o.gaugefix_eps);
       if (cap_enabled) cap_qk_product(*run.model, o.qk_cap);
       row.after_fix = true;
     }

@@ -38,6 +38,9 @@ void validate_train_options(const TrainOptions& o) {
   need(o.muon_qkv == "split" || o.muon_qkv == "fused", "--muon-qkv must be split or fused");
   need(o.magnitude == "wd" || o.magnitude == "cap", "--magnitude must be wd or cap, not '" + o.magnitude + "'");
   need(o.qk_cap > 0 && std::isfinite(o.qk_cap), "--qk-cap must be > 0");
+  need(o.gaugefix_mode == "head" || o.gaugefix_mode == "coordinate", "--gaugefix-mode must be head or coordinate");
+  need(o.gaugefix_mode == "head" || o.state_transport == "none",
+       "--state-transport applies to --gaugefix-mode head only");
   need(o.qk_norm == "none" || o.qk_norm == "layernorm" || o.qk_norm == "rms",
        "--qk-norm must be none, layernorm or rms, not '" + o.qk_norm + "'");
   need(o.state_transport == "none" || o.state_transport == "vector" || o.state_transport == "covector",

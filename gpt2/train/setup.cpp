@@ -32,7 +32,7 @@ double nan() { return std::numeric_limits<double>::quiet_NaN(); }
 // model, or the optimizer's trajectory); anything else (max-iters, cadences, threads) may change.
 const char* const kIdentityKeys[] = {"data", "seed", "model", "n-layer", "n-head", "n-embd", "block-size", "vocab-size",
                                      "multipliers", "dropout", "compact-vocab", "bias", "gelu", "qk-norm", "magnitude",
-                                     "qk-cap", "optimizer", "muon-lr", "muon-momentum", "muon-wd", "muon-qkv",
+                                     "qk-cap", "gaugefix-mode", "gaugefix-vo", "optimizer", "muon-lr", "muon-momentum", "muon-wd", "muon-qkv",
                                      "batch-size",
                                      "grad-accum", "batch-tokens", "multiplier-lr-scale", "spike-on", "lr",
                                      "min-lr", "warmup-iters", "lr-decay-iters", "beta1", "beta2", "adam-eps",
@@ -371,6 +371,9 @@ TrainRun setup_train(const TrainOptions& o, io::Provenance prov) {
   }
   const ModelConfig& mc = r.model->config();
   r.has_heads = has_qk_row_multipliers(mc);
+  if (o.gaugefix_vo && !has_vo_multipliers(mc))
+    throw io::UsageError("--gaugefix-vo needs row multipliers on v and columns on attn_out (--multipliers '" +
+                         mc.lrm.spec() + "')");
   if ((o.condition == "B" || o.condition == "D") && !r.has_heads)
     throw io::UsageError("--condition " + o.condition + " needs row multipliers on q and k (--multipliers '" +
                          mc.lrm.spec() + "' has none)");

@@ -6,11 +6,13 @@
 
 #include <ATen/TensorOperators.h>
 #include <ATen/core/grad_mode.h>
+#include <ATen/ops/full.h>
 #include <ATen/ops/layer_norm.h>
 #include <ATen/ops/linear.h>
 #include <ATen/ops/matmul.h>
 #include <ATen/ops/randint.h>
 
+#include "gpt2/model/head_gauge.hpp"
 #include "gpt2/train/gaugefix.hpp"
 #include "tests/gpt2/gpt2_catch.hpp"
 #include "tests/gpt2/gpt2_test_helpers.hpp"
@@ -94,4 +96,27 @@ TEST_CASE("observables: attention-logit max and log-partition equal a recomputat
   }
   const double z = m.logits(idx).logsumexp(-1).mean().item<double>();
   CHECK(std::abs(m.log_partition_mean(idx) - z) <= 1e-6 * std::abs(z));
+}
+
+TEST_CASE("GaugeFix variants: per coordinate and V/O keep the logits and balance what they fix") {
+  auto m = skewed(test::nano_config(), 21);
+  test::randomize_biases_norms(*m, 22);
+  const at::Tensor idx = ids(m->config().vocab_size);
+  at::NoGradGuard no_grad;
+  const at::Tensor before = m->logits(idx);
+  gpt2::gauge_fix_coordinates(*m, 0.0);
+  for (gpt2::Block& b : m->h) CHECK(b.q().r.abs().sub(b.k().r.abs()).abs().max().item<double>() < 1e-5);
+  CHECK(test::max_rel_diff(m->logits(idx), before) < kLogitRounding);
+  // A V/O gauge move (r_V·3, b_V·3, c_O/3): the function is the same, the balance is not.
+  gpt2::rescale_vo_multipliers(m->h[0], at::full({m->config().n_embd}, 3.0, m->h[0].v().r.options()));
+  const at::Tensor moved = m->logits(idx);
+  CHECK(test::max_rel_diff(moved, before) < kLogitRounding);
+  gpt2::gauge_fix_vo(*m, 0.0);
+  const std::int64_t H = m->config().n_head;
+  for (gpt2::Block& b : m->h) {
+    const at::Tensor sv = b.v().r.view({H, -1}).square().mean(1).sqrt();
+    const at::Tensor so = b.attn_proj.groups[0].c.view({H, -1}).square().mean(1).sqrt();
+    CHECK(sv.sub(so).abs().max().item<double>() < 1e-5 * so.abs().max().item<double>());
+  }
+  CHECK(test::max_rel_diff(m->logits(idx), before) < kLogitRounding);
 }
