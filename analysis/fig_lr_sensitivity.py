@@ -32,8 +32,9 @@ import gaugelab_log as gl
 
 BOOTSTRAP_DRAWS = 2000
 NAMES = {"A": "A: WD on Q/K", "B": "B: GaugeFix", "C": "C: no control", "D": "D: GaugeFix + Q/K WD",
-         "Dcap": "D: GaugeFix + cap", "Q": "QK-norm (C + RMSNorm)"}
-ORDER = ["A", "B", "C", "D", "Dcap", "Q"]
+         "Dcap": "D: GaugeFix + cap", "Q": "QK-norm (C + RMSNorm)", "E": "E: quotient-aware updates",
+         "MA": "Muon, A", "MB": "Muon, B", "MC": "Muon, C"}
+ORDER = ["A", "B", "C", "D", "Dcap", "Q", "E", "MA", "MB", "MC"]
 
 
 @dataclass
@@ -53,6 +54,8 @@ def condition_of(cfg: dict) -> str:
     if cfg.get("qk-norm", "none") != "none":
         return "Q"
     c = cfg.get("condition", "A")
+    if cfg.get("optimizer", "adamw") == "muon":
+        return "M" + c
     if c == "D" and cfg.get("magnitude", "wd") == "cap":
         return "Dcap"
     return c

@@ -67,8 +67,14 @@ int verb_train(const Args& args) {
       .add("grad-clip", &o.grad_clip, "clip the gradient norm to this (0 = off)", Range::non_negative())
       .add("clip-multipliers", &o.clip_multipliers, "include multiplier gradients in the clipped norm")
       .add("condition", &o.condition,
-           "A: WD on all multipliers; B: no Q/K WD + GaugeFix; C: no Q/K WD, no fix; D: GaugeFix + magnitude control",
-           {"A", "B", "C", "D"})
+           "A: WD on all multipliers; B: no Q/K WD + GaugeFix; C: no Q/K WD, no fix; D: GaugeFix + magnitude "
+           "control; E: quotient-aware attention updates",
+           {"A", "B", "C", "D", "E"})
+      .add("quotient", &o.quotient, "condition E: full or diagonal opposite-Gram correction", {"full", "diagonal"})
+      .add("quotient-every", &o.quotient_every, "condition E: full correction every k-th step, diagonal between",
+           Range::at_least(1))
+      .add("quotient-damping", &o.quotient_damping, "condition E: damping added to each Gram", Range::non_negative())
+      .add("quotient-vo", &o.quotient_vo, "condition E: also correct the V/O pair")
       .add("gaugefix-every", &o.gaugefix_every, "conditions B, D: GaugeFix after every N-th step", Range::at_least(1))
       .add("gaugefix-mode", &o.gaugefix_mode, "B, D: one GaugeFix factor per head or per coordinate",
            {"head", "coordinate"})

@@ -10,6 +10,9 @@
 #   A  multiplier WD on Q/K too           B  no Q/K WD + GaugeFix every step      C  no control
 #   D  GaugeFix + the Q/K WD as magnitude control (--magnitude wd)
 #   Q  QK-norm (RMSNorm on q and k per head) under C's settings: the architecture fix, no gauge control
+#   E  quotient-aware attention updates (full opposite-Gram correction, damping 1e-3)
+#   MA MB MC  Muon (--optimizer muon) on the hidden matrices under A, B, C: the grid's lr is AdamW's (the
+#      embeddings, norms and multipliers) and 10x it is Muon's (KellerJordan's 0.02 against Adam's 2e-3)
 #
 # Compute budget
 #   default (CPU): gpt2/configs/lr-sensitivity-cpu.ini on the Shakespeare corpus, 600 steps of 512
@@ -55,6 +58,10 @@ flags_of() {  # condition -> trainer flags
     C) echo "--condition C" ;;
     D) echo "--condition D --gaugefix-every 1 --magnitude wd" ;;
     Q) echo "--condition C --qk-norm rms" ;;
+    E) echo "--condition E" ;;
+    MA) echo "--condition A --optimizer muon --muon-lr $(/usr/bin/python3 -c "print($2 * 10)")" ;;
+    MB) echo "--condition B --gaugefix-every 1 --optimizer muon --muon-lr $(/usr/bin/python3 -c "print($2 * 10)")" ;;
+    MC) echo "--condition C --optimizer muon --muon-lr $(/usr/bin/python3 -c "print($2 * 10)")" ;;
     *) echo "unknown condition $1" >&2; exit 2 ;;
   esac
 }
@@ -78,7 +85,7 @@ run() {  # cond lr seed
   echo "[lr-sensitivity] $out: $([ $mode = --resume ] && echo resuming || echo starting)"
   # shellcheck disable=SC2086  # LAUNCH, EXTRA and the flags are word lists on purpose
   $LAUNCH "$BUILD/gaugelab" train --config "$CONFIG" --data "$DATA" --lr "$2" --min-lr "$min_lr" --seed "$3" \
-    $(flags_of "$1") $EXTRA --out "$out" $mode > "$out.txt" 2>&1 || [ $? = 3 ]  # 3: diverged, logged
+    $(flags_of "$1" "$2") $EXTRA --out "$out" $mode > "$out.txt" 2>&1 || [ $? = 3 ]  # 3: diverged, logged
 }
 export -f run finished flags_of
 export BUILD LAUNCH CONFIG DATA EXTRA ROOT

@@ -8,6 +8,8 @@
 //      --magnitude wd: λ_lrm on the Q/K multipliers as under A (decoupled decay shrinks r_Q and r_K by one
 //      factor, so it moves only the product, never the ratio the fix holds); --magnitude cap: no Q/K decay,
 //      and after each fix a head whose s_Q·s_K exceeds --qk-cap is scaled down to it
+//   E  quotient-aware attention updates (seed 003 §3, §7; gpt2/train/quotient_update.hpp): no Q/K WD, no
+//      GaugeFix; every step each head's Q/K (and V/O) increments are corrected by the opposite Gram
 // Beside the conditions, --qk-norm puts a parameter-free LayerNorm or RMSNorm on each head's q and k
 // (an architecture change: the practitioners' fix, Wortsman et al. 2023; modded-nanogpt).
 // The run directory (--out DIR) holds log.h5 (kind "gpt2/train") and checkpoints/ (train_checkpoint.hpp).
@@ -91,6 +93,10 @@ struct TrainOptions {
   bool gaugefix_vo = false;         // B, D: also balance each head's V row and O column multipliers
   std::string magnitude = "wd";     // condition D's control of s_Q·s_K: wd (λ_lrm on Q/K) or cap (--qk-cap)
   double qk_cap = 4.0;              // condition D with --magnitude cap: the largest s_Q·s_K a head keeps
+  std::string quotient = "full";    // condition E: full Grams, or diagonal (their diagonals)
+  std::int64_t quotient_every = 1;  // condition E with full: full Grams every k-th step, diagonal between
+  double quotient_damping = 1e-3;   // condition E: λ added to each Gram
+  bool quotient_vo = true;          // condition E: also correct the V/O pair
   double gaugefix_eps = 1e-12;      // ε of seed 000 eq. 4
   std::string state_transport = "none";  // Adam state under the fix: none (the paper), vector, covector
 

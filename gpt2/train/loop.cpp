@@ -12,6 +12,7 @@
 #include <ATen/TensorOperators.h>
 #include <ATen/core/grad_mode.h>
 
+#include "gpt2/train/quotient_update.hpp"
 #include "gpt2/train/setup.hpp"
 
 namespace gaugelab::gpt2 {
@@ -60,6 +61,7 @@ TrainResult run_train(const TrainOptions& o, io::Provenance prov) {
   const bool rank0 = dist.rank == 0;
   const bool fix_enabled = o.condition == "B" || o.condition == "D";
   const bool cap_enabled = o.condition == "D" && o.magnitude == "cap";
+  const bool quotient = o.condition == "E";
   const at::Tensor probe = [&] {  // the observables' fixed batch: the first validation batch's inputs
     const at::Tensor b = run.val->batch(0);
     return b.narrow(1, 0, b.size(1) - 1).to(run.device);
@@ -114,7 +116,15 @@ TrainResult run_train(const TrainOptions& o, io::Provenance prov) {
     }
     const bool sample = step % o.log_heads_every == 0 || last;
     const std::vector<at::Tensor> before = sample ? run.opt->snapshot() : std::vector<at::Tensor>{};
+    const AttentionSnapshot attn_before = quotient ? snapshot_attention(*run.model) : AttentionSnapshot{};
     run.opt->step(lr, lr / o.lr);  // Muon's η follows the same warm-up and cosine
+    if (quotient) {  // condition E: the step's attention increments, corrected by the opposite Gram
+      QuotientUpdate q;
+      q.full = o.quotient == "full" && it % o.quotient_every == 0;
+      q.damping = o.quotient_damping;
+      q.vo = o.quotient_vo;
+      correct_attention_increments(*run.model, attn_before, q);
+    }
     if (sample) row.update_ratio = run.opt->update_ratios(before);
     if (fix_enabled && step % o.gaugefix_every == 0) {
       if (o.gaugefix_mode == "coordinate") gauge_fix_coordinates(*run.model, o.gaugefix_eps);

@@ -30,8 +30,11 @@ void validate_train_options(const TrainOptions& o) {
     }
     need(docs >= 100, "--data synthetic:N needs N >= 100 documents (got '" + o.data.substr(10) + "')");
   }
-  need(o.condition == "A" || o.condition == "B" || o.condition == "C" || o.condition == "D",
-       "--condition must be A, B, C or D, not '" + o.condition + "'");
+  need(o.condition == "A" || o.condition == "B" || o.condition == "C" || o.condition == "D" || o.condition == "E",
+       "--condition must be A, B, C, D or E, not '" + o.condition + "'");
+  need(o.quotient == "full" || o.quotient == "diagonal", "--quotient must be full or diagonal");
+  need(o.quotient_every >= 1, "--quotient-every must be >= 1");
+  need(o.quotient_damping >= 0 && std::isfinite(o.quotient_damping), "--quotient-damping must be >= 0");
   need(o.optimizer == "adamw" || o.optimizer == "muon", "--optimizer must be adamw or muon, not '" + o.optimizer + "'");
   need(o.muon_lr > 0 && o.muon_momentum >= 0 && o.muon_momentum < 1 && o.muon_wd >= 0,
        "--muon-lr must be > 0, --muon-momentum in [0, 1), --muon-wd >= 0");

@@ -32,7 +32,8 @@ double nan() { return std::numeric_limits<double>::quiet_NaN(); }
 // model, or the optimizer's trajectory); anything else (max-iters, cadences, threads) may change.
 const char* const kIdentityKeys[] = {"data", "seed", "model", "n-layer", "n-head", "n-embd", "block-size", "vocab-size",
                                      "multipliers", "dropout", "compact-vocab", "bias", "gelu", "qk-norm", "magnitude",
-                                     "qk-cap", "gaugefix-mode", "gaugefix-vo", "optimizer", "muon-lr", "muon-momentum", "muon-wd", "muon-qkv",
+                                     "qk-cap", "quotient", "quotient-every", "quotient-damping", "quotient-vo",
+                                     "gaugefix-mode", "gaugefix-vo", "optimizer", "muon-lr", "muon-momentum", "muon-wd", "muon-qkv",
                                      "batch-size",
                                      "grad-accum", "batch-tokens", "multiplier-lr-scale", "spike-on", "lr",
                                      "min-lr", "warmup-iters", "lr-decay-iters", "beta1", "beta2", "adam-eps",
@@ -212,6 +213,12 @@ void print_settings(const TrainRun& r, const std::string& resumed_from) {
                 : o.condition == "B" ? ": no Q/K multiplier WD, GaugeFix every " + std::to_string(o.gaugefix_every) +
                                            " steps (eps " + std::to_string(o.gaugefix_eps) + ", state transport " +
                                            o.state_transport + ")"
+                : o.condition == "E" ? ": no Q/K multiplier WD, quotient-aware attention updates (" + o.quotient +
+                                           (o.quotient == "full" && o.quotient_every > 1
+                                                ? " every " + std::to_string(o.quotient_every) + " steps, diagonal between"
+                                                : std::string()) +
+                                           ", damping " + std::to_string(o.quotient_damping) +
+                                           (o.quotient_vo ? ", Q/K and V/O)" : ", Q/K only)")
                 : o.condition == "D" ? ": GaugeFix every " + std::to_string(o.gaugefix_every) + " steps + magnitude " +
                                            (o.magnitude == "wd" ? "control by the Q/K multiplier WD"
                                                                 : "cap s_Q*s_K <= " + std::to_string(o.qk_cap))
