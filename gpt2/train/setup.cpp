@@ -93,26 +93,6 @@ ModelConfig build_model_config(const TrainOptions& o, std::int64_t compact_vocab
   return mc;
 }
 
-OptimizerSettings optimizer_settings(const TrainOptions& o, c10::Device device) {
-  OptimizerSettings s;
-  s.beta1 = o.beta1, s.beta2 = o.beta2, s.eps = o.adam_eps;
-  s.wd_matrices = o.weight_decay;
-  // seed 000 §4.1: B and C drop the Q/K decay; D keeps it as its magnitude control unless it caps instead.
-  const bool qk_decay = o.condition == "A" || (o.condition == "D" && o.magnitude == "wd");
-  s.wd_multipliers_qk = qk_decay ? o.wd_multipliers : 0.0;
-  s.wd_multipliers_other = o.wd_multipliers;
-  s.wd_biases_norms = 0.0;
-  s.wd_embeddings = o.wd_embeddings;
-  s.multiplier_lr_scale = o.multiplier_lr_scale;
-  s.muon = o.optimizer == "muon";
-  s.muon_settings.lr = o.muon_lr;
-  s.muon_settings.momentum = o.muon_momentum;
-  s.muon_settings.weight_decay = o.muon_wd;
-  s.muon_settings.split_qkv = o.muon_qkv == "split";
-  s.muon_settings.bf16 = device.is_cuda();  // KellerJordan's bf16 NS5 on GPUs; float32 on the CPU
-  s.clip_multipliers = o.clip_multipliers;
-  return s;
-}
 
 // The schedule of a resumed run is the one its first launch planned (config.json trainer.schedule). A
 // changed --max-iters moves the cosine's end only when lr-decay-iters is 0; that is refused unless
@@ -238,6 +218,27 @@ void print_settings(const TrainRun& r, const std::string& resumed_from) {
 }
 
 }  // namespace
+
+OptimizerSettings optimizer_settings(const TrainOptions& o, c10::Device device) {
+  OptimizerSettings s;
+  s.beta1 = o.beta1, s.beta2 = o.beta2, s.eps = o.adam_eps;
+  s.wd_matrices = o.weight_decay;
+  // seed 000 §4.1: B and C drop the Q/K decay; D keeps it as its magnitude control unless it caps instead.
+  const bool qk_decay = o.condition == "A" || (o.condition == "D" && o.magnitude == "wd");
+  s.wd_multipliers_qk = qk_decay ? o.wd_multipliers : 0.0;
+  s.wd_multipliers_other = o.wd_multipliers;
+  s.wd_biases_norms = 0.0;
+  s.wd_embeddings = o.wd_embeddings;
+  s.multiplier_lr_scale = o.multiplier_lr_scale;
+  s.muon = o.optimizer == "muon";
+  s.muon_settings.lr = o.muon_lr;
+  s.muon_settings.momentum = o.muon_momentum;
+  s.muon_settings.weight_decay = o.muon_wd;
+  s.muon_settings.split_qkv = o.muon_qkv == "split";
+  s.muon_settings.bf16 = device.is_cuda();  // KellerJordan's bf16 NS5 on GPUs; float32 on the CPU
+  s.clip_multipliers = o.clip_multipliers;
+  return s;
+}
 
 void reseed_step_rng(std::uint64_t seed, std::int64_t step, int rank, c10::Device device) {
   const std::uint64_t s =

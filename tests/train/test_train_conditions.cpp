@@ -14,8 +14,8 @@
 
 #include "gpt2/model/head_gauge.hpp"
 #include "gpt2/train/gaugefix.hpp"
-#include "tests/gpt2/gpt2_catch.hpp"
 #include "tests/gpt2/gpt2_test_helpers.hpp"
+#include "tests/gpt2/gpt2_catch.hpp"
 
 using namespace gaugelab;
 

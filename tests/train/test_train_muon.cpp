@@ -13,8 +13,8 @@
 #include "core/update_muon.hpp"
 #include "gpt2/train/muon.hpp"
 #include "gpt2/train/optimizer.hpp"
-#include "tests/gpt2/gpt2_catch.hpp"
 #include "tests/gpt2/gpt2_test_helpers.hpp"
+#include "tests/gpt2/gpt2_catch.hpp"
 
 using namespace gaugelab;
 

@@ -13,8 +13,8 @@
 #include "gpt2/train/api.hpp"
 #include "gpt2/train/optimizer.hpp"
 #include "io/options.hpp"
-#include "tests/gpt2/gpt2_catch.hpp"
 #include "tests/gpt2/gpt2_test_helpers.hpp"
+#include "tests/gpt2/gpt2_catch.hpp"
 
 using namespace gaugelab;
 

@@ -8,8 +8,8 @@
 
 #include "core/quotient.hpp"
 #include "gpt2/train/quotient_update.hpp"
-#include "tests/gpt2/gpt2_catch.hpp"
 #include "tests/gpt2/gpt2_test_helpers.hpp"
+#include "tests/gpt2/gpt2_catch.hpp"
 
 using namespace gaugelab;
 

@@ -10,8 +10,8 @@
 
 #include "data/token_files.hpp"
 #include "io/run_log_reader.hpp"
-#include "tests/gpt2/gpt2_catch.hpp"
 #include "tests/support/process.hpp"
+#include "tests/gpt2/gpt2_catch.hpp"
 
 using namespace gaugelab;
 namespace fs = std::filesystem;
