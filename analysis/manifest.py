@@ -62,7 +62,7 @@ EXPERIMENTS = {
     "inspect_tiny": {"args": ["inspect", "--init-random", "tiny", "--seed", "1"], "out": "runs/inspect_tiny.h5",
                      "deps": [],
                      "quick": ["inspect", "--init-random", "nano", "--valid-tests", "3", "--invalid-tests", "1",
-                               "--prompts", "2", "--generate", "4", "--sample-seqs", "1", "--sample-len", "48"]},
+                               "--prompts", "2", "--generate", "4", "--sample-seqs", "2", "--sample-len", "48"]},
     # seed 000 at tiny scale (gpt2/configs/tiny-cpu.ini: 2 layers, d 64, 1000 steps on the synthetic corpus,
     # ~30-60 s per run on one core): conditions A/B/C x seeds 42/123/456 (Table 1, Fig. 2, series) and
     # GaugeFix every N in {1, 10, 100, 1000} at seed 42 (Table 2, Fig. 3; N = 1 is B_s42, A is A_s42);
@@ -74,7 +74,7 @@ EXPERIMENTS = {
     "inspect_trained_tiny": {"args": ["inspect", "runs/train_tiny_C_s42/checkpoints/step_00001000"],
                              "out": "runs/inspect_trained_tiny.h5", "deps": ["runs/train_tiny_C_s42/log.h5"],
                              "quick": ["inspect", "--init-random", "nano", "--valid-tests", "3", "--invalid-tests",
-                                       "1", "--prompts", "2", "--generate", "4", "--sample-seqs", "1",
+                                       "1", "--prompts", "2", "--generate", "4", "--sample-seqs", "2",
                                        "--sample-len", "48"]},
     # the learning-rate-sensitivity instrument (issue: the instability instrument): the Shakespeare corpus
     # (prepare --corpus shakespeare, 0.1 s) and a demo slice, A/B/C x lr 1e-2, 1e-1 (~2 min); the whole

@@ -212,4 +212,12 @@ Distribution distribution(std::vector<double> v) {
   return d;
 }
 
+SampleSplit sample_split(std::int64_t seqs, std::int64_t len) {
+  if (seqs >= 2) {
+    const std::int64_t fit = (seqs + 1) / 2;
+    return {fit * len, (seqs - fit) * len};
+  }
+  return {(len + 1) / 2, len - (len + 1) / 2};
+}
+
 }  // namespace gaugelab::gpt2::inspect

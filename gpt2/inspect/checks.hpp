@@ -94,6 +94,14 @@ struct HeadMetrics {
   double kappa_s_q = 0;          // κ(S_Q)                                 (Table 8)
   double kappa_s_k = 0;          // κ(S_K)
 };
+/// The activation sample [S·T rows] split for the covariance slice: fitted on the first rows, measured
+/// on the rest, so its "after" imbalance is not ≈ 0 by construction. Whole sequences when S >= 2
+/// (the first ⌈S/2⌉ sequences fit), else the first half of the one sequence's positions.
+struct SampleSplit {
+  std::int64_t fit_rows = 0, held_rows = 0;
+};
+SampleSplit sample_split(std::int64_t sample_seqs, std::int64_t sample_len);
+
 /// Per head, in the layer's head order; S_Q, S_K are the centred covariances of Q, K on x [N, d].
 std::vector<HeadMetrics> head_metrics(const core::AttentionLayer<double>& layer, const core::Mat<double>& x);
 

@@ -46,7 +46,7 @@ InspectLog::InspectLog(const std::string& path, const io::Provenance& prov, bool
                                    f("v_orth_before"), f("v_orth_after"), f("q_orth_before"), f("q_orth_after"),
                                    f("qk_gram_imb_before"), f("qk_gram_imb_after"), f("qk_cov_imb_before"),
                                    f("qk_cov_imb_after"), f("kappa_s_q_before"), f("kappa_s_q_after"),
-                                   f("kappa_s_k_before"), f("kappa_s_k_after")});
+                                   f("kappa_s_k_before"), f("kappa_s_k_after"), f("qk_cov_imb_after_fit")});
   log_.declare_table("exactness", {s("slice"), i("prompts"), i("prompt_len"), i("generated"), f("mean_abs_logit_diff"),
                                    f("max_abs_logit_diff"), f("greedy_match"), f("token_match")});
   log_.declare_table("lrm_heads", {i("layer"), i("head"), f("s_q"), f("s_k"), f("product"), f("log_ratio"),
@@ -97,7 +97,8 @@ void InspectLog::invalid(InvalidFamily fam, std::int64_t draw, const TransformEr
 }
 
 void InspectLog::canonical(Slice sl, std::int64_t layer, const core::Permutation& perm,
-                           const std::vector<HeadMetrics>& before, const std::vector<HeadMetrics>& after) {
+                           const std::vector<HeadMetrics>& before, const std::vector<HeadMetrics>& after,
+                           const std::vector<HeadMetrics>& after_fit) {
   SliceSums& sum = slices_[static_cast<std::size_t>(sl)];
   for (std::size_t j = 0; j < after.size(); ++j) {
     const HeadMetrics& b = before[static_cast<std::size_t>(perm[j])];
@@ -105,7 +106,7 @@ void InspectLog::canonical(Slice sl, std::int64_t layer, const core::Permutation
     log_.append_row("canonical", {std::string(slice_name(sl)), layer, static_cast<std::int64_t>(j), perm[j], a.key_norm,
                                   b.v_orthonormality, a.v_orthonormality, b.q_orthonormality, a.q_orthonormality,
                                   b.qk_gram_imbalance, a.qk_gram_imbalance, b.qk_cov_imbalance, a.qk_cov_imbalance,
-                                  b.kappa_s_q, a.kappa_s_q, b.kappa_s_k, a.kappa_s_k});
+                                  b.kappa_s_q, a.kappa_s_q, b.kappa_s_k, a.kappa_s_k, after_fit[j].qk_cov_imbalance});
     sum.v_before += b.v_orthonormality;
     sum.v_after += a.v_orthonormality;
     sum.cov_before += b.qk_cov_imbalance;

@@ -27,9 +27,10 @@ class InspectLog {
   void bilinear(std::int64_t layer, const BilinearRank& r);                     // Table 4
   void valid(std::int64_t test, const TransformErrors& e);                      // Tables 5–6
   void invalid(InvalidFamily f, std::int64_t draw, const TransformErrors& e);   // Table 7
-  /// Table 8: `before` per original head, `after` per canonical position j (= original head perm[j]).
+  /// Table 8: `before` per original head, `after` per canonical position j (= original head perm[j]),
+  /// both on the held-out half of the sample; `after_fit` the moved model on the half the slice was fitted on.
   void canonical(Slice s, std::int64_t layer, const core::Permutation& perm, const std::vector<HeadMetrics>& before,
-                 const std::vector<HeadMetrics>& after);
+                 const std::vector<HeadMetrics>& after, const std::vector<HeadMetrics>& after_fit);
   void exactness(Slice s, const InspectOptions& o, const Exactness& e);          // Table 9
   void lrm(std::int64_t layer, const std::vector<LrmHeadStats>& heads);         // seed 000 scales
 

@@ -106,9 +106,12 @@ InspectResult run_inspect(const InspectOptions& o, io::Provenance prov) {
   if (o.prompt_len + o.generate > cfg.block_size || o.sample_len > cfg.block_size)
     throw io::UsageError("inspect: --prompt-len + --generate and --sample-len must fit the context " +
                          std::to_string(cfg.block_size));
-  if (o.sample_seqs * o.sample_len <= cfg.head_dim() + 1)
-    throw io::UsageError("inspect: --sample-seqs x --sample-len must exceed d_k + 1 = " + std::to_string(cfg.head_dim() + 1) +
-                         " tokens, or the centred covariances S_Q, S_K are singular");
+  const SampleSplit split = sample_split(o.sample_seqs, o.sample_len);
+  if (std::min(split.fit_rows, split.held_rows) <= cfg.head_dim() + 1)
+    throw io::UsageError("inspect: the activation sample is split into a fit half and a held-out half, and each must "
+                         "exceed d_k + 1 = " + std::to_string(cfg.head_dim() + 1) + " tokens (--sample-seqs x "
+                         "--sample-len = " + std::to_string(o.sample_seqs * o.sample_len) +
+                         "), or the centred covariances S_Q, S_K are singular");
   std::cerr << "model      " << (o.init_random.empty() ? o.checkpoint : "random " + o.init_random) << ": "
             << describe_model(*model) << "\nthreads    " << prov.threads << ", " << o.precision << " on "
             << device.str() << "\n";
@@ -130,6 +133,10 @@ InspectResult run_inspect(const InspectOptions& o, io::Provenance prov) {
     ref.probe_inputs.push_back(inputs[static_cast<std::size_t>(l)].topRows(o.sample_len));
   }
   const std::vector<at::Tensor> pristine = snapshot(*model);
+  // LRM multipliers (seed 000), when Q and K carry row or scalar multipliers: read from the stored
+  // model, before any slice permutes its heads, so head h is the checkpoint's head h.
+  for (std::int64_t l = 0; l < L; ++l)
+    if (const auto r = qk_row_scales(*model, l)) log.lrm(l, lrm_head_stats(r->r_q, r->r_k, r->b_q, r->b_k, H));
   std::cerr << "inputs     " << o.prompts << " prompts x " << o.prompt_len << " tokens, sample " << o.sample_seqs << " x "
             << o.sample_len << (o.data.empty() ? " (seeded uniform ids)" : " from " + o.data) << " ["
             << seconds_since(t0) << " s]\n";
@@ -165,29 +172,30 @@ InspectResult run_inspect(const InspectOptions& o, io::Provenance prov) {
     }
   std::cerr << "table 7 done [" << seconds_since(t0) << " s]\n";
 
-  // Tables 8–9: each slice applied to the model, metrics read back from it, exactness against the original.
+  // Tables 8–9: each slice fitted on the sample's first half, applied to the model; its metrics read
+  // back from the moved model on the held-out half (and, for contrast, on the fit half), exactness
+  // against the original.
   const Slice chosen = parse_slice(o.canonical);
   std::vector<core::LayerGauge<double>> chosen_gauges;
   for (Slice s : all_slices()) {
     restore(*model, pristine);
     std::vector<core::LayerGauge<double>> gauges;
     for (std::int64_t l = 0; l < L; ++l) {
-      gauges.push_back(slice_gauge(ref.layers[static_cast<std::size_t>(l)], s, inputs[static_cast<std::size_t>(l)]));
+      const core::Mat<double> fit = inputs[static_cast<std::size_t>(l)].topRows(split.fit_rows);
+      gauges.push_back(slice_gauge(ref.layers[static_cast<std::size_t>(l)], s, fit));
       apply_layer_gauge(*model, l, gauges.back());
     }
     for (std::int64_t l = 0; l < L; ++l) {
       const auto k = static_cast<std::size_t>(l);
-      log.canonical(s, l, gauges[k].perm, head_metrics(ref.layers[k], inputs[k]),
-                    head_metrics(attention_layer(*model, l), inputs[k]));
+      const core::Mat<double> fit = inputs[k].topRows(split.fit_rows), held = inputs[k].bottomRows(split.held_rows);
+      const core::AttentionLayer<double> moved = attention_layer(*model, l);
+      log.canonical(s, l, gauges[k].perm, head_metrics(ref.layers[k], held), head_metrics(moved, held),
+                    head_metrics(moved, fit));
     }
     log.exactness(s, o, exactness(*model, ref, ref_greedy));
     if (s == chosen) chosen_gauges = gauges;
   }
   std::cerr << "tables 8-9 done [" << seconds_since(t0) << " s]\n";
-
-  // LRM multipliers (seed 000), when Q and K carry row or scalar multipliers.
-  for (std::int64_t l = 0; l < L; ++l)
-    if (const auto r = qk_row_scales(*model, l)) log.lrm(l, lrm_head_stats(r->r_q, r->r_k, r->b_q, r->b_k, H));
 
   restore(*model, pristine);
   if (!o.write_canonical.empty()) {

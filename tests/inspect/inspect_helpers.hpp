@@ -53,7 +53,7 @@ inline gpt2::InspectOptions quick_options(const std::string& checkpoint, const s
   o.prompts = 4;
   o.prompt_len = 8;
   o.generate = 8;
-  o.sample_seqs = 2;
+  o.sample_seqs = 4;  // two sequences fit the covariance slice, two measure it (each half > d_k + 1 = 33 tokens)
   o.sample_len = 24;
   o.run.out = out;
   o.run.force = true;

@@ -143,8 +143,8 @@ TEST_CASE("inspect: bad settings and mismatched checkpoints are one-line errors"
   o.sample_len = 1000;
   CHECK_THROWS_AS(run_inspect(o, {}), io::UsageError);  // longer than the context (64)
   o.sample_len = 16;
-  o.sample_seqs = 2;
-  CHECK_THROWS_AS(run_inspect(o, {}), io::UsageError);  // 32 tokens: S_Q, S_K [32, 32] singular after centring
+  o.sample_seqs = 4;
+  CHECK_THROWS_AS(run_inspect(o, {}), io::UsageError);  // halves of 32 tokens: S_Q, S_K [32, 32] singular after centring
 
   // A checkpoint whose config disagrees with its tensors (n_embd 64 -> 96).
   const std::string bad = dir + "/mismatch";
