@@ -95,7 +95,7 @@ bool same_bits(const std::vector<double>& a, const std::vector<double>& b) {
 TEST_CASE("train cli: bad flags exit 2 with one line") {
   // Refused while parsing, before any data is read: the data directory need not exist.
   const std::string base = " train --data " + kRoot + "/no-data --out " + kRoot + "/bad";
-  for (const std::string& extra : {std::string(" --condition D"), std::string(" --lr -1"), std::string(" --no-such-flag 1"),
+  for (const std::string& extra : {std::string(" --condition F"), std::string(" --lr -1"), std::string(" --no-such-flag 1"),
                                    std::string(" --state-transport vector --condition A"),
                                    std::string(" --multipliers q:diagonal")}) {
     const auto r = test::run_command(kBin + base + extra);
