@@ -11,6 +11,7 @@ weights cannot be downloaded here: the same script runs on a user's checkpoint).
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -191,7 +192,23 @@ def render() -> str:
         lines.append("")
         for text, mark in notes.items():
             lines += [f"{mark} Full scale: {text}.", ""]
+    lines += instrument_section()
     return "\n".join(lines)
+
+
+def instrument_section() -> list[str]:
+    """Beyond the seeds: the learning-rate-sensitivity grid's table, when `make lr-grid` has made it."""
+    out = ["## Beyond the seeds: the instability instrument", "",
+           "Learning-rate sensitivity of the Q/K-gauge handlings (A, B, C, D, QK-norm, E; AdamW and Muon) on the "
+           "Shakespeare corpus (gpt2/README.md, \"The instability instrument\"; `make lr-grid`, "
+           "`analysis/fig_lr_sensitivity.py`). No seed runs this experiment, so there is no paper column; the "
+           "seed-000 claim it tests is that GaugeFix alone (B) is less stable than weight decay (A).", ""]
+    table = Path(os.environ.get("GAUGELAB_FIGURES", ROOT / "figures")) / "table_lr_sensitivity.md"
+    if table.exists():
+        out += [table.read_text().strip(), ""]
+    else:
+        out += ["(not made here: run `make lr-grid`, ~1 h on 2 cores)", ""]
+    return out
 
 
 def main() -> int:
