@@ -61,7 +61,8 @@ def condition_of(cfg: dict) -> str:
     return c
 
 
-def load(path: Path) -> Run:
+def load(path: Path) -> Run | None:
+    """The run's results, or None for a run still going or cut off (neither completed nor diverged)."""
     with gl.open_log(path) as f:
         prov = gl.provenance(f)
         cfg = prov.get("config", {})
@@ -71,6 +72,8 @@ def load(path: Path) -> Run:
         h = gl.heads(f)
         summ = gl.summary(f)
     diverged = bool(int(summ.get("diverged", 0)))
+    if not diverged and not int(summ.get("completed", 0)):
+        return None
     final_val = float(summ.get("final_val_loss", math.nan))
     attn = np.nanmax(h["attn_logit_max"], axis=(1, 2)) if "attn_logit_max" in h and len(h["step"]) else np.array([])
     sqk = (np.nanmax(h["s_qk"], axis=(1, 2)) if "s_qk" in h and len(h["step"]) and np.isfinite(h["s_qk"]).any()
@@ -127,15 +130,18 @@ def main(argv: list[str]) -> None:
     a = ap.parse_args(argv)
     if a.out_dir:
         os.environ["GAUGELAB_FIGURES"] = a.out_dir
-    runs = [load(p) for p in find_logs(a.logs)]
+    loaded = [load(p) for p in find_logs(a.logs)]
+    runs = [r for r in loaded if r is not None]
+    if len(runs) < len(loaded):
+        print(f"fig_lr_sensitivity.py: {len(loaded) - len(runs)} unfinished runs left out")
     if not runs:
         sys.exit("fig_lr_sensitivity.py: no logs found in " + " ".join(a.logs))
     L0 = float(np.nanmean([r.first_loss for r in runs]))
     conds = [c for c in ORDER if any(r.cond == c for r in runs)]
     rng = np.random.default_rng(0)
 
-    fig, axes = plt.subplots(1, 3, figsize=(13.5, 4.0))
-    ax_l, ax_a, ax_t = axes
+    fig, axes = plt.subplots(1, 4, figsize=(18, 4.0))
+    ax_l, ax_a, ax_t, ax_s = axes
     rows = []
     ref = grid(runs, "A", L0)[2] if "A" in conds else None
     for i, c in enumerate(conds):
@@ -158,6 +164,8 @@ def main(argv: list[str]) -> None:
         if top:
             r0 = min(top, key=lambda r: r.seed)
             ax_t.plot(r0.step, r0.attn, color=color, lw=1.2, label=f"{NAMES.get(c, c)} (lr {lr_top:g})")
+            if np.isfinite(r0.sqk).any():
+                ax_s.plot(r0.step, r0.sqk, color=color, lw=1.2, label=NAMES.get(c, c))
         boot = bootstrap(L, rng)
         sens = sensitivity(L)
         diff = ""
@@ -184,6 +192,10 @@ def main(argv: list[str]) -> None:
     ax_t.set_xlabel("step")
     ax_t.set_ylabel("max attention logit")
     ax_t.set_title("(c) at the largest surviving lr (one seed)")
+    ax_s.set_yscale("log")
+    ax_s.set_xlabel("step")
+    ax_s.set_ylabel("max over heads of s_Q·s_K")
+    ax_s.set_title("(d) Q/K scale product, same runs")
     ax_l.legend(fontsize=7)
     ax_t.legend(fontsize=6)
     fig.tight_layout()
@@ -192,7 +204,8 @@ def main(argv: list[str]) -> None:
                   f"Learning-rate sensitivity of the Q/K-gauge handlings ({n} runs). (a) Final validation loss against "
                   "the peak learning rate, mean over seeds with the seed range shaded; crosses: diverged runs, counted "
                   f"at the initial loss {L0:.2f}. (b) The largest attention logit reached during the run. (c) Its "
-                  "trajectory at the largest learning rate each condition survives. No paper value exists for this "
+                  "trajectory at the largest learning rate each condition survives, and (d) the largest Q/K multiplier scale "
+                  "product s_Q·s_K in the same runs. No paper value exists for this "
                   "experiment (the seeds do not run it); Wortsman et al.'s Fig. 1 is the format.")
     table = ["| condition | LR sensitivity [95 % CI] | minus A's [95 % CI] | best val loss at lr | diverged | "
              "largest surviving lr | max attention logit | seeds |", "|---|---|---|---|---|---|---|---|", *rows, "",
