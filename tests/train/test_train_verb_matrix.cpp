@@ -2,7 +2,8 @@
 // build/gaugelab): full and compact vocabulary × learnable multipliers or none × biases or none, and a
 // Hugging Face export of each re-imported. On each: eval (logits of given GPT-2 ids dumped, and a loss
 // on a token file), generate (from token ids), export, import of the export, inspect, diag heads
-// --checkpoint, train --resume (longer) and train --init-from. One TEST_CASE per kind so CTest runs
+// --checkpoint, train --resume (longer) and train --init-from (the checkpoint, and the Hugging Face
+// export). One TEST_CASE per kind so CTest runs
 // them side by side. Sizes are tiny (d 32, context 32, 3 steps) and every process uses one thread.
 #include <filesystem>
 #include <string>
@@ -91,6 +92,10 @@ void walk(const Kind& k) {
   fs::remove_all(dir + "/finetune");
   ok("train" + train + " --max-iters 2 --init-from " + ckpt + " --out " + dir + "/finetune");
   CHECK(last_step(dir + "/finetune/log.h5") == 2);
+  // ... and from the Hugging Face export (fine-tuning an import; multipliers placed at 1).
+  fs::remove_all(dir + "/finetune_hf");
+  ok("train" + train + " --max-iters 2 --init-from " + dir + "/hf --out " + dir + "/finetune_hf");
+  CHECK(last_step(dir + "/finetune_hf/log.h5") == 2);
 }
 
 }  // namespace
