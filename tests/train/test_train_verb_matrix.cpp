@@ -3,8 +3,7 @@
 // Hugging Face export of each re-imported. On each: eval (logits of given GPT-2 ids dumped, and a loss
 // on a token file), generate (from token ids), export, import of the export, inspect, diag heads
 // --checkpoint, train --resume (longer) and train --init-from (the checkpoint, and the Hugging Face
-// export). One TEST_CASE per kind so CTest runs
-// them side by side. Sizes are tiny (d 32, context 32, 3 steps) and every process uses one thread.
+// export). One TEST_CASE per kind so CTest runs them side by side. Sizes are tiny (d 32, context 32, 3 steps) and every process uses one thread.
 #include <filesystem>
 #include <string>
 #include <vector>
