@@ -178,8 +178,8 @@ def main(argv: list[str]) -> None:
                     f"| {np.nanmax(amax):.3g} | {len(seeds)} |")
     if any(r.diverged for r in runs):  # only then does the initial loss enter the panel
         ax_l.axhline(L0, color="0.5", ls=":", lw=1)
-        ax_l.annotate("initial loss: diverged runs", (1.0, L0), xycoords=("axes fraction", "data"), ha="right",
-                      va="bottom", fontsize=7, color="0.4")
+        ax_l.annotate("initial loss: diverged runs (x)", (0.02, L0), xycoords=("axes fraction", "data"), ha="left",
+                      va="top", fontsize=7, color="0.4")
     for ax in axes[:2]:
         ax.set_xscale("log")
         ax.set_xlabel("peak learning rate")
