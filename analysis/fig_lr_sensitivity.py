@@ -143,8 +143,10 @@ def main(argv: list[str]) -> None:
     fig, axes = plt.subplots(1, 4, figsize=(18, 4.0))
     ax_l, ax_a, ax_t, ax_s = axes
     rows = []
-    ref = grid(runs, "A", L0)[2] if "A" in conds else None
+    refs = {base: grid(runs, base, L0)[2] for base in ("A", "MA") if base in conds}
     for i, c in enumerate(conds):
+        base = "MA" if c.startswith("M") else "A"  # each optimizer against its own condition A
+        ref = refs.get(base)
         lrs, seeds, L = grid(runs, c, L0)
         color = f"C{i}"
         mean = np.nanmean(L, axis=1)
@@ -169,7 +171,7 @@ def main(argv: list[str]) -> None:
         boot = bootstrap(L, rng)
         sens = sensitivity(L)
         diff = ""
-        if ref is not None and c != "A" and ref.shape == L.shape:
+        if ref is not None and c != base and ref.shape == L.shape:
             d = bootstrap(L, rng, ref)
             diff = f"{sens - sensitivity(ref):+.3f} [{np.percentile(d, 2.5):+.3f}, {np.percentile(d, 97.5):+.3f}]"
         best_i = int(np.nanargmin(mean))
@@ -205,13 +207,15 @@ def main(argv: list[str]) -> None:
                   "the peak learning rate, mean over seeds with the seed range shaded; crosses: diverged runs, counted "
                   f"at the initial loss {L0:.2f}. (b) The largest attention logit reached during the run. (c) Its "
                   "trajectory at the largest learning rate each condition survives, and (d) the largest Q/K multiplier scale "
-                  "product s_Q·s_K in the same runs. No paper value exists for this "
+                  "product s_Q·s_K in the same runs. For the Muon runs the learning rate is that of their AdamW groups "
+                  "(embeddings, norms, multipliers); Muon's own is 10 times it. No paper value exists for this "
                   "experiment (the seeds do not run it); Wortsman et al.'s Fig. 1 is the format.")
-    table = ["| condition | LR sensitivity [95 % CI] | minus A's [95 % CI] | best val loss at lr | diverged | "
+    table = ["| condition | LR sensitivity [95 % CI] | minus A's (same optimizer) [95 % CI] | best val loss at lr | diverged | "
              "largest surviving lr | max attention logit | seeds |", "|---|---|---|---|---|---|---|---|", *rows, "",
              f"LR sensitivity: mean over the grid's learning rates of (mean-over-seeds final validation loss − its "
              f"minimum), diverged runs at the initial loss {L0:.3f}; intervals: 95 % percentile bootstrap over seeds "
-             f"({BOOTSTRAP_DRAWS} draws, seeds paired with A's for the difference). {n} runs."]
+             f"({BOOTSTRAP_DRAWS} draws, seeds paired with A's of the same optimizer for the difference; a point "
+             f"interval means one seed). {n} runs."]
     figstyle.save_table("table_lr_sensitivity", "\n".join(table))
 
 

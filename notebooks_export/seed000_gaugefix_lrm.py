@@ -68,3 +68,36 @@ show_figure("fig_seed000_series")
 #   late-training, long-schedule event; our rule (grad norm above k × its running median after
 #   warm-up, gpt2/README.md) is applied identically, but a few-minute schedule may simply not reach
 #   that regime. We report what our runs show, not the paper's labels.
+
+# %% [markdown]
+# ## Beyond the paper: learning-rate sensitivity (the instability instrument)
+#
+# At the tiny scale A, B and C end at the same loss, so the seed's stability claims need an instrument:
+# Wortsman et al.'s small-scale proxy, the learning-rate sensitivity (gpt2/README.md, "The instability
+# instrument"). `make lr-grid` runs it in full on the Shakespeare corpus (2 layers, d 64, 600 steps,
+# 8 learning rates from 1e-3 to 1, 3 seeds; `make demo` draws a 6-run slice here instead).
+#
+# What the full grid measured (AdamW; LR sensitivity = mean excess of the final validation loss over
+# the best learning rate, 95 % bootstrap over seeds, difference to A paired by seed):
+#
+# - **B is less robust than A, by a small margin**: 0.399 against 0.382 nats, B − A = +0.017
+#   [+0.004, +0.026]. The direction the seed reports (GaugeFix alone is less stable than weight decay);
+#   at this scale no run of A–D diverges even at lr 1 — the instability shows as a loss that degrades
+#   while the largest attention logit grows to ~1e10 (softmax saturated).
+# - **D restores A**: GaugeFix plus the Q/K decay as magnitude control, D − A = −0.001 [−0.013, +0.019].
+#   C (no control) sits between, +0.012 [−0.001, +0.023].
+# - **QK-norm dominates**: 0.126, −0.256 [−0.292, −0.229] against A, its best loss (5.584) at a
+#   learning rate 50× higher, and attention logits bounded by √d_h = 4 — the practitioners' fix works
+#   here as Wortsman et al. report.
+# - **E (quotient-aware updates) is worse**: 2.11, half of its runs diverge (every lr ≥ 0.05): the
+#   opposite-Gram correction divides each increment by the opposite factor's Gram, ~40× at this
+#   initialisation, so its effective step is much larger; its best loss (5.706) is also worse than A's.
+#
+# - **Muon** (one seed): a lower best loss (5.393 against ~5.63), B again the least robust
+#   (B − A = +0.100), C below A (−0.056); without seeds no interval, so no claim.
+#
+# These are single-architecture, 600-step measurements; the differences among A–D are a few hundredths
+# of a nat, comparable to the seed spread at any one learning rate.
+
+# %%
+show_figure("fig_lr_sensitivity")
