@@ -19,9 +19,10 @@ using namespace gaugelab;
 
 namespace {
 
-// Enough work for a few seconds on one thread (64 rows of 4000 steps), flushed every 0.2 s.
+// Enough work for several seconds on one thread (64 rows of 40000 steps), flushed every 0.2 s: with
+// 4000 steps the whole sweep took ~0.6 s and sometimes ended before the poller saw its first rows.
 std::vector<std::string> long_sweep_args() {
-  return {"--lr", "5e-3,1e-2", "--lambda", "0,0.2", "--seeds", "16", "--steps", "4000", "--flush-s", "0.2"};
+  return {"--lr", "5e-3,1e-2", "--lambda", "0,0.2", "--seeds", "16", "--steps", "40000", "--flush-s", "0.2"};
 }
 constexpr std::int64_t kLongRows = 64;
 constexpr std::int64_t kKillAfterRows = 3;              // kill once this many rows are flushed
