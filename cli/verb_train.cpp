@@ -1,5 +1,10 @@
 // `gaugelab train` -> gpt2/train/api.hpp (no LibTorch header here).
+#include <algorithm>
 #include <iostream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "io/options.hpp"
 #include "io/provenance.hpp"
@@ -13,6 +18,45 @@
 namespace gaugelab::cli {
 
 #ifdef GAUGELAB_WITH_TORCH
+
+namespace {
+
+// `train --resume --out DIR`: every setting not given on this command line is taken from the run's
+// newest checkpoint, so the directory alone resumes (nanoGPT's init_from=resume). Settings given
+// explicitly stay as given; run_train then refuses a changed identity setting (data order, model,
+// optimizer) naming the key and reports any other change.
+void resume_defaults(io::Options& opts, const std::string& out) {
+  if (out.empty()) return;  // validate_train_options names the missing --out
+  const nlohmann::json saved = gpt2::saved_run_options(out);
+  if (saved.is_null()) return;  // no checkpoint yet: the run starts at step 0 with the flags given
+  const std::vector<std::string>& given = opts.given();
+  int taken = 0;
+  for (const auto& [key, value] : saved.items()) {
+    if (key == "resume" || key == "force" || key == "replan" || key == "out" || key == "config" || !opts.has(key) ||
+        std::find(given.begin(), given.end(), key) != given.end())
+      continue;
+    std::string text;
+    if (value.is_string()) {
+      text = value.get<std::string>();
+    } else if (value.is_array()) {
+      for (const auto& item : value) {
+        if (!text.empty()) text += ',';
+        text += item.is_string() ? item.get<std::string>() : item.dump();
+      }
+      if (value.empty()) continue;  // an empty list is the default of every list option
+    } else if (value.is_null()) {
+      continue;
+    } else {
+      text = value.dump();
+    }
+    opts.set(key, text);
+    ++taken;
+  }
+  opts.validate();
+  std::cerr << "train: --resume: " << taken << " settings taken from the run's newest checkpoint in " << out << "\n";
+}
+
+}  // namespace
 
 int verb_train(const Args& args) {
   gpt2::TrainOptions o;
@@ -79,6 +123,10 @@ int verb_train(const Args& args) {
       .add("gaugefix-mode", &o.gaugefix_mode, "B, D: one GaugeFix factor per head or per coordinate",
            {"head", "coordinate"})
       .add("gaugefix-vo", &o.gaugefix_vo, "B, D: also balance the V/O multipliers of each head")
+      .add("qk-gauge-init", &o.qk_gauge_init,
+           "start each head at r_Q/g, r_K*g with log g ~ N(0, sigma^2): same function, off the balanced "
+           "slice (0 = every multiplier 1)",
+           Range::closed(0, 10))
       .add("magnitude", &o.magnitude, "condition D: s_Q*s_K held by wd (lambda_lrm on Q/K) or cap (--qk-cap)",
            {"wd", "cap"})
       .add("qk-cap", &o.qk_cap, "condition D with --magnitude cap: largest s_Q*s_K per head", Range::positive())
@@ -103,8 +151,8 @@ int verb_train(const Args& args) {
       .add("unstable-spikes", &o.unstable_spikes, "spikes that make a run unstable", Range::at_least(1));
   io::add_run_flags(opts, o.run, "run directory: log.h5 and checkpoints/");
   if (!opts.parse(args)) return 0;
+  if (o.resume) resume_defaults(opts, o.run.out);
   gpt2::validate_train_options(o);
-  std::cerr << "gaugelab train: settings " << opts.to_json().dump() << "\n";
   io::Provenance prov{"gpt2/train", {"gaugelab", "train"}, opts.to_json(), o.run.seed, 1};
   prov.argv.insert(prov.argv.end(), args.begin(), args.end());
   const gpt2::TrainResult r = gpt2::run_train(o, std::move(prov));

@@ -18,6 +18,8 @@
 #include <cstdint>
 #include <string>
 
+#include <nlohmann/json.hpp>
+
 #include "io/provenance.hpp"
 #include "io/run_flags.hpp"
 
@@ -91,6 +93,9 @@ struct TrainOptions {
   std::string gaugefix_mode = "head";  // B, D: head (one g per head, seed 000) or coordinate (one g per
                                       // coordinate: the full diagonal gauge of the head)
   bool gaugefix_vo = false;         // B, D: also balance each head's V row and O column multipliers
+  double qk_gauge_init = 0;         // σ of a gauge-offset start (gauge_start.hpp): each head's Q/K multipliers
+                                    // moved to r_Q/g, r_K·g, g = exp(σ·z), z ~ N(0,1), the function unchanged;
+                                    // 0 = the balanced start of LRM (every multiplier 1)
   std::string magnitude = "wd";     // condition D's control of s_Q·s_K: wd (λ_lrm on Q/K) or cap (--qk-cap)
   double qk_cap = 4.0;              // condition D with --magnitude cap: the largest s_Q·s_K a head keeps
   std::string quotient = "full";    // condition E: full Grams, or diagonal (their diagonals)
@@ -126,6 +131,12 @@ struct TrainOptions {
 
 /// Checks every setting and the cross-field rules; throws io::UsageError naming the flag.
 void validate_train_options(const TrainOptions& o);
+
+/// The settings a run was started with, as its newest checkpoint recorded them (config.json's
+/// trainer.options: flag name -> value, as Options::to_json() writes it), for `train --resume --out DIR`
+/// without the rest of the command. Null when OUT holds no complete checkpoint; throws
+/// std::runtime_error naming the file when that checkpoint's config.json cannot be read.
+nlohmann::json saved_run_options(const std::string& out);
 
 /// Micro-batches per optimizer step in all: --batch-tokens / (batch_size·block_size) when given, else
 /// --grad-accum. block_size is the model's context. Throws io::UsageError when it does not divide.

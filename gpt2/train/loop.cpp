@@ -12,6 +12,7 @@
 #include <ATen/TensorOperators.h>
 #include <ATen/core/grad_mode.h>
 
+#include "gpt2/train/checkpoints.hpp"
 #include "gpt2/train/quotient_update.hpp"
 #include "gpt2/train/setup.hpp"
 
@@ -71,6 +72,7 @@ TrainResult run_train(const TrainOptions& o, io::Provenance prov) {
   const std::vector<at::Tensor> params = run.opt->parameters();
   StopSignals signals;
   double ema_step_s = nan();
+  SlowdownWatch slowdown;  // plain steps' time against their best: other work on our cores?
   const auto t_start = std::chrono::steady_clock::now();
   const std::int64_t first_step = st.step;
 
@@ -110,8 +112,12 @@ TrainResult run_train(const TrainOptions& o, io::Provenance prov) {
       row.spike = true;
       row.tokens = static_cast<double>(st.tokens);
       if (rank0) run.log->append(row);
-      std::cerr << "train: step " << step << ": non-finite " << (std::isfinite(loss_v) ? "gradient norm" : "loss")
-                << " (loss " << loss_v << ", grad norm " << grad_norm << "); stopping, the last good checkpoint is kept\n";
+      if (rank0)
+        std::cerr << "train: step " << step << ": non-finite " << (std::isfinite(loss_v) ? "gradient norm" : "loss")
+                << " (loss " << loss_v << ", grad norm " << grad_norm << "); stopping, "
+                << (latest_train_checkpoint(o.run.out) ? "the last good checkpoint is kept"
+                                                      : "no checkpoint was written before it (--ckpt-every)")
+                << "\n";
       break;
     }
     const bool sample = step % o.log_heads_every == 0 || last;
@@ -163,16 +169,22 @@ TrainResult run_train(const TrainOptions& o, io::Provenance prov) {
     const double dt = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     row.tokens_per_s = static_cast<double>(run.tokens_per_step) / dt;
     ema_step_s = std::isfinite(ema_step_s) ? 0.9 * ema_step_s + 0.1 * dt : dt;
+    if (!std::isfinite(row.val_loss) && !sample && slowdown.observe(dt) && rank0)
+      std::cerr << "train: step " << step << ": steps now take " << std::lround(slowdown.ratio())
+                << "x their best time; other work on these cores? (threads spinning on busy cores slow "
+                   "everything: a smaller --threads may help)\n";
     if (rank0) run.log->append(row);
     if (rank0 && (step % o.log_every == 0 || last || step == first_step + 1)) {
       const double tps = static_cast<double>(run.tokens_per_step) / ema_step_s;
-      const double mfu = run.flops_per_token * tps / (run.peak_tflops * 1e12);
+      const double mfu = model_flops_utilization(run.flops_per_token, tps, run.peak_tflops, run.dist.world);
+      char drift[32] = "-";
+      if (std::isfinite(st.final_drift_max)) std::snprintf(drift, sizeof drift, "%.2e", st.final_drift_max);
       char line[320];
       std::snprintf(line, sizeof line,
                     "step %lld/%lld | loss %.4f | lr %.3e | gnorm %.3f%s | drift %s | %.0f tok/s | MFU %.1f%% | ETA %s",
                     static_cast<long long>(step), static_cast<long long>(o.max_iters), loss_v, lr, grad_norm,
                     row.spike ? " (spike)" : "",
-                    std::isfinite(st.final_drift_max) ? std::to_string(st.final_drift_max).c_str() : "-", tps,
+                    drift, tps,
                     100.0 * mfu, fmt_duration(ema_step_s * static_cast<double>(o.max_iters - step)).c_str());
       std::cout << line;
       if (std::isfinite(row.val_loss)) std::cout << " | val " << row.val_loss;
@@ -185,7 +197,7 @@ TrainResult run_train(const TrainOptions& o, io::Provenance prov) {
       st.interrupted = true;
       if (rank0)
         std::cerr << "train: " << (sig == SIGTERM ? "SIGTERM" : "SIGINT") << " at step " << step
-                  << ": checkpoint written; continue with --resume\n";
+                  << ": checkpoint written; continue with: gaugelab train --resume --out " << o.run.out << "\n";
       break;
     }
   }

@@ -1,8 +1,12 @@
 // validate_train_options: every cross-field rule of `gaugelab train` in one place (ranges of single
 // flags are declared with the flags in cli/verb_train.cpp and checked there too, so this also guards
 // callers that fill TrainOptions in code).
+#include <algorithm>
 #include <cmath>
+#include <filesystem>
+#include <fstream>
 #include <string>
+#include <vector>
 
 #include "gpt2/model/config.hpp"
 #include "gpt2/train/api.hpp"
@@ -41,6 +45,7 @@ void validate_train_options(const TrainOptions& o) {
   need(o.muon_qkv == "split" || o.muon_qkv == "fused", "--muon-qkv must be split or fused");
   need(o.magnitude == "wd" || o.magnitude == "cap", "--magnitude must be wd or cap, not '" + o.magnitude + "'");
   need(o.qk_cap > 0 && std::isfinite(o.qk_cap), "--qk-cap must be > 0");
+  need(o.qk_gauge_init >= 0 && o.qk_gauge_init <= 10, "--qk-gauge-init must be in [0, 10] (a log-scale spread)");
   need(o.gaugefix_mode == "head" || o.gaugefix_mode == "coordinate", "--gaugefix-mode must be head or coordinate");
   need(o.gaugefix_mode == "head" || o.state_transport == "none",
        "--state-transport applies to --gaugefix-mode head only");
@@ -94,6 +99,26 @@ void validate_train_options(const TrainOptions& o) {
     throw io::UsageError(e.what());
   }
   need(!(o.compact_vocab && o.vocab_size > 0), "--compact-vocab sets the vocabulary from the data; drop --vocab-size");
+}
+
+nlohmann::json saved_run_options(const std::string& out) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::path(out) / "checkpoints";  // train/checkpoints.hpp's layout, step_%08d
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) return nullptr;
+  std::vector<std::string> steps;
+  for (const auto& e : fs::directory_iterator(dir, ec)) {
+    const std::string name = e.path().filename().string();
+    if (name.rfind("step_", 0) == 0 && fs::is_regular_file(e.path() / "config.json", ec)) steps.push_back(name);
+  }
+  if (steps.empty()) return nullptr;
+  const fs::path cfg = dir / *std::max_element(steps.begin(), steps.end()) / "config.json";
+  std::ifstream in(cfg);
+  nlohmann::json j = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded() || !j.is_object() || !j.contains("trainer") || !j["trainer"].is_object() ||
+      !j["trainer"].contains("options") || !j["trainer"]["options"].is_object())
+    throw std::runtime_error(cfg.string() + ": not a training checkpoint's config.json (no trainer.options)");
+  return j["trainer"]["options"];
 }
 
 std::int64_t global_grad_accum(const TrainOptions& o, std::int64_t block_size) {

@@ -1,7 +1,9 @@
 #include "gpt2/train/setup.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <filesystem>
 #include <iostream>
 #include <limits>
@@ -17,7 +19,9 @@
 
 #include "data/prepare.hpp"
 #include "gpt2/model/checkpoint.hpp"
+#include "gpt2/model/vocab_layout.hpp"
 #include "gpt2/train/checkpoints.hpp"
+#include "gpt2/train/gauge_start.hpp"
 #include "io/options.hpp"
 
 namespace gaugelab::gpt2 {
@@ -33,7 +37,7 @@ double nan() { return std::numeric_limits<double>::quiet_NaN(); }
 const char* const kIdentityKeys[] = {"data", "seed", "model", "n-layer", "n-head", "n-embd", "block-size", "vocab-size",
                                      "multipliers", "dropout", "compact-vocab", "bias", "gelu", "qk-norm", "magnitude",
                                      "qk-cap", "quotient", "quotient-every", "quotient-damping", "quotient-vo",
-                                     "gaugefix-mode", "gaugefix-vo", "optimizer", "muon-lr", "muon-momentum", "muon-wd", "muon-qkv",
+                                     "gaugefix-mode", "gaugefix-vo", "qk-gauge-init", "optimizer", "muon-lr", "muon-momentum", "muon-wd", "muon-qkv",
                                      "batch-size",
                                      "grad-accum", "batch-tokens", "multiplier-lr-scale", "spike-on", "lr",
                                      "min-lr", "warmup-iters", "lr-decay-iters", "beta1", "beta2", "adam-eps",
@@ -120,13 +124,24 @@ LrSchedule resumed_schedule(const TrainOptions& o, const nlohmann::json& saved, 
 // Multipliers: as stored when the checkpoint's placement is --multipliers; otherwise the stored ones are
 // merged into their weights (the function is unchanged) and --multipliers' placement starts at 1. A
 // Hugging Face directory has none: --multipliers' placement at 1. Size flags that disagree with DIR,
-// and a compact vocabulary that differs from the data's, are refused with one line.
+// and a compact vocabulary that differs from the data's, are refused with one line; a model over GPT-2
+// ids with a --compact-vocab corpus keeps the rows of the corpus's ids (vocab_layout.hpp).
 std::unique_ptr<GPT> init_from_weights(const TrainOptions& o, const VocabMap& vocab, c10::Device device) {
   const LrmPlacement want = LrmPlacement::parse(o.multipliers);
   std::unique_ptr<GPT> m = load_any_model(o.init_from, c10::Device(c10::kCPU), want);
-  const ModelConfig& c = m->config();
   std::vector<std::int32_t> ids;
-  for (const std::int64_t id : stored_vocab_ids(o.init_from, c.vocab_size)) ids.push_back(static_cast<std::int32_t>(id));
+  for (const std::int64_t id : stored_vocab_ids(o.init_from, m->config().vocab_size))
+    ids.push_back(static_cast<std::int32_t>(id));
+  if (ids.empty() && !vocab.ids.empty()) {
+    // A model over GPT-2 ids fine-tuned on a --compact-vocab corpus: keep the rows of the corpus's ids.
+    const std::vector<std::int64_t> keep(vocab.ids.begin(), vocab.ids.end());
+    if (*std::max_element(keep.begin(), keep.end()) >= m->config().vocab_size)
+      throw io::UsageError("--init-from " + o.init_from + ": the data has token ids beyond its " +
+                           std::to_string(m->config().vocab_size) + "-id vocabulary");
+    m = select_vocab_rows(*m, keep);
+    ids = vocab.ids;
+  }
+  const ModelConfig& c = m->config();
   for (const auto& [flag, given, have] : {std::tuple{"n-layer", o.n_layer, c.n_layer}, {"n-head", o.n_head, c.n_head},
                                           {"n-embd", o.n_embd, c.n_embd}, {"block-size", o.block_size, c.block_size},
                                           {"vocab-size", o.vocab_size, c.vocab_size}})
@@ -163,6 +178,13 @@ std::unique_ptr<GPT> init_from_weights(const TrainOptions& o, const VocabMap& vo
   return m;
 }
 
+// A setting as %g writes it (std::to_string would print 1e-12 as 0.000000).
+std::string num(double v) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%g", v);
+  return b;
+}
+
 void print_settings(const TrainRun& r, const std::string& resumed_from) {
   const TrainOptions& o = r.options;
   const ModelConfig& mc = r.model->config();
@@ -191,19 +213,22 @@ void print_settings(const TrainRun& r, const std::string& resumed_from) {
   std::cout << "\ncondition  " << o.condition
             << (o.condition == "A"   ? ": multiplier WD on every multiplier, Q/K included"
                 : o.condition == "B" ? ": no Q/K multiplier WD, GaugeFix every " + std::to_string(o.gaugefix_every) +
-                                           " steps (eps " + std::to_string(o.gaugefix_eps) + ", state transport " +
+                                           " steps (eps " + num(o.gaugefix_eps) + ", state transport " +
                                            o.state_transport + ")"
                 : o.condition == "E" ? ": no Q/K multiplier WD, quotient-aware attention updates (" + o.quotient +
                                            (o.quotient == "full" && o.quotient_every > 1
                                                 ? " every " + std::to_string(o.quotient_every) + " steps, diagonal between"
                                                 : std::string()) +
-                                           ", damping " + std::to_string(o.quotient_damping) +
+                                           ", damping " + num(o.quotient_damping) +
                                            (o.quotient_vo ? ", Q/K and V/O)" : ", Q/K only)")
                 : o.condition == "D" ? ": GaugeFix every " + std::to_string(o.gaugefix_every) + " steps + magnitude " +
                                            (o.magnitude == "wd" ? "control by the Q/K multiplier WD"
-                                                                : "cap s_Q*s_K <= " + std::to_string(o.qk_cap))
+                                                                : "cap s_Q*s_K <= " + num(o.qk_cap))
                                      : ": no Q/K multiplier WD, no GaugeFix")
             << (r.has_heads ? "" : "; no Q/K row multipliers: no scales or drift")
+            << (o.qk_gauge_init > 0 ? "; started off the balanced slice: log g_h ~ N(0, " +
+                                          num(o.qk_gauge_init) + "^2) per head (--qk-gauge-init)"
+                                    : std::string())
             << "\n";
   std::cout << "data       " << r.data_dir << " (" << r.train_files.size() << " train file(s), " << r.train->tokens()
             << " tokens; " << r.val_files.size() << " val file(s))"
@@ -379,6 +404,11 @@ TrainRun setup_train(const TrainOptions& o, io::Provenance prov) {
   }
   const ModelConfig& mc = r.model->config();
   r.has_heads = has_qk_row_multipliers(mc);
+  if (!ckpt && o.qk_gauge_init > 0) {
+    if (!r.has_heads)
+      throw io::UsageError("--qk-gauge-init needs row multipliers on q and k (--multipliers '" + mc.lrm.spec() + "')");
+    offset_qk_gauge(*r.model, o.qk_gauge_init, o.run.seed);
+  }
   if (o.gaugefix_vo && !has_vo_multipliers(mc))
     throw io::UsageError("--gaugefix-vo needs row multipliers on v and columns on attn_out (--multipliers '" +
                          mc.lrm.spec() + "')");

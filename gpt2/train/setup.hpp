@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <string>
@@ -76,6 +77,35 @@ TrainResult finish_train(TrainRun& run, double seconds);
 void reseed_step_rng(std::uint64_t seed, std::int64_t step, int rank, c10::Device device);
 /// Matmul throughput (TFLOP/s) of `device` in the run's compute dtype, measured over ~0.3 s.
 double measure_matmul_tflops(c10::Device device, Precision precision);
+/// Warns once when plain training steps become much slower than they were: an EMA (weight 0.1) of the
+/// step time against its best after the first `settle` steps; observe() is true the first time the
+/// EMA exceeds `factor` × the best (then never again).
+class SlowdownWatch {
+ public:
+  explicit SlowdownWatch(double factor = 4, int settle = 20) : factor_(factor), settle_(settle) {}
+  bool observe(double step_s) {
+    ema_ = n_++ == 0 ? step_s : 0.9 * ema_ + 0.1 * step_s;
+    if (n_ < settle_) return false;
+    if (!(best_ <= ema_)) best_ = ema_;
+    if (warned_ || !(ema_ > factor_ * best_)) return false;
+    warned_ = true;
+    return true;
+  }
+  double ratio() const { return ema_ / best_; }
+
+ private:
+  double factor_;
+  int settle_;
+  int n_ = 0;
+  double ema_ = 0, best_ = std::numeric_limits<double>::infinity();
+  bool warned_ = false;
+};
+
+/// Model FLOPs utilisation: flops_per_token × tokens_per_s (every rank's tokens) over world devices of
+/// peak_tflops each. One rank's peak against all ranks' tokens would count the work world times.
+inline double model_flops_utilization(double flops_per_token, double tokens_per_s, double peak_tflops, int world) {
+  return flops_per_token * tokens_per_s / (peak_tflops * 1e12 * static_cast<double>(world));
+}
 
 nlohmann::json train_state_json(const TrainRun& run);
 TrainState train_state_from_json(const nlohmann::json& j);

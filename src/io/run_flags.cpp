@@ -1,6 +1,8 @@
 #include "io/run_flags.hpp"
 
 #include <Eigen/Core>
+#include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <omp.h>
 #include <stdexcept>
@@ -10,14 +12,21 @@ namespace gaugelab::io {
 void add_run_flags(Options& opts, RunFlags& f, const std::string& out_help) {
   opts.add("out", &f.out, out_help)
       .add("force", &f.force, "replace an existing --out instead of refusing")
-      .add("threads", &f.threads, "worker threads, 0 = all cores", Range::non_negative())
+      .add("threads", &f.threads, "worker threads, 0 = the idle cores (cores minus the 1-minute load, at least 1)", Range::non_negative())
       .add("seed", &f.seed, "master random seed");
 }
 
 int available_cores() { return omp_get_num_procs(); }
 
+int idle_cores(int cores, double load) {
+  if (!(load >= 0) || !std::isfinite(load)) load = 0;  // load unknown: assume an idle machine
+  const int busy = static_cast<int>(std::lround(load));
+  return cores - busy >= 1 ? cores - busy : 1;
+}
+
 int apply_threads(int threads) {
-  const int n = threads > 0 ? threads : available_cores();
+  double load[1] = {0};
+  const int n = threads > 0 ? threads : idle_cores(available_cores(), getloadavg(load, 1) == 1 ? load[0] : 0);
   omp_set_num_threads(n);
   Eigen::setNbThreads(n);
   return n;

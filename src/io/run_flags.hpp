@@ -11,15 +11,20 @@ namespace gaugelab::io {
 struct RunFlags {
   std::string out;          // result file (HDF5) or directory; empty: the verb's default under runs/
   bool force = false;       // allow replacing an existing --out
-  int threads = 0;          // OpenMP (and LibTorch) threads; 0 = every core of this machine
+  int threads = 0;          // OpenMP (and LibTorch) threads; 0 = the idle cores (idle_cores below): on a
+                            // shared node, threads spinning on busy cores slow everyone (14x measured)
   std::uint64_t seed = 0;   // master seed; every random draw of the run derives from it
 };
 
 /// Registers --out, --force, --threads, --seed on `opts` (defaults taken from `flags`).
 void add_run_flags(Options& opts, RunFlags& flags, const std::string& out_help);
 
+/// Cores not already busy: cores − round(load) (the 1-minute load average), at least 1; an unknown or
+/// negative load counts as 0.
+int idle_cores(int cores, double load);
+
 /// Sets the thread count for OpenMP and Eigen explicitly (LibTorch would otherwise force 1)
-/// and returns the count in force. threads = 0 means every core.
+/// and returns the count in force. threads = 0 means idle_cores(every core, the load now).
 int apply_threads(int threads);
 
 /// Throws std::runtime_error naming the path if `path` exists and !force; creates missing

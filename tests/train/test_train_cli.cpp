@@ -126,7 +126,9 @@ TEST_CASE("train cli: an absurd learning rate diverges cleanly with the log clos
   const auto ckpt = gpt2::latest_train_checkpoint(out);
   if (steps == 0) {
     CHECK(!ckpt);
+    CHECK(r.output.find("no checkpoint was written before it") != std::string::npos);
   } else {
+    CHECK(r.output.find("the last good checkpoint is kept") != std::string::npos);
     REQUIRE(ckpt);
     CHECK(fs::path(*ckpt).filename() == gpt2::train_checkpoint_name(steps));
     const gpt2::Checkpoint ck = gpt2::load_checkpoint(*ckpt, c10::Device(c10::kCPU));
@@ -272,4 +274,28 @@ TEST_CASE("train cli: a tight spike rule flags steps in the spike series and mar
   CHECK(static_cast<std::int64_t>(flagged) == std::get<std::int64_t>(summary.at("n_spikes")));
   CHECK(std::get<std::int64_t>(summary.at("stable")) == 0);
   CHECK(std::get<std::int64_t>(summary.at("diverged")) == 0);
+}
+
+TEST_CASE("train cli: --resume --out DIR alone takes every setting from the run's checkpoint; a changed model is refused") {
+  const std::string out = kRoot + "/resume_by_dir";
+  fs::remove_all(out);
+  const std::string args = small_run(out) + " --lr 3e-3 --warmup-iters 5 --max-iters 100000 --ckpt-every 100000 "
+                                            "--condition C --qk-gauge-init 0.5 --seed 7";
+  REQUIRE(run_or_kill(split_words(kBin + args), 4000, SIGTERM));
+  const std::int64_t steps = std::get<std::int64_t>(io::RunLogReader(gpt2::train_log_path(out)).summary().at("steps"));
+  REQUIRE(steps > 0);
+  // No --data, no size flags, no condition, no seed: all from the checkpoint (only the new end is given).
+  const auto r = test::run_command(kBin + " train --resume --out " + out + " --max-iters " + std::to_string(steps + 3) +
+                                   " --replan --threads 1");
+  INFO(r.output);
+  REQUIRE(r.status == 0);
+  CHECK(r.output.find("settings taken from the run's newest checkpoint") != std::string::npos);
+  const io::RunLogReader done(gpt2::train_log_path(out));
+  CHECK(std::get<std::int64_t>(done.summary().at("completed")) == 1);
+  CHECK(done.series().step.size() == static_cast<std::size_t>(steps + 3));
+  // An identity setting given explicitly and different is refused with the key named.
+  const auto bad = test::run_command(kBin + " train --resume --out " + out + " --model tiny --max-iters " +
+                                     std::to_string(steps + 6) + " --replan --threads 1");
+  CHECK(bad.status != 0);
+  CHECK(bad.output.find("--model") != std::string::npos);
 }

@@ -8,6 +8,7 @@
 
 #include "data/token_files.hpp"
 #include "gpt2/train/data_loader.hpp"
+#include "gpt2/train/setup.hpp"
 #include "io/run_log_reader.hpp"
 #include "tests/support/process.hpp"
 #include "tests/gpt2/gpt2_catch.hpp"
@@ -125,4 +126,22 @@ TEST_CASE("protocol: training on llm.c shard lists; windows never cross a shard"
   INFO(r.output);
   REQUIRE(r.status == 0);
   CHECK(r.output.find("2 train file(s)") != std::string::npos);
+}
+
+TEST_CASE("protocol: MFU counts each rank's device once (the same work on 2 ranks is not twice the utilisation)") {
+  // 1e9 FLOPs/token at 1e4 tokens/s is 1e13 FLOP/s: 10 % of one 100-TFLOP/s device, 5 % of two.
+  CHECK(gpt2::model_flops_utilization(1e9, 1e4, 100, 1) == Approx(0.10).epsilon(1e-12));
+  CHECK(gpt2::model_flops_utilization(1e9, 1e4, 100, 2) == Approx(0.05).epsilon(1e-12));
+}
+
+TEST_CASE("protocol: the slowdown watch warns once when steps become 4x slower than their best, never when steady") {
+  gpt2::SlowdownWatch steady, slowed;
+  int warned_steady = 0, warned_slowed = 0;
+  for (int i = 0; i < 200; ++i) warned_steady += steady.observe(0.1 * (1 + 0.2 * (i % 3)));  // jitter, no trend
+  for (int i = 0; i < 30; ++i) warned_slowed += slowed.observe(0.1);
+  CHECK(warned_slowed == 0);
+  for (int i = 0; i < 100; ++i) warned_slowed += slowed.observe(1.4);  // the machine got busy: 14x
+  CHECK(warned_steady == 0);
+  CHECK(warned_slowed == 1);
+  CHECK(slowed.ratio() > 4);
 }
