@@ -84,7 +84,10 @@ int verb_export(const Args& args) {
   opts.add("checkpoint", &o.checkpoint, "our checkpoint directory").positional("checkpoint")
       .add("out", &o.out, "output directory")
       .add("force", &o.force, "replace an existing --out")
-      .add("dtype", &o.dtype, "stored precision", {"F32", "BF16", "F16"});
+      .add("dtype", &o.dtype, "stored precision", {"F32", "BF16", "F16"})
+      .add("vocab", &o.vocab,
+           "a --compact-vocab model: gpt2 (its rows at their GPT-2 ids, for transformers) or compact (as trained)",
+           {"gpt2", "compact"});
   if (!opts.parse(args)) return 0;
   if (o.checkpoint.empty() || o.out.empty()) throw io::UsageError("export: need CHECKPOINT and --out DIR");
   print_settings("export", opts);

@@ -11,6 +11,7 @@
 #include "core/gauge_sampling.hpp"
 #include "data/token_files.hpp"
 #include "gpt2/model/checkpoint.hpp"
+#include "gpt2/model/vocab_layout.hpp"
 #include "gpt2/model/runtime.hpp"
 #include "gpt2/inspect/api.hpp"
 #include "gpt2/inspect/checks.hpp"
@@ -60,15 +61,21 @@ std::unique_ptr<GPT> make_model(const InspectOptions& o, c10::Device device) {
   return m;
 }
 
-// [rows, len] token ids: evenly spread windows of the token file (window `first` on), or seeded uniform ids.
-at::Tensor token_rows(const InspectOptions& o, std::int64_t vocab, std::int64_t first, std::int64_t rows,
-                      std::int64_t len, std::int64_t total_windows, c10::Device device) {
+// [rows, len] token ids: evenly spread windows of the token file (window `first` on), or seeded uniform ids
+// (over `pool` when it is not empty: the ids a model laid out over GPT-2's was trained on, whose other
+// rows are 0 and would make degenerate inputs).
+at::Tensor token_rows(const InspectOptions& o, std::int64_t vocab, const std::vector<std::int64_t>& pool,
+                      std::int64_t first, std::int64_t rows, std::int64_t len, std::int64_t total_windows,
+                      c10::Device device) {
   at::Tensor t = at::empty({rows, len}, at::TensorOptions().dtype(at::kLong));
   std::int64_t* p = t.data_ptr<std::int64_t>();
   if (o.data.empty()) {
     core::Rng rng(o.run.seed * 1000003ULL + static_cast<std::uint64_t>(first) + 17);
-    for (std::int64_t i = 0; i < rows * len; ++i)
-      p[i] = std::min<std::int64_t>(vocab - 1, static_cast<std::int64_t>(core::uniform01(rng) * static_cast<double>(vocab)));
+    const std::int64_t n = pool.empty() ? vocab : static_cast<std::int64_t>(pool.size());
+    for (std::int64_t i = 0; i < rows * len; ++i) {
+      const std::int64_t k = std::min<std::int64_t>(n - 1, static_cast<std::int64_t>(core::uniform01(rng) * static_cast<double>(n)));
+      p[i] = pool.empty() ? k : pool[static_cast<std::size_t>(k)];
+    }
     return t.to(device);
   }
   const data::MappedTokens file = data::MappedTokens::open(o.data);
@@ -123,8 +130,9 @@ InspectResult run_inspect(const InspectOptions& o, io::Provenance prov) {
   Reference ref;
   ref.fp64 = fp64;
   const std::int64_t windows = o.prompts + o.sample_seqs;
-  ref.prompts = token_rows(o, cfg.vocab_size, 0, o.prompts, o.prompt_len, windows, device);
-  const at::Tensor sample = token_rows(o, cfg.vocab_size, o.prompts, o.sample_seqs, o.sample_len, windows, device);
+  const std::vector<std::int64_t> pool = o.init_random.empty() ? trained_ids(o.checkpoint) : std::vector<std::int64_t>{};
+  ref.prompts = token_rows(o, cfg.vocab_size, pool, 0, o.prompts, o.prompt_len, windows, device);
+  const at::Tensor sample = token_rows(o, cfg.vocab_size, pool, o.prompts, o.sample_seqs, o.sample_len, windows, device);
   ref.logits = model_logits(*model, ref.prompts);
   const at::Tensor ref_greedy = greedy_decode(*model, ref.prompts, o.generate);
   const std::vector<core::Mat<double>> inputs = attention_inputs(*model, sample);  // per layer [S·T, d]

@@ -63,6 +63,8 @@ struct ExportOptions {
   std::string out;             // directory for model.safetensors + config.json
   bool force = false;          // replace an existing --out
   std::string dtype = "F32";   // stored precision: F32 (exact), BF16 or F16
+  std::string vocab = "gpt2";  // a --compact-vocab model: gpt2 (rows placed at their GPT-2 ids, 50257 rows;
+                               // what transformers users expect) or compact (the K renumbered rows as trained)
 };
 void run_export(const ExportOptions& options);
 

@@ -2,6 +2,7 @@
 // given token sequence (optionally dumped to HDF5 for cross-implementation checks).
 #include <chrono>
 #include <cmath>
+#include <filesystem>
 #include <iostream>
 #include <limits>
 #include <stdexcept>
@@ -26,8 +27,23 @@ std::size_t window_start(std::size_t i, std::size_t n, std::size_t total, std::s
 }
 
 // Mean next-token loss over `batches` fixed [B, T] batches; per-batch losses into `per_batch`.
+// --data as given: a token file (*.bin), or a prepared directory, whose val.bin is meant.
+std::string token_file_of(const std::string& data) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (fs::is_directory(data, ec)) {
+    const std::string val = (fs::path(data) / "val.bin").string();
+    if (!fs::is_regular_file(val, ec))
+      throw io::UsageError("--data " + data + " is a directory without val.bin (give a token file, e.g. DIR/val.bin)");
+    return val;
+  }
+  if (fs::path(data).extension() != ".bin")
+    throw io::UsageError("--data " + data + " is not a token file (nanoGPT or llm.c .bin; see gaugelab prepare)");
+  return data;
+}
+
 double validation_loss(const LoadedModel& lm, const EvalOptions& o, std::int64_t T, std::vector<double>& per_batch) {
-  const data::MappedTokens file = data::MappedTokens::open(o.data);
+  const data::MappedTokens file = data::MappedTokens::open(token_file_of(o.data));
   if (!lm.compact()) file.check_ids_below(static_cast<std::size_t>(lm.model->config().vocab_size));
   const std::size_t span = static_cast<std::size_t>(T) + 1, B = static_cast<std::size_t>(o.batch_size);
   if (file.size() < span)

@@ -13,6 +13,7 @@
 #include "gpt2/model/interchange.hpp"
 #include <nlohmann/json.hpp>
 #include "gpt2/use/loaded_model.hpp"
+#include "gpt2/model/vocab_layout.hpp"
 #include "io/options.hpp"
 
 namespace gaugelab::gpt2 {
@@ -76,15 +77,25 @@ void run_export(const ExportOptions& o) {
   io::prepare_output_path(o.out, o.force);
   auto model = load_any_model(o.checkpoint, c10::Device(c10::kCPU));
   std::cerr << "model      " << o.checkpoint << ": " << describe_model(*model) << "\n";
-  export_hf(*model, o.out, dtype);
   const std::vector<std::int64_t> ids = stored_vocab_ids(o.checkpoint, model->config().vocab_size);
+  if (!ids.empty() && o.vocab == "gpt2") {
+    // A Hugging Face user feeds GPT-2 ids: place the K trained rows at their ids (vocab_expand.hpp).
+    model = expand_to_gpt2_vocab(*model, ids);
+    std::cerr << "vocabulary " << o.checkpoint << " was trained on " << ids.size()
+              << " GPT-2 ids (--compact-vocab); exported over all 50257 with their rows at their ids and the others 0 "
+                 "(logit 0 for ids its data never had; config.json gaugelab_trained_ids lists the trained ones)\n";
+  }
+  export_hf(*model, o.out, dtype);
   if (!ids.empty()) {  // keep the id table with the export, so our verbs (and a user) can map back
     nlohmann::json cfg = read_json_file(o.out + "/config.json");
-    cfg["gaugelab_vocab_ids"] = ids;
+    // Laid out over GPT-2 ids the model needs no translation: the trained ids are kept for masking only,
+    // under a key our readers do not take for a compact model's id map (gaugelab_vocab_ids).
+    cfg[o.vocab == "gpt2" ? "gaugelab_trained_ids" : "gaugelab_vocab_ids"] = ids;
     write_json_file(o.out + "/config.json", cfg);
-    std::cerr << "warning: " << o.checkpoint << " has a compact vocabulary of " << ids.size()
-              << " renumbered ids; config.json gaugelab_vocab_ids maps them to GPT-2 ids (gaugelab's verbs apply it, "
-                 "transformers does not: feed it renumbered ids)\n";
+    if (o.vocab == "compact")
+      std::cerr << "warning: " << o.checkpoint << " has a compact vocabulary of " << ids.size()
+                << " renumbered ids, exported as they are (--vocab compact); config.json gaugelab_vocab_ids maps them "
+                   "to GPT-2 ids (gaugelab's verbs apply it, transformers does not: feed it renumbered ids)\n";
   }
   std::cout << "exported " << o.checkpoint << " -> " << o.out << "/model.safetensors + config.json (" << o.dtype
             << ", multipliers merged into the weights)\n";
@@ -96,8 +107,11 @@ void run_import(const ImportOptions& o) {
   auto model = import_hf(o.source, lrm, c10::Device(c10::kCPU));
   std::cerr << "model      " << o.source << ": " << describe_model(*model) << "\n";
   const std::vector<std::int64_t> ids = stored_vocab_ids(o.source, model->config().vocab_size);
-  save_checkpoint(o.out, *model,
-                  ids.empty() ? nlohmann::json::object() : nlohmann::json{{"gaugelab_vocab_ids", ids}});
+  nlohmann::json extra = nlohmann::json::object();
+  if (!ids.empty()) extra["gaugelab_vocab_ids"] = ids;
+  const std::vector<std::int64_t> trained = trained_ids(o.source);  // an export laid out over GPT-2 ids
+  if (!trained.empty()) extra["gaugelab_trained_ids"] = trained;
+  save_checkpoint(o.out, *model, extra);
   std::cout << "imported " << o.source << " -> checkpoint " << o.out << " (multipliers " << lrm.spec()
             << ", all at 1)\n";
 }

@@ -4,6 +4,8 @@
 // on a token file), generate (from token ids), export, import of the export, inspect, diag heads
 // --checkpoint, train --resume (longer) and train --init-from (the checkpoint, and the Hugging Face
 // export). One TEST_CASE per kind so CTest runs them side by side. Sizes are tiny (d 32, context 32, 3 steps) and every process uses one thread.
+#include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -76,10 +78,53 @@ void walk(const Kind& k) {
   REQUIRE(fs::exists(ckpt + "/model.safetensors"));
 
   model_verbs(ckpt, data, dir);
+  if (k.name == "full_lrm_nobias") {
+    // --data DIR means DIR/val.bin; a file that is not a token file is refused in one line.
+    const std::string loss = ok("eval " + ckpt + " --data " + data + " --batches 1 --batch-size 2 --threads 1");
+    CHECK(loss.find("nan") == std::string::npos);
+    const test::ProcessResult bad = test::run_gaugelab("eval " + ckpt + " --data " + data + "/meta.json --threads 1");
+    CHECK(bad.status != 0);
+    CHECK(bad.output.find("is not a token file") != std::string::npos);
+  }
 
   // Export to Hugging Face, import back, and run the model verbs on both.
   ok("export " + ckpt + " --out " + dir + "/hf --force");
   model_verbs(dir + "/hf", data, dir);
+  if (k.compact) {
+    // The default export lays a compact model over GPT-2's ids: 50257 rows, the trained ones at their
+    // ids with their logits unchanged, so a Hugging Face user feeds GPT-2 ids; --vocab compact keeps K rows.
+    const data::MappedTokens val = data::MappedTokens::open(data + "/val.bin");
+    const std::string ids = std::to_string(val.tokens()[0]) + "," + std::to_string(val.tokens()[1]);
+    ok("eval " + ckpt + " --tokens " + ids + " --dump-logits " + dir + "/logits_ckpt.h5 --force --threads 1");
+    ok("eval " + dir + "/hf --tokens " + ids + " --dump-logits " + dir + "/logits_hf.h5 --force --threads 1");
+    const io::RunLogReader a(dir + "/logits_ckpt.h5"), b(dir + "/logits_hf.h5");
+    const io::ArrayData<double> la = a.array("logits"), lb = b.array("logits"), vid = a.array("vocab_ids");
+    REQUIRE(la.shape.size() == 2);
+    REQUIRE(lb.shape.size() == 2);
+    CHECK(lb.shape[1] == 50257);
+    REQUIRE(vid.values.size() == la.shape[1]);
+    double worst = 0, scale = 0;
+    for (std::uint64_t t = 0; t < la.shape[0]; ++t)
+      for (std::uint64_t j = 0; j < la.shape[1]; ++j) {
+        const double x = la.values[t * la.shape[1] + j];
+        const double y = lb.values[t * lb.shape[1] + static_cast<std::uint64_t>(vid.values[j])];
+        worst = std::max(worst, std::abs(x - y));
+        scale = std::max(scale, std::abs(x));
+      }
+    CHECK(worst <= 1e-5 * std::max(1.0, scale));  // multipliers merged in float32: a few roundings
+#ifdef GAUGELAB_TORCH_PYTHON
+    // transformers reads the export and takes GPT-2's "The" (464), which the compact rows alone could not.
+    const test::ProcessResult hf = test::run_command(
+        std::string(GAUGELAB_TORCH_PYTHON) + " -W ignore -c \"import torch, transformers; m = "
+        "transformers.GPT2LMHeadModel.from_pretrained('" + dir + "/hf'); print('shape', tuple(m(torch.tensor([[464]]))"
+        ".logits.shape))\"");
+    INFO(hf.output);
+    CHECK(hf.status == 0);
+    CHECK(hf.output.find("shape (1, 1, 50257)") != std::string::npos);
+#endif
+    ok("export " + ckpt + " --out " + dir + "/hf_compact --vocab compact --force");
+    CHECK(fs::file_size(dir + "/hf_compact/model.safetensors") < fs::file_size(dir + "/hf/model.safetensors"));
+  }
   ok("import " + dir + "/hf --out " + dir + "/imported --force --multipliers " + (k.lrm ? "default" : "none"));
   model_verbs(dir + "/imported", data, dir);
 
