@@ -22,12 +22,22 @@ class ReluToy final : public Toy {
   ToyRun run(std::uint64_t seed) const override { return run_relu_seed(o_, seed); }
   std::vector<std::pair<std::string, io::Cell>> summarize(const std::vector<ToyRun>& runs) const override {
     std::vector<std::pair<std::string, io::Cell>> s;
+    // Means and stds over the seeds that did not diverge (as the figures draw them): one diverged seed
+    // (MSE ~1e11) would otherwise be the whole mean. seeds_in_means says how many entered; NaN if none.
+    std::vector<ToyRun> kept;
+    for (const auto& r : runs) {
+      bool diverged = false;
+      for (const auto& [k, v] : r.metrics)
+        if (k == "stability") diverged = std::get<std::string>(v) == "diverged";
+      if (!diverged) kept.push_back(r);
+    }
     for (const char* m : {"final_train_mse", "final_val_mse", "best_val_mse", "final_penalty", "final_max_abs_v",
                           "const_train_mse", "const_val_mse"}) {
-      const auto ms = mean_std(runs, m);
+      const auto ms = kept.empty() ? MeanStd{std::nan(""), std::nan("")} : mean_std(kept, m);
       s.emplace_back(std::string(m) + "_mean", ms.mean);
       s.emplace_back(std::string(m) + "_std", ms.std);
     }
+    s.emplace_back("seeds_in_means", static_cast<std::int64_t>(kept.size()));
     std::vector<std::string> labels;
     int diverged = 0;
     for (const auto& r : runs) {

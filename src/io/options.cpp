@@ -4,6 +4,7 @@
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -238,6 +239,29 @@ void Options::validate() const {
   for (const auto& c : checks_) c();
 }
 
+namespace {
+
+// ", line N" of the first line of the INI file `path` that sets the option `e` names ("" if not found).
+std::string config_error_place(const std::string& path, const po::error& e) {
+  std::string key;
+  if (const auto* u = dynamic_cast<const po::error_with_option_name*>(&e)) key = u->get_option_name();
+  while (!key.empty() && key.front() == '-') key.erase(0, 1);
+  if (key.empty()) return "";
+  std::ifstream in(path);
+  std::string line;
+  for (int n = 1; std::getline(in, line); ++n) {
+    const std::size_t b = line.find_first_not_of(" \t");
+    if (b == std::string::npos) continue;
+    const std::size_t eq = line.find('=', b);
+    std::string k = line.substr(b, eq == std::string::npos ? std::string::npos : eq - b);
+    while (!k.empty() && (k.back() == ' ' || k.back() == '\t')) k.pop_back();
+    if (k == key) return ", line " + std::to_string(n);
+  }
+  return "";
+}
+
+}  // namespace
+
 bool Options::parse(const std::vector<std::string>& args) {
   po::options_description desc;
   desc.add_options()("help,h", "")("config", po::value<std::string>(), "");
@@ -264,10 +288,16 @@ bool Options::parse(const std::vector<std::string>& args) {
     }
     if (vm.count("config")) {
       const std::string path = vm["config"].as<std::string>();
+      std::error_code ec;
+      if (std::filesystem::is_directory(path, ec)) throw UsageError("--config " + path + " is a directory, not an INI file");
       std::ifstream in(path);
       if (!in) throw UsageError("cannot open config file '" + path + "'");
       // Command-line values were stored first and win; the file fills in the rest.
-      po::store(po::parse_config_file(in, desc, /*allow_unregistered=*/false), vm);
+      try {
+        po::store(po::parse_config_file(in, desc, /*allow_unregistered=*/false), vm);
+      } catch (const po::error& e) {
+        throw UsageError("--config " + path + config_error_place(path, e) + ": " + e.what());
+      }
     }
     po::notify(vm);
   } catch (const po::unknown_option& e) {

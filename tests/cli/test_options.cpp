@@ -110,6 +110,16 @@ TEST_CASE("config files use the same keys; the command line wins; unknown keys f
     auto o = make(d);
     CHECK_THROWS_WITH(o.parse({"--config", bad}), Catch::Contains("learning_rate"));
   }
+  {
+    Demo d;
+    auto o = make(d);  // the file and the line are named
+    CHECK_THROWS_WITH(o.parse({"--config", bad}), Catch::Contains(bad) && Catch::Contains("line 2"));
+  }
+  {
+    Demo d;
+    auto o = make(d);  // a directory is refused, not read as an empty file
+    CHECK_THROWS_WITH(o.parse({"--config", "/tmp"}), Catch::Contains("is a directory"));
+  }
   const auto range = write_tmp("lr = -3\n");
   {
     Demo d;

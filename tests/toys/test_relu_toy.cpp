@@ -6,6 +6,8 @@
 #include "core/gauge_fix_relu.hpp"
 #include "core/relu_gauge.hpp"
 #include "toys/relu_toy.hpp"
+#include "toys/toy.hpp"
+#include "toys/toy_specs.hpp"
 
 using namespace gaugelab;
 
@@ -164,4 +166,24 @@ TEST_CASE("relu toy: too large a learning rate diverges and is labelled so", "[t
   const auto run = toys::run_relu_seed(o, 0);
   for (const auto& [k, v] : run.metrics)
     if (k == "stability") CHECK(std::get<std::string>(v) == "diverged");
+}
+
+TEST_CASE("relu toy: the summary's means leave diverged seeds out and say how many entered", "[toys][relu]") {
+  toys::ReluToyOptions good;
+  good.steps = 200;
+  toys::ReluToyOptions bad = good;
+  bad.lr = 5.0;  // diverges (the case above)
+  const std::vector<toys::ToyRun> runs = {toys::run_relu_seed(good, 1), toys::run_relu_seed(bad, 2),
+                                          toys::run_relu_seed(good, 3)};
+  const auto summary = toys::make_relu_toy()->summarize(runs);
+  auto get = [&](const std::string& key) -> io::Cell {
+    for (const auto& [k, v] : summary)
+      if (k == key) return v;
+    FAIL("no summary key " << key);
+    return io::Cell{};
+  };
+  const double expect = 0.5 * (runs[0].metric("final_train_mse") + runs[2].metric("final_train_mse"));
+  CHECK(std::get<double>(get("final_train_mse_mean")) == Approx(expect).epsilon(1e-12));
+  CHECK(std::get<std::int64_t>(get("seeds_in_means")) == 2);
+  CHECK(std::get<std::int64_t>(get("seeds_diverged")) == 1);
 }
