@@ -5,6 +5,7 @@ form is the source of truth: readable, diffable, and runnable as a script with /
 Usage: py2nb.py NOTEBOOK.py OUT.ipynb"""
 from __future__ import annotations
 
+import os
 import re
 import sys
 from pathlib import Path
@@ -29,9 +30,22 @@ def cells(text: str) -> list[tuple[str, str]]:
     return [(k, "\n".join(b).strip("\n")) for k, b in out if "\n".join(b).strip()]
 
 
-def convert(src: Path, dst: Path) -> None:
+ROOT = Path(__file__).resolve().parent.parent  # the repository this converter lives in
+
+
+def preamble(root: Path, figures: Path) -> str:
+    """A first cell that finds the repository wherever Jupyter opens the notebook (report/ included):
+    the notebooks read GAUGELAB_ROOT and GAUGELAB_FIGURES, relative to the working directory otherwise."""
+    return ("import os  # where this notebook's repository and figures are (written by analysis/py2nb.py)\n"
+            f"os.environ.setdefault(\"GAUGELAB_ROOT\", {str(root)!r})\n"
+            f"os.environ.setdefault(\"GAUGELAB_FIGURES\", {str(figures)!r})")
+
+
+def convert(src: Path, dst: Path, root: Path = ROOT, figures: Path | None = None) -> None:
     nb = nbformat.v4.new_notebook()
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    figures = figures or Path(os.environ.get("GAUGELAB_FIGURES", root / "figures")).resolve()
+    nb.cells.append(nbformat.v4.new_code_cell(preamble(root, figures)))
     for kind, body in cells(src.read_text()):
         nb.cells.append(nbformat.v4.new_markdown_cell(body) if kind == "markdown" else nbformat.v4.new_code_cell(body))
     dst.parent.mkdir(parents=True, exist_ok=True)
