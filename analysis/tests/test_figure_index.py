@@ -45,3 +45,11 @@ def test_index_renders(tmp_path):
     text = figure_index.render()
     for i in figure_index.ITEMS:
         assert f"`{i.script}.py`" in text
+
+
+def test_every_item_says_whether_the_papers_claim_is_reproduced():
+    for i in figure_index.ITEMS:
+        claim = figure_index.CLAIMS.get((i.seed, i.label))
+        assert claim is not None, f"seed {i.seed} {i.label}: no 'claim reproduced?' entry"
+        assert claim.split(":")[0].split(" ")[0].rstrip(",") in {"yes", "no", "partly", "—"}, claim
+    assert "paper's claim reproduced?" in figure_index.render()
