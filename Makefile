@@ -46,10 +46,13 @@ figures: build
 report:
 	@bash scripts/report.sh report
 
-# The learning-rate-sensitivity grid in full (~1 h on 2 cores; resumable), then its figure and table.
+# The learning-rate-sensitivity grid in full, balanced and gauge-offset starts (~2.5 h on 2 idle cores;
+# resumable), then its figure and table.
 lr-grid: deps build
 	@BUILD=$(BUILD) bash gpt2/experiments/lr_sensitivity.sh
-	@$(ANALYSIS_PY) analysis/fig_lr_sensitivity.py runs/lr_sensitivity
+	@BUILD=$(BUILD) EXTRA="--qk-gauge-init 1" ROOT=runs/lr_sensitivity_offset CONDITIONS="A B C D" \
+	  bash gpt2/experiments/lr_sensitivity.sh
+	@$(ANALYSIS_PY) analysis/fig_lr_sensitivity.py runs/lr_sensitivity runs/lr_sensitivity_offset
 
 bench: deps build
 	@bash scripts/bench.sh $(BUILD)

@@ -35,6 +35,10 @@ NAMES = {"A": "A: WD on Q/K", "B": "B: GaugeFix", "C": "C: no control", "D": "D:
          "Dcap": "D: GaugeFix + cap", "Q": "QK-norm (C + RMSNorm)", "E": "E: quotient-aware updates",
          "MA": "Muon, A", "MB": "Muon, B", "MC": "Muon, C"}
 ORDER = ["A", "B", "C", "D", "Dcap", "Q", "E", "MA", "MB", "MC"]
+# Runs started off the balanced Q/K slice (--qk-gauge-init σ > 0) form their own family, prefix "o",
+# compared with their own condition A (oA).
+NAMES.update({"o" + k: v + ", offset start" for k, v in NAMES.items()})
+ORDER += ["o" + k for k in ORDER]
 
 
 @dataclass
@@ -51,6 +55,8 @@ class Run:
 
 
 def condition_of(cfg: dict) -> str:
+    if float(cfg.get("qk-gauge-init", 0) or 0) > 0:
+        return "o" + condition_of({k: v for k, v in cfg.items() if k != "qk-gauge-init"})
     if cfg.get("qk-norm", "none") != "none":
         return "Q"
     c = cfg.get("condition", "A")
@@ -143,15 +149,17 @@ def main(argv: list[str]) -> None:
     fig, axes = plt.subplots(1, 4, figsize=(18, 4.0))
     ax_l, ax_a, ax_t, ax_s = axes
     rows = []
-    refs = {base: grid(runs, base, L0)[2] for base in ("A", "MA") if base in conds}
+    refs = {base: grid(runs, base, L0)[2] for base in ("A", "MA", "oA", "oMA") if base in conds}
     for i, c in enumerate(conds):
-        base = "MA" if c.startswith("M") else "A"  # each optimizer against its own condition A
+        fam = "o" if c.startswith("o") else ""
+        base = fam + ("MA" if c[len(fam):].startswith("M") else "A")  # each family against its own condition A
         ref = refs.get(base)
         lrs, seeds, L = grid(runs, c, L0)
         color = f"C{i}"
         mean = np.nanmean(L, axis=1)
         lo, hi = np.nanmin(L, axis=1), np.nanmax(L, axis=1)
-        ax_l.plot(lrs, mean, "o-", color=color, label=NAMES.get(c, c), ms=4)
+        ls = "--" if fam else "-"
+        ax_l.plot(lrs, mean, "o" + ls, color=color, label=NAMES.get(c, c), ms=4)
         ax_l.fill_between(lrs, lo, hi, color=color, alpha=0.15, lw=0)
         rs = [r for r in runs if r.cond == c]
         div = [r for r in rs if r.diverged]
@@ -208,13 +216,14 @@ def main(argv: list[str]) -> None:
                   f"at the initial loss {L0:.2f}. (b) The largest attention logit reached during the run. (c) Its "
                   "trajectory at the largest learning rate each condition survives, and (d) the largest Q/K multiplier scale "
                   "product s_Q·s_K in the same runs. For the Muon runs the learning rate is that of their AdamW groups "
-                  "(embeddings, norms, multipliers); Muon's own is 10 times it. No paper value exists for this "
+                  "(embeddings, norms, multipliers); Muon's own is 10 times it. Dashed: runs started off the balanced Q/K "
+                  "slice by a pure gauge move (--qk-gauge-init). No paper value exists for this "
                   "experiment (the seeds do not run it); Wortsman et al.'s Fig. 1 is the format.")
-    table = ["| condition | LR sensitivity [95 % CI] | minus A's (same optimizer) [95 % CI] | best val loss at lr | diverged | "
+    table = ["| condition | LR sensitivity [95 % CI] | minus A's (same optimizer and start) [95 % CI] | best val loss at lr | diverged | "
              "largest surviving lr | max attention logit | seeds |", "|---|---|---|---|---|---|---|---|", *rows, "",
              f"LR sensitivity: mean over the grid's learning rates of (mean-over-seeds final validation loss − its "
              f"minimum), diverged runs at the initial loss {L0:.3f}; intervals: 95 % percentile bootstrap over seeds "
-             f"({BOOTSTRAP_DRAWS} draws, seeds paired with A's of the same optimizer for the difference; a point "
+             f"({BOOTSTRAP_DRAWS} draws, seeds paired with A's of the same optimizer and start for the difference; a point "
              f"interval means one seed). {n} runs."]
     figstyle.save_table("table_lr_sensitivity", "\n".join(table))
 

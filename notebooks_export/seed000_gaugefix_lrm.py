@@ -80,10 +80,15 @@ show_figure("fig_seed000_series")
 # What the full grid measured (AdamW; LR sensitivity = mean excess of the final validation loss over
 # the best learning rate, 95 % bootstrap over seeds, difference to A paired by seed):
 #
-# - **B is less robust than A, by a small margin**: 0.399 against 0.382 nats, B − A = +0.017
-#   [+0.004, +0.026]. The direction the seed reports (GaugeFix alone is less stable than weight decay);
-#   at this scale no run of A–D diverges even at lr 1 — the instability shows as a loss that degrades
-#   while the largest attention logit grows to ~1e10 (softmax saturated).
+# - **B equals C here, by symmetry.** With every multiplier starting at 1 and no biases, r_Q and r_K of
+#   a head get identical gradients (∂L/∂r_Q,j = r_K,j·A_j, ∂L/∂r_K,j = r_Q,j·A_j), so AdamW keeps them
+#   equal: drift stays ~1e-7 and GaugeFix has nothing to fix (gpt2/README.md, "Why B ≡ C"). B − C
+#   (+0.005) is therefore the rounding-and-seed noise floor, and B − A measures the Q/K decay.
+# - **B and C are less robust than A, by a small margin**: 0.399 and 0.394 against 0.382 nats,
+#   B − A = +0.017 [+0.004, +0.026]. The seed's direction (without the Q/K decay, less stable), but the
+#   cause here is the decay's magnitude control, not the fix; at this scale no run of A–D diverges even
+#   at lr 1 — the instability shows as a loss that degrades while the largest attention logit grows to
+#   ~1e10 (softmax saturated).
 # - **D restores A**: GaugeFix plus the Q/K decay as magnitude control, D − A = −0.001 [−0.013, +0.019].
 #   C (no control) sits between, +0.012 [−0.001, +0.023].
 # - **QK-norm dominates**: 0.126, −0.256 [−0.292, −0.229] against A, its best loss (5.584) at a
@@ -93,8 +98,14 @@ show_figure("fig_seed000_series")
 #   opposite-Gram correction divides each increment by the opposite factor's Gram, ~40× at this
 #   initialisation, so its effective step is much larger; its best loss (5.706) is also worse than A's.
 #
-# - **Muon** (one seed): a lower best loss (5.393 against ~5.63), B again the least robust
-#   (B − A = +0.100), C below A (−0.056); without seeds no interval, so no claim.
+# - **Muon** (one seed): a lower best loss (5.393 against ~5.63); B − A = +0.100 and C − A = −0.056,
+#   although B ≡ C up to rounding here too: one seed's B − C = 0.156 is the size of the noise at high
+#   learning rates, so no claim without seeds.
+#
+# - **From a gauge-offset start the handlings still do not separate.** `--qk-gauge-init 1` moves each
+#   head along its Q/K orbit (same function; a drift of 3.5–4.1 that A and C keep and B removes): B − A = −0.000
+#   [−0.018, +0.019], C − A = +0.005 [−0.020, +0.032] (72 runs). A null result at this scale: the Q/K
+#   gauge's handling moves the learning-rate sensitivity by less than ~0.02 nats.
 #
 # These are single-architecture, 600-step measurements; the differences among A–D are a few hundredths
 # of a nat, comparable to the seed spread at any one learning rate.

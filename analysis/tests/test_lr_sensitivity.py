@@ -34,3 +34,13 @@ def test_bootstrap_interval_is_a_point_when_seeds_agree_and_wide_when_they_do_no
     assert np.percentile(b, 97.5) - np.percentile(b, 2.5) > 0.1
     paired = lrs.bootstrap(spread, rng, ref=spread)  # a condition minus itself, seeds paired: exactly 0
     assert np.all(paired == 0.0)
+
+
+def test_offset_start_runs_form_their_own_family_keyed_o():
+    # --qk-gauge-init > 0: the same condition from a gauge-moved start is another curve, compared with oA.
+    assert lrs.condition_of({"condition": "B", "qk-gauge-init": 1.0}) == "oB"
+    assert lrs.condition_of({"condition": "B", "qk-gauge-init": 0}) == "B"
+    assert lrs.condition_of({"condition": "A", "optimizer": "muon", "qk-gauge-init": 0.5}) == "oMA"
+    assert lrs.condition_of({"condition": "D", "magnitude": "cap", "qk-gauge-init": 1}) == "oDcap"
+    assert lrs.NAMES["oB"] == "B: GaugeFix, offset start"
+    assert lrs.ORDER.index("oA") > lrs.ORDER.index("MC")

@@ -13,11 +13,17 @@
 #   E  quotient-aware attention updates (full opposite-Gram correction, damping 1e-3)
 #   MA MB MC  Muon (--optimizer muon) on the hidden matrices under A, B, C: the grid's lr is AdamW's (the
 #      embeddings, norms and multipliers) and 10x it is Muon's (KellerJordan's 0.02 against Adam's 2e-3)
+# The offset family: from the protocol's balanced start (every multiplier 1) B equals C up to rounding (r_Q and
+#   r_K get identical gradients; gpt2/README.md, "Why B = C"), so the gauge handlings are also compared from a
+#   start moved along the Q/K gauge orbit (same function, drift 2|log g_h|):
+#   EXTRA="--qk-gauge-init 1" ROOT=runs/lr_sensitivity_offset CONDITIONS="A B C D" (the analysis keys these runs
+#   oA, oB, ... and compares them with oA).
 #
 # Compute budget
 #   default (CPU): gpt2/configs/lr-sensitivity-cpu.ini on the Shakespeare corpus, 600 steps of 512
-#     tokens, ~55 s per run on an idle core: 5 conditions x 8 lrs x 3 seeds = 120 runs ~ 1.8 core-hours
-#     (~55 min with JOBS=2 on 2 idle cores).
+#     tokens, ~55 s per run on an idle core: 9 conditions (A B C D Q E MA MB MC) x 8 lrs x 3 seeds = 216
+#     runs ~ 3.3 core-hours (~1 h 40 min with JOBS=2 on 2 idle cores); the offset family A-D x 8 x 3 = 96
+#     runs, ~45 min more.
 #   --demo: conditions A B C, lrs 1e-2 and 1e-1, seed 42, 200 steps (~2 min with JOBS=2).
 #   GPUs: CONFIG=gpt2/configs/gpt2-124m-owt.ini DATA=... LAUNCH="torchrun --nproc_per_node=8 --no-python"
 #     JOBS=1 EXTRA="--max-iters 5000" runs the same grid at 124M (the budget is then the config's).
@@ -43,7 +49,7 @@ else
   ROOT=${ROOT:-runs/lr_sensitivity}
   # 8 values, log-spaced by 10^(3/7) from 1e-3 to 1 (stable to collapsed for this model).
   LRS=${LRS:-"1e-3 2.68e-3 7.2e-3 1.93e-2 5.18e-2 0.139 0.373 1.0"}
-  CONDITIONS=${CONDITIONS:-"A B C D Q"}
+  CONDITIONS=${CONDITIONS:-"A B C D Q E MA MB MC"}
   SEEDS=${SEEDS:-"42 123 456"}
 fi
 if [ ! -f "$DATA/train.bin" ] && [ "$DATA" = runs/data/shakespeare ]; then
