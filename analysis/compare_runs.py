@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
-"""A table of run logs side by side (`gaugelab compare`): one column per run; rows are the settings
-that differ between the runs, then the /summary values (a run still going or killed has none: the
-last values of its series are shown too, marked 'last'). Settings shared by all runs are counted
-(--all lists them).
+"""A table of run logs side by side (`gaugelab compare`): one column per run (a sweep log: one per
+grid point and seed); rows are the settings that differ between the runs, then the /summary values (a
+run still going or killed has none: the last values of its series are shown too, marked 'last').
+Settings shared by all runs are counted (--all lists them).
 
 Example: gaugelab compare runs/train_A runs/train_B"""
 from __future__ import annotations
@@ -52,7 +52,7 @@ def markdown(header: list[str], body: list[list[str]]) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     a = options(argv)
-    runs = [run_set.load(r) for r in a.runs]
+    runs = [run for r in a.runs for run in run_set.load_all(r)]
     keys = run_set.differing(runs)
     print(f"{len(runs)} run(s) of {', '.join(sorted({r.kind for r in runs}))}; "
           f"differing settings: {', '.join(keys) if keys else 'none'}")
@@ -68,5 +68,8 @@ def main(argv: list[str] | None = None) -> int:
 if __name__ == "__main__":
     try:
         sys.exit(main())
+    except BrokenPipeError:  # the reader stopped listening (e.g. `| head`): not an error
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        sys.exit(0)
     except (gl.LogError, OSError) as e:
         sys.exit(f"{os.environ.get('GAUGELAB_PROG', 'compare_runs.py')}: error: {e}")

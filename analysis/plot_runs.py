@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Curves of one or many run logs on shared axes (`gaugelab plot`): one panel per metric (a /series
-name), one colour per run, the settings that differ between the runs in the legend. With --watch the
-figure is redrawn every --interval seconds from the live logs (SWMR reads) until every run has
-finished; open FILE in an image viewer that reloads on change.
+name), one colour per run (a sweep log: one per grid point and seed), the settings that differ between
+the runs in the legend. With --watch the figure is redrawn every --interval seconds from the live logs
+(SWMR reads) until every log has finished; open FILE in an image viewer that reloads on change.
 
 Example: gaugelab plot runs/train_A runs/train_B --metric loss,val_loss,drift_max --smooth 20 --out ab.png"""
 from __future__ import annotations
@@ -137,7 +137,7 @@ def once(a: argparse.Namespace, tolerate_missing: bool = False) -> list[run_set.
     runs = []
     for r in a.runs:
         try:
-            runs.append(run_set.load(r))
+            runs += run_set.load_all(r)
         except gl.LogError:
             if not tolerate_missing:
                 raise
@@ -157,7 +157,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         while True:
             runs = once(a, tolerate_missing=True)
-            if len(runs) == len(a.runs) and all(r.finished for r in runs):
+            if len({r.path for r in runs}) == len(a.runs) and all(r.finished for r in runs):
                 return 0
             time.sleep(a.interval)
     except KeyboardInterrupt:
@@ -167,5 +167,8 @@ def main(argv: list[str] | None = None) -> int:
 if __name__ == "__main__":
     try:
         sys.exit(main())
+    except BrokenPipeError:  # the reader stopped listening (e.g. `| head`): not an error
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        sys.exit(0)
     except (gl.LogError, OSError) as e:
         sys.exit(f"{os.environ.get('GAUGELAB_PROG', 'plot_runs.py')}: error: {e}")

@@ -2,7 +2,8 @@
 (compare_runs.py): where each log is, its settings (the resolved config, flattened), which settings
 differ between the runs, its series and its summary.
 
-A RUN argument is a log file or a run directory holding log.h5 (what `gaugelab train --out DIR` writes).
+A RUN argument is a log file or a run directory holding log.h5 (what `gaugelab train --out DIR` writes);
+a sweep log stands for all its runs (load_all).
 Settings that say where or how a run was written rather than what it computed (IGNORED) never count
 as differing."""
 from __future__ import annotations
@@ -50,13 +51,34 @@ def flatten(config: dict, prefix: str = "") -> dict:
 
 def load(arg) -> Run:
     """One run log read through the SWMR reader (a log still being written opens too)."""
+    return load_all(arg, expand=False)[0]
+
+
+def load_all(arg, expand: bool = True) -> list[Run]:
+    """The runs of one RUN argument: the log itself, or, for a sweep log (no /series; one curve per grid
+    point and seed in /tables/run_series), one Run per row of /tables/runs, its grid values and seed
+    added to the settings and, once the sweep has finished, its row's results as its summary."""
     path = log_path(arg)
     with gl.open_log(path) as f:
         prov = gl.provenance(f)
         settings = flatten(prov["config"])
         settings.setdefault("seed", prov.get("seed"))
         name = path.parent.name if path.name == "log.h5" else path.stem
-        return Run(path, name or os.fspath(path), str(prov.get("kind", "?")), settings, gl.series(f), gl.summary(f))
+        run = Run(path, name or os.fspath(path), str(prov.get("kind", "?")), settings, gl.series(f), gl.summary(f))
+        tables = gl.table_names(f)
+        if not expand or run.series or not {"runs", "run_series"} <= set(tables):
+            return [run]
+        rows, curves = gl.table(f, "runs"), gl.table(f, "run_series")
+    grid = prov["config"].get("grid", [])
+    axes = [a["name"] for a in (grid if isinstance(grid, list) else [grid]) if isinstance(a, dict)] + ["seed"]
+    out = []
+    for i, row in enumerate(rows["row"]):
+        pick = curves["run"] == row
+        point = {k: rows[k][i].item() for k in axes if k in rows}
+        results = {k: v[i].item() for k, v in rows.items() if k != "row" and k not in point} if run.finished else {}
+        out.append(Run(path, f"{run.name}[{int(row)}]", run.kind, {**settings, **point},
+                       {k: v[pick] for k, v in curves.items() if k != "run"}, results))
+    return out
 
 
 def differing(runs: list[Run]) -> list[str]:

@@ -5,6 +5,7 @@ exit. Needs the build's gaugelab (GAUGELAB_BUILD_DIR, default build/); skipped w
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -57,10 +58,28 @@ def test_plot_draws_both_runs_with_the_differing_setting_in_the_legend(two_runs,
     assert [ax.get_title() for ax in fig.axes if ax.get_visible()] == ["loss", "val_mse"]
 
 
-def test_plot_of_identical_settings_labels_runs_by_name(two_runs, tmp_path):
-    runs = [run_set.load(two_runs[0]), run_set.load(two_runs[0])]
-    assert run_set.differing(runs) == []
-    assert plot_runs.draw(runs, ["loss"])[1] == [two_runs[0].stem] * 2
+def test_runs_of_identical_settings_are_labelled_by_name_and_a_run_dir_reads_its_log(two_runs, tmp_path):
+    run_dir = tmp_path / "my_run"
+    run_dir.mkdir()
+    shutil.copy(two_runs[0], run_dir / "log.h5")
+    runs = [run_set.load(two_runs[0]), run_set.load(run_dir)]
+    assert run_set.differing(runs) == []  # only --out differs, and it is not a setting of the computation
+    assert plot_runs.draw(runs, ["loss"])[1] == [two_runs[0].stem, "my_run"]
+
+
+def test_a_sweep_log_stands_for_each_of_its_runs(two_runs, tmp_path):
+    sweep = tmp_path / "sweep.h5"
+    r = gaugelab("sweep", "relu", "--lr", ",".join(LRS), "--seeds", "2", "--steps", "50", "--gauges", "2", "--threads", "1",
+                 "--out", sweep, cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    runs = run_set.load_all(sweep)
+    assert len(runs) == 2 * len(LRS) and sorted(run_set.differing(runs)) == ["lr", "seed"]
+    assert all(len(run.series["step"]) == len(runs[0].series["step"]) > 1 for run in runs)
+    r = gaugelab("plot", sweep, "--metric", "val_mse", "--out", tmp_path / "sweep.png", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    for lr in LRS:
+        for seed in (0, 1):
+            assert f"seed={seed}, lr={float(lr):g}" in r.stdout
 
 
 def test_compare_prints_the_differing_setting_and_summaries(two_runs, tmp_path):
