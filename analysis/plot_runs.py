@@ -133,14 +133,19 @@ def progress(run: run_set.Run) -> str:
     return last if run.finished else last + ", running"
 
 
-def once(a: argparse.Namespace, tolerate_missing: bool = False) -> list[run_set.Run]:
+def once(a: argparse.Namespace, waiting: set | None = None) -> list[run_set.Run]:
+    """Draws and saves once. With `waiting` (watch mode) a RUN that is not a readable log yet is
+    skipped, named on the terminal the first time."""
     runs = []
     for r in a.runs:
         try:
             runs += run_set.load_all(r)
-        except gl.LogError:
-            if not tolerate_missing:
+        except gl.LogError as e:
+            if waiting is None:
                 raise
+            if r not in waiting:
+                waiting.add(r)
+                print(f"waiting for {r}: {e}", flush=True)
     if not runs:
         return runs
     fig, labels = draw(runs, choose_metrics(runs, a.metrics), a.smooth, a.logy)
@@ -154,9 +159,10 @@ def main(argv: list[str] | None = None) -> int:
     if not a.watch:
         once(a)
         return 0
+    waiting: set = set()
     try:
         while True:
-            runs = once(a, tolerate_missing=True)
+            runs = once(a, waiting)
             if len({r.path for r in runs}) == len(a.runs) and all(r.finished for r in runs):
                 return 0
             time.sleep(a.interval)
