@@ -10,8 +10,9 @@ from __future__ import annotations
 import argparse
 import math
 import os
+import signal
 import sys
-import time
+import threading
 from pathlib import Path
 
 import numpy as np
@@ -159,15 +160,17 @@ def main(argv: list[str] | None = None) -> int:
     if not a.watch:
         once(a)
         return 0
+    # Ctrl-C or SIGTERM ends the watch after the current redraw, never inside an HDF5 read or a savefig.
+    stop = threading.Event()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, lambda *_: stop.set())
     waiting: set = set()
-    try:
-        while True:
-            runs = once(a, waiting)
-            if len({r.path for r in runs}) == len(a.runs) and all(r.finished for r in runs):
-                return 0
-            time.sleep(a.interval)
-    except KeyboardInterrupt:
-        return 0
+    while not stop.is_set():
+        runs = once(a, waiting)
+        if len({r.path for r in runs}) == len(a.runs) and all(r.finished for r in runs):
+            break
+        stop.wait(a.interval)
+    return 0
 
 
 if __name__ == "__main__":

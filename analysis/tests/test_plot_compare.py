@@ -117,8 +117,8 @@ def test_watch_redraws_a_live_log(tmp_path):
                 steps.append(int(line.split("(step ")[1].split(",")[0]))
         assert len(steps) == 2 and steps[1] > steps[0], f"watch did not follow the live log: {steps}"
         assert (tmp_path / "live.png").exists()
-        plotter.send_signal(signal.SIGINT)
-        assert plotter.wait(timeout=30) == 0
+        plotter.send_signal(signal.SIGINT)  # ends the watch after the redraw in progress
+        assert plotter.wait(timeout=WAIT_S) == 0
     finally:
         for p in (plotter, writer):
             if p is not None and p.poll() is None:
