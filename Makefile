@@ -35,7 +35,7 @@ test-cpp:
 	@cd $(BUILD) && ctest --output-on-failure -j $(JOBS) --timeout 600
 
 test-py:
-	@GAUGELAB_BUILD_DIR=$(abspath $(BUILD)) $(ANALYSIS_PY) -m pytest -q analysis
+	@GAUGELAB_BUILD_DIR=$(abspath $(BUILD)) $(ANALYSIS_PY) -m pytest -q analysis python/tests
 
 demo: deps build
 	@bash scripts/demo.sh $(BUILD)

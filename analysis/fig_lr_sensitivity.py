@@ -11,9 +11,9 @@ percentile bootstrap over seeds (seeds resampled with replacement, the same draw
 rate of a condition; 2000 draws); differences to condition A resample A's and the other's seeds jointly
 by seed, so a shared seed effect cancels.
 
-Usage: fig_lr_sensitivity.py [--out-dir DIR] LOG_OR_DIR...   (gpt2/train logs, or directories holding
+Usage: fig_lr_sensitivity.py [--out DIR] LOG_OR_DIR...   (gpt2/train logs, or directories holding
 <run>/log.h5 as gpt2/experiments/lr_sensitivity.sh writes them). Writes fig_lr_sensitivity.png and
-table_lr_sensitivity.md (GAUGELAB_FIGURES or --out-dir, default figures/)."""
+table_lr_sensitivity.md (GAUGELAB_FIGURES or --out, default figures/)."""
 from __future__ import annotations
 
 import argparse
@@ -132,7 +132,8 @@ def bootstrap(L: np.ndarray, rng: np.random.Generator, ref: np.ndarray | None = 
 def main(argv: list[str]) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("logs", nargs="+", help="gpt2/train logs, or directories of <run>/log.h5")
-    ap.add_argument("--out-dir", help="where the figure and table go (default: GAUGELAB_FIGURES or figures/)")
+    ap.add_argument("--out", "--out-dir", dest="out_dir", metavar="DIR",
+                    help="where the figure and table go (default: GAUGELAB_FIGURES or figures/)")
     a = ap.parse_args(argv)
     if a.out_dir:
         os.environ["GAUGELAB_FIGURES"] = a.out_dir
@@ -229,4 +230,4 @@ def main(argv: list[str]) -> None:
 
 
 if __name__ == "__main__":
-    main(sys.argv[1:])
+    figstyle.run(main, sys.argv[1:])

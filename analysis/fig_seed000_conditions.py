@@ -4,8 +4,6 @@ paper's values and its nanoGPT reference line beside ours; (b) final Q/K drift p
 Usage: fig_seed000_conditions.py LOG.h5...  (gpt2/train logs of conditions A, B, C)"""
 from __future__ import annotations
 
-import sys
-
 import matplotlib.pyplot as plt
 import numpy as np
 
@@ -52,4 +50,4 @@ def main(paths: list[str]) -> None:
 
 
 if __name__ == "__main__":
-    main(sys.argv[1:])
+    figstyle.run(main, figstyle.parse_args(__doc__, many=True).logs)

@@ -4,8 +4,6 @@
 Usage: fig_seed000_frequency.py LOG.h5...  (condition B runs with several --gaugefix-every, and an A run)"""
 from __future__ import annotations
 
-import sys
-
 import matplotlib.pyplot as plt
 
 import figstyle
@@ -54,4 +52,4 @@ def main(paths: list[str]) -> None:
 
 
 if __name__ == "__main__":
-    main(sys.argv[1:])
+    figstyle.run(main, figstyle.parse_args(__doc__, many=True).logs)

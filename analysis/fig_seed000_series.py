@@ -4,8 +4,6 @@ scale product s_Q·s_K (mean over layers and heads) and the drift, per step, one
 Usage: fig_seed000_series.py LOG.h5...  (gpt2/train logs)"""
 from __future__ import annotations
 
-import sys
-
 import matplotlib.pyplot as plt
 import numpy as np
 
@@ -50,4 +48,4 @@ def main(paths: list[str]) -> None:
 
 
 if __name__ == "__main__":
-    main(sys.argv[1:])
+    figstyle.run(main, figstyle.parse_args(__doc__, many=True).logs)

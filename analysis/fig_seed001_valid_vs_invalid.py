@@ -7,8 +7,6 @@ invalid family's errors as jittered points, with the seed's pretrained-GPT-2 ban
 """
 from __future__ import annotations
 
-import sys
-
 import matplotlib.pyplot as plt
 import numpy as np
 
@@ -63,4 +61,4 @@ initialised or briefly trained model attention is close to uniform, so Q/K famil
 
 
 if __name__ == "__main__":
-    main(sys.argv[1])
+    figstyle.run(main, figstyle.parse_args(__doc__).log)

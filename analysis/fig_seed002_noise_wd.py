@@ -7,8 +7,6 @@ multiplier trajectories at --target-norm; /arrays/tg_*: final values over --targ
 """
 from __future__ import annotations
 
-import sys
-
 import numpy as np
 
 import figstyle
@@ -99,4 +97,4 @@ about LLM pretraining with Adam/Muon; this toy only shows the mechanism.
 
 
 if __name__ == "__main__":
-    main(sys.argv[1] if len(sys.argv) > 1 else "runs/toy_noise_wd.h5")
+    figstyle.run(main, figstyle.parse_args(__doc__, default="runs/toy_noise_wd.h5").log)

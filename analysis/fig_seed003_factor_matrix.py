@@ -7,8 +7,6 @@ random gauges of that K).
 """
 from __future__ import annotations
 
-import sys
-
 import figstyle
 import gaugelab_log as gl
 
@@ -66,4 +64,4 @@ without a figure; the gauge family, sizes and sweep are ours.
 
 
 if __name__ == "__main__":
-    main(sys.argv[1] if len(sys.argv) > 1 else "runs/toy_factor_matrix.h5")
+    figstyle.run(main, figstyle.parse_args(__doc__, default="runs/toy_factor_matrix.h5").log)

@@ -8,8 +8,6 @@ corrected step, and the threshold η(a² + b²) = 2.
 """
 from __future__ import annotations
 
-import sys
-
 import numpy as np
 
 import figstyle
@@ -71,4 +69,4 @@ threshold marker and the corrected step are ours.
 
 
 if __name__ == "__main__":
-    main(sys.argv[1] if len(sys.argv) > 1 else "runs/toy_factor_scalar.h5")
+    figstyle.run(main, figstyle.parse_args(__doc__, default="runs/toy_factor_scalar.h5").log)

@@ -8,8 +8,6 @@ gauge family). Warmed-up rules are drawn with the covector transport (the buffer
 """
 from __future__ import annotations
 
-import sys
-
 import numpy as np
 
 import figstyle
@@ -86,4 +84,4 @@ here is ours. Forward error of the gauge images (logits, head output): ≤ {summ
 
 
 if __name__ == "__main__":
-    main(sys.argv[1] if len(sys.argv) > 1 else "runs/diag_heads.h5")
+    figstyle.run(main, figstyle.parse_args(__doc__, default="runs/diag_heads.h5").log)

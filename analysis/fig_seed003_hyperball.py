@@ -5,8 +5,6 @@ Input: the log of `gaugelab toy hyperball` (/series per step).
 """
 from __future__ import annotations
 
-import sys
-
 import figstyle
 import gaugelab_log as gl
 
@@ -59,4 +57,4 @@ radial constraint pulls it back. The seed states this without a figure; the sett
 
 
 if __name__ == "__main__":
-    main(sys.argv[1] if len(sys.argv) > 1 else "runs/toy_hyperball.h5")
+    figstyle.run(main, figstyle.parse_args(__doc__, default="runs/toy_hyperball.h5").log)

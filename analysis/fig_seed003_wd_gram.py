@@ -6,8 +6,6 @@ trajectories from the same imbalanced factor pair).
 """
 from __future__ import annotations
 
-import sys
-
 import figstyle
 import gaugelab_log as gl
 
@@ -58,4 +56,4 @@ representative, the increment decides the relative balance. The seed has no figu
 
 
 if __name__ == "__main__":
-    main(sys.argv[1] if len(sys.argv) > 1 else "runs/toy_wd_gram.h5")
+    figstyle.run(main, figstyle.parse_args(__doc__, default="runs/toy_wd_gram.h5").log)

@@ -6,8 +6,6 @@ Input: the log of `gaugelab toy relu --save-data` (/arrays x_train, y_train, x_v
 """
 from __future__ import annotations
 
-import sys
-
 import figstyle
 import gaugelab_log as gl
 import seed004_relu as s4
@@ -46,4 +44,4 @@ its σ and sample count are unstated (ours: toys/README.md). {s4.differences()}
 
 
 if __name__ == "__main__":
-    main(sys.argv[1] if len(sys.argv) > 1 else "runs/relu_data.h5")
+    figstyle.run(main, figstyle.parse_args(__doc__, default="runs/relu_data.h5").log)

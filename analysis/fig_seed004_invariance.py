@@ -6,8 +6,6 @@ next to the training curve of the same seed, and states the paper's numbers besi
 """
 from __future__ import annotations
 
-import sys
-
 import numpy as np
 
 import figstyle
@@ -57,4 +55,4 @@ round number whose median lands in the paper's [min, max] range, so this agreeme
 
 
 if __name__ == "__main__":
-    main(sys.argv[1] if len(sys.argv) > 1 else "runs/toy_relu.h5")
+    figstyle.run(main, figstyle.parse_args(__doc__, default="runs/toy_relu.h5").log)

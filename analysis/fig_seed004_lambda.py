@@ -6,8 +6,6 @@ Input: the log of the seed-004 sweep `gaugelab sweep relu --lr ... --lambda ...`
 """
 from __future__ import annotations
 
-import sys
-
 import numpy as np
 
 import figstyle
@@ -53,4 +51,4 @@ std over seeds, beside the paper's Table I (grey). {s4.protocol(cfg['settings'],
 
 
 if __name__ == "__main__":
-    main(sys.argv[1] if len(sys.argv) > 1 else "runs/relu_tables.h5")
+    figstyle.run(main, figstyle.parse_args(__doc__, default="runs/relu_tables.h5").log)

@@ -6,8 +6,6 @@ Input: the log of the seed-004 sweep (/tables/points and /tables/runs).
 """
 from __future__ import annotations
 
-import sys
-
 import numpy as np
 
 import figstyle
@@ -55,4 +53,4 @@ training, mean ± population std over the seeds that did not diverge; marker = t
 
 
 if __name__ == "__main__":
-    main(sys.argv[1] if len(sys.argv) > 1 else "runs/relu_tables.h5")
+    figstyle.run(main, figstyle.parse_args(__doc__, default="runs/relu_tables.h5").log)

@@ -8,8 +8,6 @@ A finer grid: see toys/README.md (same script, any grid).
 """
 from __future__ import annotations
 
-import sys
-
 import numpy as np
 
 import figstyle
@@ -67,4 +65,4 @@ eq. (9)'s 1/n² curvature at small norms is the cause: see Table I's caption). A
 
 
 if __name__ == "__main__":
-    main(sys.argv[1] if len(sys.argv) > 1 else "runs/relu_stability_map.h5")
+    figstyle.run(main, figstyle.parse_args(__doc__, default="runs/relu_stability_map.h5").log)

@@ -1,7 +1,10 @@
-"""Shared plotting conventions: where figures go, how they are saved, how captions are written."""
+"""Shared plotting conventions: where figures go, how they are saved, how captions are written, and
+the command line every figure and table script shares (its log or logs, --out DIR, --help)."""
 from __future__ import annotations
 
+import argparse
 import os
+import sys
 from pathlib import Path
 
 import matplotlib
@@ -33,3 +36,32 @@ def save_table(name: str, markdown: str) -> Path:
     path.write_text(markdown.rstrip() + "\n")
     print(f"wrote {path}")
     return path
+
+
+def parse_args(doc: str, argv: list[str] | None = None, *, many: bool = False,
+               default: str | None = None) -> argparse.Namespace:
+    """The command line of a figure or table script: its docstring as --help, the input log (`.log`;
+    optional when `default` is given) or logs (`.logs`, with many=True), and --out DIR, the figures
+    folder (default unchanged: $GAUGELAB_FIGURES, else figures/)."""
+    ap = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
+    if many:
+        ap.add_argument("logs", nargs="+", metavar="LOG", help="run logs (HDF5) to read")
+    elif default is not None:
+        ap.add_argument("log", nargs="?", default=default, help=f"run log (HDF5) to read (default: {default})")
+    else:
+        ap.add_argument("log", help="run log (HDF5) to read")
+    ap.add_argument("--out", metavar="DIR", help="figures folder to write to (default: $GAUGELAB_FIGURES or figures/)")
+    a = ap.parse_args(argv)
+    if a.out:
+        os.environ["GAUGELAB_FIGURES"] = a.out
+    return a
+
+
+def run(main, *args) -> None:
+    """Calls main(*args); a missing or malformed log ends the script with one line and exit status 1."""
+    from gaugelab_log import LogError  # here, so importing figstyle alone needs no h5py
+
+    try:
+        main(*args)
+    except (LogError, OSError) as e:
+        sys.exit(f"{Path(sys.argv[0]).name}: error: {e}")

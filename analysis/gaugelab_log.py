@@ -18,6 +18,7 @@ from pathlib import Path
 import h5py
 import numpy as np
 
+__version__ = "0.1.0"  # the gaugelab version this reader ships with (CMakeLists.txt project VERSION)
 GROUPS = ("series", "heads", "tables", "arrays", "summary")
 
 

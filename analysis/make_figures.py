@@ -96,7 +96,8 @@ def main() -> int:
     ap.add_argument("--only", nargs="*", help="experiment names and figure scripts to restrict to")
     ap.add_argument("--force", action="store_true", help="re-run experiments even when their logs are fresh")
     ap.add_argument("--no-run", action="store_true", help="draw only; never run an experiment")
-    ap.add_argument("--figures", default="figures", help="output folder for PNG/PDF/Markdown")
+    ap.add_argument("--out", "--figures", dest="figures", metavar="DIR", default="figures",
+                    help="output folder for PNG/PDF/Markdown")
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1,
                     help="experiments run at once (each sets its own threads; default: the cores)")
     a = ap.parse_args()

@@ -5,9 +5,9 @@ form is the source of truth: readable, diffable, and runnable as a script with /
 Usage: py2nb.py NOTEBOOK.py OUT.ipynb"""
 from __future__ import annotations
 
+import argparse
 import os
 import re
-import sys
 from pathlib import Path
 
 import nbformat
@@ -53,6 +53,10 @@ def convert(src: Path, dst: Path, root: Path = ROOT, figures: Path | None = None
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 3:
-        sys.exit(__doc__.splitlines()[-1])
-    convert(Path(sys.argv[1]), Path(sys.argv[2]))
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("notebook", type=Path, help="plain-text notebook (# %%%% cells)")
+    ap.add_argument("out", type=Path, help="the .ipynb to write")
+    a = ap.parse_args()
+    if not a.notebook.is_file():
+        ap.exit(1, f"py2nb.py: error: {a.notebook}: no such notebook\n")
+    convert(a.notebook, a.out)

@@ -3,8 +3,6 @@
 ours beside the paper's. Usage: table_seed000_frequency.py LOG.h5...  (B runs with several N + an A run)"""
 from __future__ import annotations
 
-import sys
-
 import numpy as np
 
 import figstyle
@@ -64,4 +62,4 @@ def main(paths: list[str]) -> None:
 
 
 if __name__ == "__main__":
-    main(sys.argv[1:])
+    figstyle.run(main, figstyle.parse_args(__doc__, many=True).logs)

@@ -3,8 +3,6 @@
 and seed, ours beside the paper's. Usage: table_seed000_main.py LOG.h5...  (gpt2/train logs)"""
 from __future__ import annotations
 
-import sys
-
 import figstyle
 import seed000_runs as s0
 
@@ -41,4 +39,4 @@ def main(paths: list[str]) -> None:
 
 
 if __name__ == "__main__":
-    main(sys.argv[1:])
+    figstyle.run(main, figstyle.parse_args(__doc__, many=True).logs)

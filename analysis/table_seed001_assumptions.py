@@ -8,8 +8,6 @@ the seed's pretrained-GPT-2 numbers in reference columns.
 """
 from __future__ import annotations
 
-import sys
-
 import numpy as np
 
 import figstyle
@@ -74,4 +72,4 @@ def main(path: str) -> None:
 
 
 if __name__ == "__main__":
-    main(sys.argv[1])
+    figstyle.run(main, figstyle.parse_args(__doc__).log)

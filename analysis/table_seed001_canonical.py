@@ -8,8 +8,6 @@ pretrained-GPT-2 numbers in reference rows.
 """
 from __future__ import annotations
 
-import sys
-
 import numpy as np
 
 import figstyle
@@ -73,4 +71,4 @@ def main(path: str) -> None:
 
 
 if __name__ == "__main__":
-    main(sys.argv[1])
+    figstyle.run(main, figstyle.parse_args(__doc__).log)

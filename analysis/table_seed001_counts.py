@@ -7,8 +7,6 @@ parameters; beside it the seed's numbers for GPT-2 124M and the same formulas ev
 """
 from __future__ import annotations
 
-import sys
-
 import figstyle
 import gaugelab_log as gl
 
@@ -56,4 +54,4 @@ def main(path: str) -> None:
 
 
 if __name__ == "__main__":
-    main(sys.argv[1])
+    figstyle.run(main, figstyle.parse_args(__doc__).log)

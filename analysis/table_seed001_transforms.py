@@ -7,8 +7,6 @@ families), with the seed's pretrained-GPT-2 numbers in reference columns.
 """
 from __future__ import annotations
 
-import sys
-
 import numpy as np
 
 import figstyle
@@ -86,4 +84,4 @@ def main(path: str) -> None:
 
 
 if __name__ == "__main__":
-    main(sys.argv[1])
+    figstyle.run(main, figstyle.parse_args(__doc__).log)

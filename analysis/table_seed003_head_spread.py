@@ -7,8 +7,6 @@ Input: the log of `gaugelab diag heads`. Writes table_seed003_head_spread.md and
 """
 from __future__ import annotations
 
-import sys
-
 import numpy as np
 
 import figstyle
@@ -82,4 +80,4 @@ Forward error of the gauge images ≤ {summ.get('forward_error_max', float('nan'
 
 
 if __name__ == "__main__":
-    main(sys.argv[1] if len(sys.argv) > 1 else "runs/diag_heads.h5")
+    figstyle.run(main, figstyle.parse_args(__doc__, default="runs/diag_heads.h5").log)

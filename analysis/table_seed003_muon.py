@@ -6,8 +6,6 @@ Writes table_seed003_muon.md (table, then caption) and table_seed003_muon.captio
 """
 from __future__ import annotations
 
-import sys
-
 import figstyle
 import gaugelab_log as gl
 
@@ -66,4 +64,4 @@ K grid, η, ε, the shrink values and the NS5/bf16 columns are ours.
 
 
 if __name__ == "__main__":
-    main(sys.argv[1] if len(sys.argv) > 1 else "runs/toy_muon.h5")
+    figstyle.run(main, figstyle.parse_args(__doc__, default="runs/toy_muon.h5").log)

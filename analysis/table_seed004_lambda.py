@@ -7,8 +7,6 @@ Input: the log of the seed-004 sweep `gaugelab sweep relu --lr 5e-3,1e-2,2e-2 --
 """
 from __future__ import annotations
 
-import sys
-
 import figstyle
 import seed004_relu as s4
 
@@ -47,4 +45,4 @@ Our means and stds are over the seeds that did not diverge (the last column coun
 
 
 if __name__ == "__main__":
-    main(sys.argv[1] if len(sys.argv) > 1 else "runs/relu_tables.h5")
+    figstyle.run(main, figstyle.parse_args(__doc__, default="runs/relu_tables.h5").log)

@@ -6,8 +6,6 @@ Input: the log of the seed-004 sweep (/tables/points). Writes table_seed004_lr.m
 """
 from __future__ import annotations
 
-import sys
-
 import figstyle
 import seed004_relu as s4
 
@@ -41,4 +39,4 @@ it was not divergence of the fit. Ours, by that rule: {labels}.
 
 
 if __name__ == "__main__":
-    main(sys.argv[1] if len(sys.argv) > 1 else "runs/relu_tables.h5")
+    figstyle.run(main, figstyle.parse_args(__doc__, default="runs/relu_tables.h5").log)

@@ -18,6 +18,8 @@ const std::vector<Verb>& verbs() {
       {"inspect",  "gauge analysis of a checkpoint (seed 001 Tables 3-9)",             verb_inspect},
       {"export",   "our checkpoint -> Hugging Face GPT-2 safetensors (multipliers merged)", verb_export},
       {"import",   "Hugging Face GPT-2 safetensors -> our checkpoint (multipliers at 1)", verb_import},
+      {"plot",     "curves of run logs on shared axes, differing settings in the legend; --watch", verb_plot},
+      {"compare",  "table of run logs: the settings that differ, the summaries",      verb_compare},
       {"info",     "build, library and machine information",                          verb_info},
   };
   return table;

@@ -31,6 +31,8 @@ int verb_generate(const Args& args);
 int verb_inspect(const Args& args);
 int verb_export(const Args& args);
 int verb_import(const Args& args);
+int verb_plot(const Args& args);     // verb_analysis.cpp: runs analysis/plot_runs.py
+int verb_compare(const Args& args);  // verb_analysis.cpp: runs analysis/compare_runs.py
 
 /// For verbs whose tier is not in this build yet: says so plainly and fails (exit 1).
 int not_built(const char* verb, const char* what);

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Checks the floors rule of DESIGN §1: code includes only from its own floor or below.
-#   src/core <- src/io <- {src/harness, toys, data} <- gpt2 <- cli
+#   src/core <- src/io <- {src/harness, toys, data} <- gpt2 <- cli;  python/ (bindings) sits on core+io
 # and inside gpt2 its rooms: gpt2/model <- gpt2/dist <- {gpt2/train, gpt2/inspect, gpt2/use}, the last
 # three never pointing at each other (a trainer change cannot break inspect, and the reverse).
 # Also: LibTorch headers only inside gpt2/; HDF5/Boost/JSON never inside src/core.
@@ -26,5 +26,6 @@ check gpt2/inspect 'gpt2/(train|use)/' "inspect uses model and dist only"
 check gpt2/use     'gpt2/(train|inspect)/' "the model verbs use model and dist only"
 for f in gpt2/*.cpp gpt2/*.hpp; do [ -e "$f" ] && { echo "floors: $f sits outside the gpt2 rooms (model, dist, train, inspect, use)"; fail=1; }; done
 check cli       'torch/|ATen/|c10/' "LibTorch headers stay inside gpt2/"
+check python    'harness/|toys/|data/|gpt2/|cli/|torch/|ATen/|c10/' "the bindings use core and io only"
 [ $fail = 0 ] && echo "floors: ok"
 exit $fail

@@ -51,9 +51,10 @@ def test_script_runs_on_fixture_logs(script, fixture_logs, tmp_path):
     why = [x for x in logs if isinstance(x, str)]
     if why:
         pytest.skip(f"SKIPPED: {why[0]}")
-    env = dict(os.environ, GAUGELAB_FIGURES=str(tmp_path), MPLBACKEND="Agg")
-    subprocess.run([sys.executable, str(ROOT / "analysis" / f"{script}.py"), *map(str, logs)], check=True,
-                   cwd=ROOT, env=env, timeout=120)
+    env = dict(os.environ, MPLBACKEND="Agg")
+    env.pop("GAUGELAB_FIGURES", None)  # the figures folder comes from --out alone
+    subprocess.run([sys.executable, str(ROOT / "analysis" / f"{script}.py"), *map(str, logs), "--out", str(tmp_path)],
+                   check=True, cwd=ROOT, env=env, timeout=120)
     made = [p for p in (tmp_path / f"{script}.png", tmp_path / f"{script}.md") if p.exists()]
     assert made, f"{script} wrote neither {script}.png nor {script}.md"
     for p in made:

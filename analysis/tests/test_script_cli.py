@@ -1,0 +1,45 @@
+"""Every analysis script has a command line: `--help` exits 0 without a traceback, figure and table
+scripts take `--out DIR`, and a missing log ends a script with one line and a non-zero status. Library
+modules (no __main__ block) print nothing when run."""
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ANALYSIS = Path(__file__).resolve().parents[1]
+FILES = sorted(p.name for p in ANALYSIS.glob("*.py") if p.name != "conftest.py")
+
+
+def is_script(name: str) -> bool:
+    return 'if __name__ == "__main__":' in (ANALYSIS / name).read_text()
+
+
+def run(*argv: str, cwd: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, *argv], cwd=cwd, capture_output=True, text=True, timeout=60)
+
+
+@pytest.mark.parametrize("name", FILES)
+def test_help_exits_zero(name, tmp_path):
+    r = run(str(ANALYSIS / name), "--help", cwd=tmp_path)
+    assert r.returncode == 0, f"{name} --help exited {r.returncode}: {r.stderr[-500:]}"
+    assert "Traceback" not in r.stderr
+    if is_script(name):
+        assert r.stdout.startswith("usage:"), f"{name} --help printed no usage line"
+    else:
+        assert r.stdout == "", f"{name} is a library module but printed on its own: {r.stdout[:200]}"
+
+
+FIGURE_SCRIPTS = [n for n in FILES if n.startswith(("fig_", "table_"))]
+
+
+@pytest.mark.parametrize("name", FIGURE_SCRIPTS)
+def test_figure_script_takes_out_and_fails_in_one_line(name, tmp_path):
+    assert "--out" in run(str(ANALYSIS / name), "--help", cwd=tmp_path).stdout
+    missing = tmp_path / "no_such_log.h5"
+    r = run(str(ANALYSIS / name), str(missing), "--out", str(tmp_path / "figs"), cwd=tmp_path)
+    assert r.returncode != 0
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and str(missing) in lines[0], r.stderr[-800:]

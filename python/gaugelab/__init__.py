@@ -1,0 +1,75 @@
+"""gaugelab from Python: the symmetry core (src/core) on NumPy arrays, in float64 and float32.
+
+    import numpy as np, gaugelab as g
+    rng = g.Rng(0)
+    head = g.random_head(rng, d_model=16, d_k=4, d_v=4)            # float64; dtype=np.float32 for float32
+    X = g.randn(rng, 8, 16)
+    S = g.random_gl(rng, head.d_k, kappa=10.0)                      # a Q/K gauge, condition number 10
+    g.head_logits(g.apply_qk_gauge(head, S), X)                     # == g.head_logits(head, X)
+    fixed, g_h = g.gauge_fix(g.QkMultipliers(2, r_q, r_k))          # seed 000 GaugeFix: s_Q = s_K per head
+    U_Q, U_K = g.correct_qk(W_Q, W_K, U_Q, U_K, mode="full")         # quotient correction of increments
+    step = g.propose(g.AdamWOptions(lr=1e-3), W, G, state := g.RuleState())
+
+Every function takes float64 or float32 arrays and returns the same dtype; classes holding arrays
+(AttentionHead, QkMultipliers, RuleState) are made by the factories below, which pick the float64 or
+float32 class from the arrays' dtype. Bad shapes raise ValueError naming the function.
+The module is built by CMake (GAUGELAB_PYTHON, on when pybind11 is found) into <build>/python.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from . import _core
+from ._core import *  # noqa: F401,F403  (the bound functions and options classes)
+
+__all__ = [n for n in dir(_core) if not n.startswith("_") and not n.endswith(("_f64", "_f32"))]
+__all__ += ["AttentionHead", "QkMultipliers", "RuleState", "random_head", "lrm_drift"]
+
+
+def _class(name: str, dtype) -> type:
+    dt = np.dtype(dtype)
+    if dt == np.float64:
+        return getattr(_core, name + "_f64")
+    if dt == np.float32:
+        return getattr(_core, name + "_f32")
+    raise TypeError(f"gaugelab: {name} holds float64 or float32 arrays, not {dt}")
+
+
+def AttentionHead(W_q, W_k, W_v, W_o, b_q=None, b_k=None, b_v=None):
+    """One attention head; W_q's dtype picks float64 or float32; biases default to zeros."""
+    W_q = np.asarray(W_q)
+    cls = _class("AttentionHead", W_q.dtype)
+    zeros = lambda n: np.zeros(n, W_q.dtype)  # noqa: E731
+    dv = np.shape(W_v)[1]
+    return cls(W_q, W_k, W_v, W_o, zeros(W_q.shape[1]) if b_q is None else b_q,
+               zeros(W_q.shape[1]) if b_k is None else b_k, zeros(dv) if b_v is None else b_v)
+
+
+def QkMultipliers(n_heads: int, r_q, r_k, b_q=None, b_k=None):
+    """Q/K multipliers and biases of one layer, each [h·dk]; r_q's dtype picks the class."""
+    r_q = np.asarray(r_q)
+    cls = _class("QkMultipliers", r_q.dtype)
+    zeros = np.zeros(r_q.shape, r_q.dtype)
+    return cls(n_heads, r_q, r_k, zeros if b_q is None else b_q, zeros if b_k is None else b_k)
+
+
+def RuleState(dtype=np.float64):
+    """Fresh optimizer state of one matrix of the given dtype."""
+    return _class("RuleState", dtype)()
+
+
+def random_head(rng, d_model: int, d_k: int, d_v: int, dtype=np.float64, bias_stddev: float = 0.1):
+    """A head with N(0, 1/d_model) weights (W_o: N(0, 1/d_v)) and N(0, bias_stddev²) biases, from `rng`."""
+    sd, sv = 1.0 / np.sqrt(d_model), 1.0 / np.sqrt(d_v)
+    return AttentionHead(randn(rng, d_model, d_k, sd, dtype), randn(rng, d_model, d_k, sd, dtype),  # noqa: F405
+                         randn(rng, d_model, d_v, sd, dtype), randn(rng, d_v, d_model, sv, dtype),  # noqa: F405
+                         randn(rng, 1, d_k, bias_stddev, dtype)[0], randn(rng, 1, d_k, bias_stddev, dtype)[0],  # noqa: F405
+                         randn(rng, 1, d_v, bias_stddev, dtype)[0])  # noqa: F405
+
+
+def lrm_drift(s_q, s_k):
+    """Drift over every head of every layer: s_q, s_k of any matching shape (e.g. [layer, head])."""
+    s_q, s_k = np.asarray(s_q), np.asarray(s_k)
+    if s_q.shape != s_k.shape:
+        raise ValueError(f"lrm_drift: s_q has shape {s_q.shape} but s_k {s_k.shape}")
+    return _core.lrm_drift(s_q.ravel(), s_k.ravel())
