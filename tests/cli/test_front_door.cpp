@@ -34,3 +34,18 @@ TEST_CASE("front door: usage errors exit 2 with one line naming the problem", "[
   CHECK(r.output.find("--bogus-flag") != std::string::npos);
   CHECK(run("").status == 2);
 }
+
+TEST_CASE("front door: plot and compare run their analysis scripts, errors in one line", "[cli]") {
+  auto r = run("plot --help");
+  CHECK(r.status == 0);
+  CHECK(r.output.find("usage: gaugelab plot") != std::string::npos);
+  r = run("compare no_such_run.h5");
+  CHECK(r.status == 1);
+  CHECK(lines(r.output) == 1);
+  CHECK(r.output.find("no_such_run.h5") != std::string::npos);
+  r = gaugelab::test::run_command("GAUGELAB_ANALYSIS_PY=/no/such/python3 " + std::string(GAUGELAB_BINARY_DIR) +
+                                  "/gaugelab compare no_such_run.h5");
+  CHECK(r.status == 1);
+  CHECK(lines(r.output) == 1);
+  CHECK(r.output.find("/no/such/python3") != std::string::npos);
+}
