@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "data/token_files.hpp"
+#include "data/tokenizer.hpp"
 #include "io/run_log_reader.hpp"
 #include "tests/support/process.hpp"
 #include "tests/gpt2/gpt2_catch.hpp"
@@ -122,6 +123,11 @@ void walk(const Kind& k) {
     CHECK(hf.status == 0);
     CHECK(hf.output.find("shape (1, 1, 50257)") != std::string::npos);
 #endif
+    // generate on the export takes text (GPT-2's tokenizer covers its ids), when the ranks file is installed.
+    if (fs::exists(data::Gpt2Tokenizer::default_ranks_path())) {
+      const std::string text = ok("generate " + dir + "/hf --prompt The --max-new-tokens 2 --temperature 0 --threads 1");
+      CHECK(text.find("The") != std::string::npos);
+    }
     ok("export " + ckpt + " --out " + dir + "/hf_compact --vocab compact --force");
     CHECK(fs::file_size(dir + "/hf_compact/model.safetensors") < fs::file_size(dir + "/hf/model.safetensors"));
   }
