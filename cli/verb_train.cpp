@@ -142,6 +142,10 @@ int verb_train(const Args& args) {
       .add("eval-batches", &o.eval_batches, "fixed validation batches", Range::at_least(1))
       .add("log-every", &o.log_every, "progress line every N steps", Range::at_least(1))
       .add("log-heads-every", &o.log_heads_every, "per-head Q/K scales and drift every N steps", Range::at_least(1))
+      .add("sample-tokens", &o.sample_tokens, "greedy tokens written to OUT/samples.txt after each evaluation (0 = none)",
+           Range::non_negative())
+      .add("sample-prompt", &o.sample_prompt, "prompt of those samples: the first N tokens of the first validation window",
+           Range::at_least(1))
       .add("ckpt-every", &o.ckpt_every, "checkpoint after every N-th step", Range::at_least(1))
       .add("keep-ckpts", &o.keep_ckpts, "newest checkpoints kept", Range::at_least(1))
       .add("peak-tflops", &o.peak_tflops, "MFU denominator in TFLOP/s (0 = measure a matmul now)", Range::non_negative())

@@ -6,6 +6,9 @@
 #include <cmath>
 #include <csignal>
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <optional>
 #include <iostream>
 #include <limits>
 
@@ -14,6 +17,7 @@
 
 #include "gpt2/train/checkpoints.hpp"
 #include "gpt2/train/quotient_update.hpp"
+#include "gpt2/train/samples.hpp"
 #include "gpt2/train/setup.hpp"
 
 namespace gaugelab::gpt2 {
@@ -73,6 +77,17 @@ TrainResult run_train(const TrainOptions& o, io::Provenance prov) {
   StopSignals signals;
   double ema_step_s = nan();
   SlowdownWatch slowdown;  // plain steps' time against their best: other work on our cores?
+  // Samples after each evaluation (rank 0): the prompt, the tokenizer if installed, the file from this step on.
+  std::vector<std::int64_t> sample_prompt;
+  std::optional<data::Gpt2Tokenizer> sample_tok;
+  if (rank0 && o.sample_tokens > 0) {
+    const at::Tensor b = run.val->batch(0).to(at::kCPU);
+    for (std::int64_t j = 0; j < std::min<std::int64_t>(o.sample_prompt, b.size(1)); ++j)
+      sample_prompt.push_back(b[0][j].item<std::int64_t>());
+    const std::string ranks = data::Gpt2Tokenizer::default_ranks_path();
+    if (std::filesystem::exists(ranks)) sample_tok.emplace(data::Gpt2Tokenizer::from_tiktoken(ranks));
+    keep_samples_up_to(train_samples_path(o.run.out), st.step);  // a resumed run rewrites what follows its step
+  }
   const auto t_start = std::chrono::steady_clock::now();
   const std::int64_t first_step = st.step;
 
@@ -158,6 +173,12 @@ TrainResult run_train(const TrainOptions& o, io::Provenance prov) {
     }
     if (step % o.eval_every == 0 || last) {
       row.val_loss = evaluate(run);
+      if (!sample_prompt.empty()) {
+        const std::string line = sample_line(step, sample_prompt, greedy_continue(*run.model, sample_prompt, o.sample_tokens),
+                                             run.vocab_map.ids, sample_tok ? &*sample_tok : nullptr);
+        std::ofstream(train_samples_path(o.run.out), std::ios::app) << line << "\n";
+        std::cout << "sample " << line << "\n";
+      }
       st.final_val_loss = row.val_loss;
       if (std::isfinite(row.val_loss) && !(st.best_val_loss <= row.val_loss)) st.best_val_loss = row.val_loss;
     }

@@ -67,6 +67,7 @@ void validate_train_options(const TrainOptions& o) {
   need(o.weight_decay >= 0 && o.wd_multipliers >= 0 && o.wd_embeddings >= 0, "weight decays must be >= 0");
   need(o.grad_clip >= 0, "--grad-clip must be >= 0 (0 = off)");
   need(o.gaugefix_every >= 1, "--gaugefix-every must be >= 1");
+  need(o.sample_tokens >= 0 && o.sample_prompt >= 1, "--sample-tokens must be >= 0 and --sample-prompt >= 1");
   need(o.gaugefix_eps >= 0, "--gaugefix-eps must be >= 0");
   need(o.condition == "B" || o.condition == "D" || o.state_transport == "none",
        "--state-transport " + o.state_transport + " only applies to conditions B and D (GaugeFix)");
