@@ -26,9 +26,10 @@ def main(path: str) -> None:
         stats = [s4.finite_stats(runs, metric, lr=LR, **{"lambda": lam}) for lam in lams]
         m = np.array([s[0] for s in stats])
         sd = np.array([s[1] for s in stats])
-        ax.errorbar(lams, m, yerr=sd, fmt="o-", capsize=3, label="ours (seeds that did not diverge)")
+        ax.errorbar(lams, m, yerr=figstyle.nonneg_yerr(m, sd), fmt="o-", capsize=3, label="ours (seeds that did not diverge)")
         pl = sorted(s4.PAPER_TABLE1)
-        ax.errorbar(pl, [s4.PAPER_TABLE1[k][col] for k in pl], yerr=[s4.PAPER_TABLE1[k][col + 1] for k in pl],
+        pm = [s4.PAPER_TABLE1[k][col] for k in pl]
+        ax.errorbar(pl, pm, yerr=figstyle.nonneg_yerr(pm, [s4.PAPER_TABLE1[k][col + 1] for k in pl]),
                     fmt="s--", capsize=3, color="grey", label="paper, Table I")
         for lam, s in zip(lams, stats):
             if s[3]:
@@ -38,13 +39,13 @@ def main(path: str) -> None:
                     notes.append(f"λ = {lam:g}: {s[3]} of {s[2] + s[3]} seeds diverged")
         ax.set_xlabel("gauge-fixing strength λ")
         ax.set_ylabel(("validation" if col == 2 else "training") + " MSE")
-        ax.legend(fontsize=7)
+        ax.legend(fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=2, frameon=False)
     axes[0].set_title(f"seed 004 Fig. 3 (lr = {LR:g})")
     axes[1].set_title("training MSE (Table I)")
     div = (" Diverged seeds are left out of the means and marked: " + "; ".join(notes) + ".") if notes else ""
     caption = f"""
 Seed 004 Fig. 3 regenerated: validation MSE (left) and training MSE (right) against λ at lr = {LR:g}, mean ± population
-std over seeds, beside the paper's Table I (grey). {s4.protocol(cfg['settings'], cfg['seeds'])}{div} {s4.differences()}
+std over seeds (the lower bar stops at 0: an MSE is not negative), beside the paper's Table I (grey). {s4.protocol(cfg['settings'], cfg['seeds'])}{div} {s4.differences()}
 {s4.penalty_note(pts)}
 """
     figstyle.save(fig, "fig_seed004_lambda", caption)

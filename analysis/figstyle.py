@@ -19,6 +19,15 @@ def out_dir() -> Path:
     return d
 
 
+def nonneg_yerr(mean, sd):
+    """Error bars of ± sd for a quantity that cannot be negative (an MSE, a loss): the lower bar stops at 0.
+    Returns matplotlib's [lower, upper] yerr."""
+    import numpy as np
+
+    mean, sd = np.asarray(mean, dtype=float), np.asarray(sd, dtype=float)
+    return [np.minimum(sd, np.maximum(mean, 0.0)), sd]
+
+
 def save(fig, name: str, caption: str) -> Path:
     """Writes NAME.png and NAME.pdf, and NAME.caption.md holding the caption (protocol, differences)."""
     d = out_dir()
