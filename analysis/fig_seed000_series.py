@@ -15,36 +15,38 @@ COLOURS = {"A": "C0", "B": "C2", "C": "C1"}
 
 def main(paths: list[str]) -> None:
     runs = s0.load_all(paths, with_series=True)
-    fig, axes = plt.subplots(1, 3, figsize=(12, 3.4))
-    seen = set()
-    for r in runs:
-        s = r.series
-        step = s["step"]
-        label = s0.CONDITION_NAMES.get(r.condition, r.condition) if r.condition not in seen else None
-        seen.add(r.condition)
-        c = COLOURS.get(r.condition, "k")
-        axes[0].plot(step, s["grad_norm"], color=c, lw=0.7, alpha=0.8, label=label)
-        if "spike" in s and np.any(s["spike"] > 0):
-            k = s["spike"] > 0
-            axes[0].scatter(step[k], s["grad_norm"][k], color=c, marker="x", s=14)
-        if "s_qk" in r.heads:
-            axes[1].plot(r.heads["step"], r.heads["s_qk"].reshape(len(r.heads["step"]), -1).mean(axis=1),
-                         color=c, lw=1)
-        ok = np.isfinite(s["drift_max"])
-        axes[2].plot(step[ok], np.maximum(s["drift_max"][ok], 1e-9), color=c, lw=1)
-    axes[0].set_yscale("log")
-    axes[0].set_title("gradient norm (pre-clip); × = spike")
-    axes[1].set_title("s_Q·s_K, mean over heads")
-    axes[2].set_title("drift max |log(s_Q/s_K)|")
-    axes[2].set_yscale("log")
-    for ax in axes:
-        ax.set_xlabel("step")
-    axes[0].legend(fontsize=7)
+    conds = [c for c in ("A", "B", "C") if any(r.condition == c for r in runs)] or sorted({r.condition for r in runs})
+    # One column per condition (overlaid, C's curves hid A's and B's), one row per series, shared y per row.
+    fig, axes = plt.subplots(3, len(conds), figsize=(3.6 * len(conds), 7.2), sharex=True, sharey="row", squeeze=False)
+    for j, cond in enumerate(conds):
+        c = COLOURS.get(cond, "k")
+        mine = [r for r in runs if r.condition == cond]
+        for k, r in enumerate(mine):
+            s = r.series
+            step = s["step"]
+            shade = 0.45 + 0.55 * k / max(1, len(mine) - 1)  # seeds told apart by opacity
+            axes[0, j].plot(step, s["grad_norm"], color=c, lw=0.7, alpha=shade, label=f"seed {r.seed}")
+            if "spike" in s and np.any(s["spike"] > 0):
+                sp = s["spike"] > 0
+                axes[0, j].scatter(step[sp], s["grad_norm"][sp], color="k", marker="x", s=14, zorder=3)
+            if "s_qk" in r.heads:
+                axes[1, j].plot(r.heads["step"], r.heads["s_qk"].reshape(len(r.heads["step"]), -1).mean(axis=1),
+                                color=c, lw=1, alpha=shade)
+            ok = np.isfinite(s["drift_max"])
+            axes[2, j].plot(step[ok], np.maximum(s["drift_max"][ok], 1e-9), color=c, lw=1, alpha=shade)
+        axes[0, j].set_title(s0.CONDITION_NAMES.get(cond, cond), fontsize=10)
+        axes[0, j].legend(fontsize=6, loc="upper right")
+        axes[2, j].set_xlabel("step")
+    axes[0, 0].set_yscale("log")
+    axes[2, 0].set_yscale("log")
+    axes[0, 0].set_ylabel("grad norm (pre-clip)\n× = spike")
+    axes[1, 0].set_ylabel("s_Q·s_K, mean over heads")
+    axes[2, 0].set_ylabel("drift max |log(s_Q/s_K)|")
     fig.tight_layout()
     figstyle.save(fig, "fig_seed000_series",
-                  f"Per-step series at our scale ({s0.scale_note(runs)}), all seeds overlaid. The paper reports "
-                  "for GPT-2 124M: grad norm ~0.25 spiking to 55-123 after step 15 000 (B, seed 123); s_Q·s_K "
-                  "growing from 1 to ~3 (B) vs ~2.5 (A). Drift is drawn at 1e-9 where it is exactly 0.")
+                  f"Per-step series at our scale ({s0.scale_note(runs)}), one column per condition, seeds by opacity. "
+                  "The paper reports for GPT-2 124M: grad norm ~0.25 spiking to 55-123 after step 15 000 (B, seed 123); "
+                  "s_Q·s_K growing from 1 to ~3 (B) vs ~2.5 (A). Drift is drawn at 1e-9 where it is exactly 0.")
 
 
 if __name__ == "__main__":
