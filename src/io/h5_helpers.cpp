@@ -78,6 +78,12 @@ Handle latest_fapl(const std::string& path) {
   return fapl;
 }
 
+Handle reader_fapl(const std::string& path) {
+  Handle fapl = own(H5Pcreate(H5P_FILE_ACCESS), H5Pclose, path, "cannot create a file access list");
+  check(H5Pset_metadata_read_attempts(fapl.get(), kMetadataReadAttempts), path, "cannot bound metadata retries");
+  return fapl;
+}
+
 Handle fixed_string_type(std::size_t width, const std::string& path) {
   Handle t = own(H5Tcopy(H5T_C_S1), H5Tclose, path, "cannot copy the string type");
   check(H5Tset_size(t.get(), width), path, "cannot set string width");
