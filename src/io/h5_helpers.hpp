@@ -14,7 +14,8 @@
 
 namespace gaugelab::io::h5 {
 
-/// Switches off HDF5's automatic error printing for the whole process (idempotent, thread-safe).
+/// Switches off HDF5's automatic error printing for the calling thread (the error stack is per
+/// thread in a thread-safe HDF5); every thread that calls HDF5 calls this first. Cheap when repeated.
 void silence_errors();
 
 /// Throws std::runtime_error("run log 'path': what (hdf5: detail)"); clears HDF5's error stack.

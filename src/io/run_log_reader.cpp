@@ -16,11 +16,13 @@ struct RunLogReader::Impl {
   [[noreturn]] void bad(const std::string& what) const { throw std::runtime_error("run log '" + path + "': " + what); }
 
   h5::Handle group(const std::string& where) const {
+    h5::silence_errors();  // this thread's own error stack (a reader may be used from any thread)
     if (!h5::link_exists(file.get(), where)) bad("missing group " + where);
     return h5::own(H5Gopen2(file.get(), where.c_str(), H5P_DEFAULT), H5Gclose, path, "cannot open group " + where);
   }
   // Opens a dataset and, for a SWMR reader, refreshes it so rows flushed since are seen.
   h5::Handle dataset(const std::string& where) const {
+    h5::silence_errors();
     if (!h5::link_exists(file.get(), where)) bad("missing dataset " + where);
     h5::Handle d = h5::own(H5Dopen2(file.get(), where.c_str(), H5P_DEFAULT), H5Dclose, path, "cannot open " + where);
     if (swmr) h5::check(H5Drefresh(d.get()), path, "cannot refresh " + where);
@@ -128,6 +130,7 @@ RunLogReader::~RunLogReader() = default;
 const std::string& RunLogReader::path() const { return impl_->path; }
 
 RootAttrs RunLogReader::root() const {
+  h5::silence_errors();
   const Impl& s = *impl_;
   const hid_t f = s.file.get();
   auto text = [&](const char* name) {
