@@ -17,6 +17,7 @@
 #include "data/corpus_reader.hpp"
 #include "data/token_files.hpp"
 #include "data/tokenizer.hpp"
+#include "io/dir_lock.hpp"
 #include "io/options.hpp"
 
 namespace gaugelab::data {
@@ -302,6 +303,8 @@ PrepareResult run_prepare(const PrepareOptions& o) {
   const std::string ranks = o.ranks_path.empty() ? Gpt2Tokenizer::default_ranks_path() : o.ranks_path;
   const Gpt2Tokenizer tok =
       o.vocab_dir.empty() ? Gpt2Tokenizer::from_tiktoken(ranks) : Gpt2Tokenizer::from_vocab_dir(o.vocab_dir);
+  // One writer per output directory: a second prepare into it would mix its shards with ours.
+  const io::DirLock lock = io::DirLock::acquire(o.out_dir, "prepare");
   const std::vector<fs::path> old_shards = check_outputs(o);
   fs::create_directories(o.out_dir);
 

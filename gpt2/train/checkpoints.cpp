@@ -65,6 +65,13 @@ std::optional<std::string> latest_train_checkpoint(const std::string& out) {
   return all.back().string();
 }
 
+std::vector<std::string> train_checkpoints_newest_first(const std::string& out) {
+  std::vector<std::string> out_dirs;
+  const std::vector<fs::path> all = complete_checkpoints(out);
+  for (auto it = all.rbegin(); it != all.rend(); ++it) out_dirs.push_back(it->string());
+  return out_dirs;
+}
+
 void load_optimizer_state(const std::string& checkpoint_dir, TrainOptimizer& opt) {
   opt.load_state(safetensors::read_file(checkpoint_dir + "/optimizer.safetensors"));
 }

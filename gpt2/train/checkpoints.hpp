@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -35,6 +36,9 @@ void save_train_checkpoint(const std::string& out, std::int64_t step, GPT& model
 
 /// The newest complete checkpoint directory of a run, if any (leftover .tmp-* directories are removed).
 std::optional<std::string> latest_train_checkpoint(const std::string& out);
+
+/// The complete checkpoint directories of a run, newest first.
+std::vector<std::string> train_checkpoints_newest_first(const std::string& out);
 
 /// Restores the optimizer state saved beside a checkpoint's model.
 void load_optimizer_state(const std::string& checkpoint_dir, TrainOptimizer& opt);

@@ -2,8 +2,8 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <iostream>
 #include <limits>
-#include <optional>
 #include <stdexcept>
 
 #include <ATen/TensorOperators.h>
@@ -47,63 +47,115 @@ TrainLog TrainLog::create(const std::string& path, const io::Provenance& prov, b
   return TrainLog(std::move(log));
 }
 
+namespace {
+
+// The rows of a log kept by a resume: series and heads records with step <= the checkpoint's.
+struct KeptRows {
+  std::vector<std::int64_t> series_step;
+  std::vector<std::map<std::string, double>> series;
+  std::vector<std::int64_t> heads_step;
+  std::vector<std::vector<core::Mat<double>>> heads;
+};
+
+// Steps are 1-based and strictly increasing; a row that breaks this (a log whose last write failed
+// can hold rows whose data never reached the disk: zeros) ends the rows worth keeping.
+std::size_t valid_prefix(const std::vector<std::int64_t>& step, std::int64_t up_to_step) {
+  std::size_t n = 0;
+  for (std::int64_t prev = 0; n < step.size() && step[n] > prev && step[n] <= up_to_step; ++n) prev = step[n];
+  return n;
+}
+
+KeptRows read_kept_rows(const std::string& path, std::int64_t up_to_step, int layers, int heads) {
+  KeptRows k;
+  const io::RunLogReader in(path);
+  const io::SeriesData s = in.series();
+  const std::size_t n = valid_prefix(s.step, up_to_step);
+  for (std::size_t r = 0; r < n; ++r) {
+    std::map<std::string, double> row;
+    for (const std::string& name : kSeries) {  // a log written before a series existed: NaN there
+      const bool has = std::find(s.names.begin(), s.names.end(), name) != s.names.end();
+      row[name] = has ? s.at(name)[r] : std::numeric_limits<double>::quiet_NaN();
+    }
+    k.series_step.push_back(s.step[r]);
+    k.series.push_back(std::move(row));
+  }
+  const std::vector<std::int64_t> hs = in.heads_step();
+  if (hs.empty()) return k;
+  std::vector<io::HeadsData> hd;
+  const std::vector<std::string> have = in.heads_names();
+  for (const std::string& name : kHeads) {  // a log from before a dataset existed: NaN there
+    if (std::find(have.begin(), have.end(), name) != have.end()) {
+      hd.push_back(in.heads(name));
+      if (hd.back().layers != static_cast<std::uint64_t>(layers) || hd.back().heads != static_cast<std::uint64_t>(heads))
+        throw std::runtime_error("run log '" + path + "': /heads/" + name + " has another [layers, heads] shape");
+    } else {
+      io::HeadsData nan_heads{hs.size(), static_cast<std::uint64_t>(layers), static_cast<std::uint64_t>(heads), {}};
+      nan_heads.values.assign(hs.size() * layers * heads, std::numeric_limits<double>::quiet_NaN());
+      hd.push_back(std::move(nan_heads));
+    }
+  }
+  const std::size_t nh = valid_prefix(hs, up_to_step);
+  for (std::size_t r = 0; r < nh && r < hd[0].records; ++r) {
+    std::vector<core::Mat<double>> rec;
+    for (const io::HeadsData& d : hd) {
+      core::Mat<double> m(layers, heads);
+      for (int l = 0; l < layers; ++l)
+        for (int h = 0; h < heads; ++h) m(l, h) = d.at(r, l, h);
+      rec.push_back(m);
+    }
+    k.heads_step.push_back(hs[r]);
+    k.heads.push_back(std::move(rec));
+  }
+  return k;
+}
+
+bool missing_or_empty(const std::string& path) {
+  std::error_code ec;
+  return !std::filesystem::exists(path, ec) || std::filesystem::file_size(path, ec) == 0;
+}
+
+}  // namespace
+
 TrainLog TrainLog::rebuild(const std::string& path, const io::Provenance& prov, std::int64_t up_to_step, int layers,
                            int heads) {
   namespace fs = std::filesystem;
+  // PATH.resume-src: the source of a rebuild that an earlier version of this code left unfinished.
   const std::string src = path + ".resume-src";
-  if (!fs::exists(src)) {
-    if (!fs::exists(path)) return create(path, prov, true, layers, heads);
-    fs::rename(path, src);
-  }
-  TrainLog out = create(path, prov, true, layers, heads);
-  std::optional<io::RunLogReader> reader;
-  try {
-    reader.emplace(src);
-  } catch (const std::exception& e) {
-    // A writer killed before its first flush leaves an unreadable file; that happens only before the
-    // first step, so there is nothing to copy unless a checkpoint says otherwise.
+  const bool from_src = fs::exists(src);
+  const std::string from = from_src ? src : path;
+  // Every row is read (and so the source validated) before any file is touched: a damaged log stays
+  // where it was, and the error says what to do.
+  KeptRows kept;
+  if (missing_or_empty(from)) {
     if (up_to_step > 0)
-      throw std::runtime_error(src + ": cannot read the rows of the run being resumed (" + e.what() + ")");
-  }
-  if (reader) {
-    const io::RunLogReader& in = *reader;
-    const io::SeriesData s = in.series();
-    for (std::size_t r = 0; r < s.step.size() && s.step[r] <= up_to_step; ++r) {
-      std::map<std::string, double> row;
-      for (const std::string& name : kSeries) {  // a log written before a series existed: NaN there
-        const bool has = std::find(s.names.begin(), s.names.end(), name) != s.names.end();
-        row[name] = has ? s.at(name)[r] : std::numeric_limits<double>::quiet_NaN();
-      }
-      out.log_.append_series_named(s.step[r], row);
+      std::cerr << "train: " << path << " is " << (fs::exists(from) ? "empty" : "missing")
+                << ": a new log starts after step " << up_to_step << " (earlier rows are not in it)\n";
+  } else {
+    try {
+      kept = read_kept_rows(from, up_to_step, layers, heads);
+    } catch (const std::exception& e) {
+      throw std::runtime_error(from + " cannot be read, so --resume cannot keep its rows (" + e.what() +
+                               "); move it aside (the checkpoints are untouched) and --resume again to start a new log");
     }
-    const std::vector<std::int64_t> hs = in.heads_step();
-    if (!hs.empty()) {
-      std::vector<io::HeadsData> hd;
-      const std::vector<std::string> have = in.heads_names();
-      for (const std::string& name : kHeads) {  // a log from before a dataset existed: NaN there
-        if (std::find(have.begin(), have.end(), name) != have.end()) {
-          hd.push_back(in.heads(name));
-        } else {
-          io::HeadsData nan_heads{hs.size(), static_cast<std::uint64_t>(layers), static_cast<std::uint64_t>(heads), {}};
-          nan_heads.values.assign(hs.size() * layers * heads, std::numeric_limits<double>::quiet_NaN());
-          hd.push_back(std::move(nan_heads));
-        }
-      }
-      for (std::size_t r = 0; r < hs.size() && hs[r] <= up_to_step && r < hd[0].records; ++r) {
-        std::vector<core::Mat<double>> rec;
-        for (const io::HeadsData& d : hd) {
-          core::Mat<double> m(layers, heads);
-          for (int l = 0; l < layers; ++l)
-            for (int h = 0; h < heads; ++h) m(l, h) = d.at(r, l, h);
-          rec.push_back(m);
-        }
-        out.log_.append_heads(hs[r], rec);
-      }
-    }
+    if (static_cast<std::int64_t>(kept.series_step.size()) < up_to_step)
+      std::cerr << "train: " << from << " holds " << kept.series_step.size() << " readable row(s) up to step "
+                << up_to_step << "; the resumed log keeps those\n";
   }
-  out.log_.flush();
-  fs::remove(src);
-  return out;
+  // The kept rows go to a new file that replaces the log in one rename: at every moment PATH is
+  // either the old log or the complete new one.
+  const std::string tmp = path + ".rebuild";
+  {
+    TrainLog out = create(tmp, prov, true, layers, heads);
+    for (std::size_t r = 0; r < kept.series_step.size(); ++r)
+      out.log_.append_series_named(kept.series_step[r], kept.series[r]);
+    for (std::size_t r = 0; r < kept.heads_step.size(); ++r) out.log_.append_heads(kept.heads_step[r], kept.heads[r]);
+    out.log_.close();
+  }
+  fs::rename(tmp, path);
+  if (fs::exists(src)) fs::remove(src);
+  io::RunLog log = io::RunLog::open_append(path);
+  declare(log, layers, heads);
+  return TrainLog(std::move(log));
 }
 
 void TrainLog::append(const StepRow& r) {

@@ -23,6 +23,7 @@
 #include "gpt2/train/checkpoints.hpp"
 #include "gpt2/train/gauge_start.hpp"
 #include "io/options.hpp"
+#include "io/run_log_reader.hpp"
 
 namespace gaugelab::gpt2 {
 
@@ -337,6 +338,53 @@ TrainState train_state_from_json(const nlohmann::json& j) {
   return s;
 }
 
+namespace {
+
+// The newest checkpoint of the run whose model and optimizer state both load, with them loaded.
+// A damaged newer checkpoint is skipped with a line saying so and, once an older one has loaded,
+// renamed to damaged-step_* beside it (kept, never again picked). None loading is an error.
+std::tuple<std::optional<std::string>, std::optional<Checkpoint>, std::optional<safetensors::File>>
+newest_loadable_checkpoint(const std::string& out, c10::Device device, bool rank0) {
+  const std::optional<std::string> newest = latest_train_checkpoint(out);  // also clears .tmp-* leftovers
+  if (!newest) return {};
+  std::vector<std::string> skipped;
+  std::string first_error;
+  for (const std::string& dir : train_checkpoints_newest_first(out)) {
+    try {
+      Checkpoint ck = load_checkpoint(dir, device);
+      safetensors::File opt = safetensors::read_file(dir + "/optimizer.safetensors");
+      if (rank0)
+        for (const std::string& bad : skipped) {
+          const fs::path p(bad);
+          std::error_code ec;
+          fs::rename(p, p.parent_path() / ("damaged-" + p.filename().string()), ec);
+        }
+      return {dir, std::move(ck), std::move(opt)};
+    } catch (const std::exception& e) {
+      if (rank0) std::cerr << "train: skipping checkpoint " << dir << ": " << e.what() << "\n";
+      if (first_error.empty()) first_error = e.what();
+      skipped.push_back(dir);
+    }
+  }
+  throw std::runtime_error(out + ": no checkpoint loads (the newest: " + first_error + ")");
+}
+
+// A directory whose earlier run failed before logging its first step: no checkpoint, and a log that
+// is missing, empty or holds no rows. A new run may replace it without --force (nothing is lost).
+bool failed_before_first_step(const std::string& out) {
+  if (!train_checkpoints_newest_first(out).empty()) return false;
+  const std::string log = train_log_path(out);
+  std::error_code ec;
+  if (!fs::exists(log, ec) || fs::file_size(log, ec) == 0) return true;
+  try {
+    return io::RunLogReader(log).series_length() == 0;
+  } catch (const std::exception&) {
+    return false;  // unreadable: not ours to judge, keep refusing
+  }
+}
+
+}  // namespace
+
 TrainRun setup_train(const TrainOptions& o, io::Provenance prov) {
   validate_train_options(o);
   TrainRun r;
@@ -354,11 +402,15 @@ TrainRun setup_train(const TrainOptions& o, io::Provenance prov) {
   const bool rank0 = r.dist.rank == 0;
 
   const std::string log_path = train_log_path(o.run.out);
+  // One writer per run directory, taken before anything in it is read, removed or replaced.
+  if (rank0) r.out_lock = io::DirLock::acquire(o.run.out, "a training run");
   std::optional<std::string> ckpt;
+  std::optional<Checkpoint> loaded;
+  std::optional<safetensors::File> opt_state;
   if (o.resume) {
-    ckpt = latest_train_checkpoint(o.run.out);
+    std::tie(ckpt, loaded, opt_state) = newest_loadable_checkpoint(o.run.out, r.device, rank0);
   } else if (rank0 && (fs::exists(log_path) || fs::exists(train_checkpoints_dir(o.run.out)))) {
-    if (!o.run.force)
+    if (!o.run.force && !failed_before_first_step(o.run.out))
       throw std::runtime_error(o.run.out + ": already holds a run (log.h5 or checkpoints/); continue it with --resume "
                                            "or replace it with --force");
     fs::remove_all(train_checkpoints_dir(o.run.out));
@@ -378,7 +430,7 @@ TrainRun setup_train(const TrainOptions& o, io::Provenance prov) {
   }
   nlohmann::json saved;
   if (ckpt) {
-    Checkpoint ck = load_checkpoint(*ckpt, r.device);
+    Checkpoint& ck = *loaded;
     saved = ck.config.at("trainer");
     check_resume_options(saved.value("options", nlohmann::json()), prov.config);
     if (saved.value("world", 1) != r.dist.world)
@@ -416,7 +468,7 @@ TrainRun setup_train(const TrainOptions& o, io::Provenance prov) {
     throw io::UsageError("--condition " + o.condition + " needs row multipliers on q and k (--multipliers '" +
                          mc.lrm.spec() + "' has none)");
   r.opt = std::make_unique<TrainOptimizer>(*r.model, optimizer_settings(o, r.device));
-  if (ckpt) load_optimizer_state(*ckpt, *r.opt);
+  if (ckpt) r.opt->load_state(*opt_state);
   if (r.dist.active() && !ckpt) r.dist.broadcast_parameters(r.opt->parameters());
 
   r.grad_accum = rank_grad_accum(o, mc.block_size, r.dist.world);

@@ -2,15 +2,32 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <mutex>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
 namespace gaugelab::io::h5 {
 
+namespace {
+
+// At exit HDF5 closes whatever is still open. A file whose writes failed (a full disk) could not be
+// closed and is left half torn down, and that exit-time cleanup crashed (SIGSEGV in H5F__close_cb)
+// after the error had been reported. Every RunLog and reader closes its own files, so the cleanup
+// is switched off; it must be before HDF5 initialises, hence a static initialiser.
+[[maybe_unused]] const bool kNoExitCleanup = [] {
+  H5dont_atexit();
+  return true;
+}();
+
+}  // namespace
+
 void silence_errors() {
-  static std::once_flag once;
-  std::call_once(once, [] { H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr); });
+  // This HDF5 is built thread-safe: every thread has its own error stack with printing switched
+  // on, so a background flusher or an OpenMP worker would dump HDF5-DIAG traces unless each
+  // thread switches printing off for itself.
+  thread_local bool silenced = false;
+  if (silenced) return;
+  H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
+  silenced = true;
 }
 
 namespace {
@@ -21,13 +38,29 @@ herr_t innermost(unsigned n, const H5E_error2_t* err, void* out) {
   return 0;
 }
 
+// HDF5's POSIX driver describes a failed read or write with the time (and a newline), the file
+// descriptor, buffer address and byte counts; what a user can act on is the system's message.
+std::string tidy(std::string detail) {
+  const std::string key = "error message = '";
+  const std::size_t at = detail.find(key);
+  if (at != std::string::npos) {
+    const std::size_t from = at + key.size(), to = detail.find('\'', from);
+    const std::size_t colon = detail.find(':');
+    const std::string head = colon != std::string::npos && colon < at ? detail.substr(0, colon) : "I/O failed";
+    detail = head + ": " + detail.substr(from, to == std::string::npos ? std::string::npos : to - from);
+  }
+  for (char& c : detail)
+    if (c == '\n' || c == '\r') c = ' ';
+  return detail;
+}
+
 }  // namespace
 
 std::string take_error() {
   std::string detail;
   H5Ewalk2(H5E_DEFAULT, H5E_WALK_UPWARD, innermost, &detail);
   H5Eclear2(H5E_DEFAULT);
-  return detail;
+  return tidy(detail);
 }
 
 void fail(const std::string& path, const std::string& what) {
@@ -75,6 +108,12 @@ void check(herr_t rc, const std::string& path, const std::string& what) {
 Handle latest_fapl(const std::string& path) {
   Handle fapl = own(H5Pcreate(H5P_FILE_ACCESS), H5Pclose, path, "cannot create a file access list");
   check(H5Pset_libver_bounds(fapl.get(), H5F_LIBVER_LATEST, H5F_LIBVER_LATEST), path, "cannot set libver bounds");
+  return fapl;
+}
+
+Handle reader_fapl(const std::string& path) {
+  Handle fapl = own(H5Pcreate(H5P_FILE_ACCESS), H5Pclose, path, "cannot create a file access list");
+  check(H5Pset_metadata_read_attempts(fapl.get(), kMetadataReadAttempts), path, "cannot bound metadata retries");
   return fapl;
 }
 

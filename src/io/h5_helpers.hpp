@@ -14,7 +14,8 @@
 
 namespace gaugelab::io::h5 {
 
-/// Switches off HDF5's automatic error printing for the whole process (idempotent, thread-safe).
+/// Switches off HDF5's automatic error printing for the calling thread (the error stack is per
+/// thread in a thread-safe HDF5); every thread that calls HDF5 calls this first. Cheap when repeated.
 void silence_errors();
 
 /// Throws std::runtime_error("run log 'path': what (hdf5: detail)"); clears HDF5's error stack.
@@ -55,6 +56,12 @@ void check(herr_t rc, const std::string& path, const std::string& what);
 /// A scalar attribute value as stored in a run log.
 using Scalar = std::variant<double, std::int64_t, std::uint64_t, std::string>;
 
+/// Read attempts of a SWMR reader on a metadata block whose checksum fails. HDF5 sleeps between
+/// attempts, doubling from 1 ns, so its default of 100 never ends on a damaged file; 24 attempts
+/// wait at most 2^24 ns (17 ms) per block, far longer than a live writer takes to finish a block.
+constexpr unsigned kMetadataReadAttempts = 24;
+/// File access list for reading: metadata checksum retries bounded by kMetadataReadAttempts.
+Handle reader_fapl(const std::string& path);
 /// File access list with libver bounds [latest, latest] (required for SWMR).
 Handle latest_fapl(const std::string& path);
 /// Fixed-length, null-padded UTF-8 string type of `width` bytes.

@@ -28,28 +28,33 @@ void check_unique(const RunLog::Impl& s, const std::vector<std::string>& names, 
 // ---------------------------------------------------------------- Impl helpers
 
 void RunLog::Impl::require_open(const char* op) const {
+  h5::silence_errors();  // the calling thread's own HDF5 error stack (appends come from any thread)
   if (closed) misuse(std::string(op) + " after close()");
-  if (flusher_error) std::rethrow_exception(flusher_error);
+  if (write_error) {
+    const_cast<Impl*>(this)->write_error_delivered = true;
+    std::rethrow_exception(write_error);
+  }
 }
 
 void RunLog::Impl::start_flusher() {
   if (!(opts.flush_interval_s > 0.0)) return;  // 0: every append flushes, nothing is left waiting
   flusher = std::thread([this] {
+    h5::silence_errors();
     const auto period = std::chrono::duration<double>(opts.flush_interval_s);
     // Waking at least this often keeps a huge interval (flushing left to the caller) from
     // overflowing the clock arithmetic; the elapsed-time test below decides whether to flush.
     const auto nap = std::min(period, std::chrono::duration<double>(60.0));
     std::unique_lock lk(mu);
-    while (!stop && !flusher_error) {
+    while (!stop && !write_error) {
       wake.wait_for(lk, nap);
       if (stop || closed) break;
       bool pending = false;
       each_appender([&](h5::Appender& a) { pending = pending || a.pending_rows() > 0; });
       if (pending && std::chrono::steady_clock::now() - last_flush >= period) {
         try {
-          write_and_flush();
+          write_and_flush(/*to_caller=*/false);
         } catch (...) {
-          flusher_error = std::current_exception();
+          // recorded in write_error; the next call on the log (any thread) reports it
         }
       }
     }
@@ -79,10 +84,20 @@ void RunLog::Impl::write_order(const char* group_name, const char* attr, const s
   h5::write_attr(g.get(), attr, nlohmann::json(names).dump(), path);
 }
 
-void RunLog::Impl::write_and_flush() {
-  each_appender([](h5::Appender& a) { a.write(); });
-  each_appender([](h5::Appender& a) { a.flush(); });
-  for (auto& [name, a] : fixed_arrays) h5::check(H5Dflush(a.dset.get()), path, "cannot flush /arrays/" + name);
+void RunLog::Impl::write_and_flush(bool to_caller) {
+  if (write_error) {
+    write_error_delivered = write_error_delivered || to_caller;
+    std::rethrow_exception(write_error);
+  }
+  try {
+    each_appender([](h5::Appender& a) { a.write(); });
+    each_appender([](h5::Appender& a) { a.flush(); });
+    for (auto& [name, a] : fixed_arrays) h5::check(H5Dflush(a.dset.get()), path, "cannot flush /arrays/" + name);
+  } catch (...) {
+    write_error = std::current_exception();
+    write_error_delivered = to_caller;
+    throw;
+  }
   last_flush = std::chrono::steady_clock::now();
 }
 
@@ -259,15 +274,16 @@ void RunLog::flush() {
 
 void RunLog::close() {
   if (!impl_) return;  // moved from
+  h5::silence_errors();
   impl_->stop_flusher();
   std::lock_guard lk(impl_->mu);
   Impl& s = *impl_;
   if (s.closed) return;
   s.closed = true;
-  std::exception_ptr err = s.flusher_error;
+  std::exception_ptr err = s.write_error;
   if (!err) {
     try {
-      s.write_and_flush();
+      s.write_and_flush(/*to_caller=*/false);
     } catch (...) {
       err = std::current_exception();
     }
@@ -297,6 +313,7 @@ void RunLog::close() {
   }
   const bool closed_ok = !s.file.valid() || s.file.reset();
   s.lock.release();
+  if (err && err == s.write_error && s.write_error_delivered) return;  // the caller has had this error
   if (err) std::rethrow_exception(err);
   if (!closed_ok) h5::fail(s.path, "cannot close the file");
 }

@@ -52,7 +52,10 @@ struct RunLog::Impl {
   std::thread flusher;
   std::condition_variable wake;
   bool stop = false;                   // guarded by mu
-  std::exception_ptr flusher_error;    // a failure in the background flush, rethrown to the caller
+  // The first failed write (a full disk, a file size limit, an I/O error), from any thread. After it
+  // nothing more is written: every later call rethrows it, and close() only releases the file.
+  std::exception_ptr write_error;
+  bool write_error_delivered = false;  // rethrown to a caller already: close() need not report it again
 
   ~Impl() { stop_flusher(); }
   void start_flusher();
@@ -73,7 +76,10 @@ struct RunLog::Impl {
       for (auto& a : t.data) fn(a);
     for (auto& [name, a] : rows_arrays) fn(a);
   }
-  void write_and_flush();
+  /// Writes and flushes every buffered row; a failure is recorded in write_error and rethrown.
+  /// `to_caller`: the exception reaches the user's call (an append, flush, start), not the
+  /// background flusher or close(), which report it themselves.
+  void write_and_flush(bool to_caller = true);
   void after_append(const h5::Appender& a);
   void write_summary(hid_t summary_group);
   /// Records the declared order of a group's members in its JSON-list attribute `attr`.

@@ -16,11 +16,13 @@ struct RunLogReader::Impl {
   [[noreturn]] void bad(const std::string& what) const { throw std::runtime_error("run log '" + path + "': " + what); }
 
   h5::Handle group(const std::string& where) const {
+    h5::silence_errors();  // this thread's own error stack (a reader may be used from any thread)
     if (!h5::link_exists(file.get(), where)) bad("missing group " + where);
     return h5::own(H5Gopen2(file.get(), where.c_str(), H5P_DEFAULT), H5Gclose, path, "cannot open group " + where);
   }
   // Opens a dataset and, for a SWMR reader, refreshes it so rows flushed since are seen.
   h5::Handle dataset(const std::string& where) const {
+    h5::silence_errors();
     if (!h5::link_exists(file.get(), where)) bad("missing dataset " + where);
     h5::Handle d = h5::own(H5Dopen2(file.get(), where.c_str(), H5P_DEFAULT), H5Dclose, path, "cannot open " + where);
     if (swmr) h5::check(H5Drefresh(d.get()), path, "cannot refresh " + where);
@@ -103,13 +105,20 @@ RunLogReader::RunLogReader(const std::string& path) : impl_(std::make_unique<Imp
   h5::silence_errors();
   impl_->path = path;
   h5::require_hdf5_file(path);
-  hid_t fid = H5Fopen(path.c_str(), H5F_ACC_RDONLY | H5F_ACC_SWMR_READ, H5P_DEFAULT);
+  // Bounded metadata retries: a damaged file fails here (or on a later read) instead of hanging.
+  h5::Handle fapl = h5::reader_fapl(path);
+  hid_t fid = H5Fopen(path.c_str(), H5F_ACC_RDONLY | H5F_ACC_SWMR_READ, fapl.get());
   impl_->swmr = fid >= 0;
   if (fid < 0) {
-    h5::take_error();  // not written for SWMR (older format): open plainly
-    fid = H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT);
+    const std::string first = h5::take_error();  // not written for SWMR (older format): open plainly
+    fid = H5Fopen(path.c_str(), H5F_ACC_RDONLY, fapl.get());
+    if (fid < 0) {
+      h5::take_error();
+      impl_->bad("cannot be opened, the file is damaged (hdf5: " + first +
+                 "); restore it or move it aside, then run again");
+    }
   }
-  impl_->file = h5::own(fid, H5Fclose, path, "cannot open for reading");
+  impl_->file = h5::Handle(fid, H5Fclose);
   for (const char* g : {"/series", "/heads", "/tables", "/arrays", "/summary"})
     if (!h5::link_exists(fid, g)) impl_->bad(std::string("not a gaugelab run log (no group ") + g + ")");
 }
@@ -121,6 +130,7 @@ RunLogReader::~RunLogReader() = default;
 const std::string& RunLogReader::path() const { return impl_->path; }
 
 RootAttrs RunLogReader::root() const {
+  h5::silence_errors();
   const Impl& s = *impl_;
   const hid_t f = s.file.get();
   auto text = [&](const char* name) {

@@ -1,0 +1,159 @@
+// Damaged logs: a run log with one changed byte, opened by a reader (merge, sweep resume, train
+// resume) or reopened for appending, ends in a one-line error naming the file (or reads back, when
+// the byte was raw data), never in a hang. HDF5's SWMR reader retries a metadata block whose
+// checksum fails with sleeps that double each time; unbounded, that is forever.
+#include <catch2/catch.hpp>
+
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <thread>
+
+#include "io/run_log.hpp"
+#include "io/run_log_reader.hpp"
+#include "temp_dir.hpp"
+
+using namespace gaugelab::io;
+using gaugelab::test::TempDir;
+
+namespace {
+
+constexpr auto kChildLimit = std::chrono::seconds(20);  // a child still running after this has hung
+
+enum Outcome { kRead = 0, kErrorNamingFile = 1, kErrorOther = 2, kHung = 100, kCrashed = 101 };
+
+Provenance provenance() {
+  Provenance p;
+  p.kind = "test/damaged";
+  p.argv = {"test_io"};
+  p.config = nlohmann::json::object();
+  return p;
+}
+
+// A small log with every kind of member, closed cleanly (summary written).
+void write_log(const std::string& path) {
+  RunLog log = RunLog::create(path, provenance(), false);
+  log.declare_series({"loss", "lr"});
+  log.declare_heads({"s_q"}, 2, 2);
+  log.declare_table("runs", {{"seed", DType::i64}, {"name", DType::str, 8}});
+  log.declare_array("a", {3});
+  log.start();
+  for (std::int64_t i = 0; i < 40; ++i) log.append_series(i, {1.0 / static_cast<double>(i + 1), 0.5});
+  gaugelab::core::Mat<double> m(2, 2);
+  m << 1, 2, 3, 4;
+  for (std::int64_t i = 0; i < 5; ++i) log.append_heads(i, {m});
+  for (std::int64_t i = 0; i < 7; ++i) {
+    std::string name = "r";
+    name += std::to_string(i);
+    log.append_row("runs", {Cell(i), Cell(name)});
+  }
+  const double a[3] = {1, 2, 3};
+  log.write_array("a", a, 3);
+  log.set_summary("final", 0.25);
+  log.close();
+}
+
+// What a verb does with a log: read everything back, or reopen it to append (resume).
+void use_log(const std::string& path, bool append) {
+  if (append) {
+    RunLog log = RunLog::open_append(path);
+    log.append_series(40, {0.1, 0.5});
+    log.close();
+    return;
+  }
+  const RunLogReader r(path);
+  r.root();
+  r.series();
+  r.heads("s_q");
+  r.table("runs");
+  r.array("a");
+  r.summary();
+}
+
+// Runs use_log in a child process and waits for it at most kChildLimit.
+Outcome outcome_of(const std::string& path, bool append) {
+  const pid_t pid = fork();
+  if (pid == 0) {
+    try {
+      use_log(path, append);
+      _exit(kRead);
+    } catch (const std::exception& e) {
+      const std::string msg = e.what();
+      const bool one_line_naming_file = msg.find(path) != std::string::npos && msg.find('\n') == std::string::npos;
+      _exit(one_line_naming_file ? kErrorNamingFile : kErrorOther);
+    } catch (...) {
+      _exit(kErrorOther);
+    }
+  }
+  REQUIRE(pid > 0);
+  const auto deadline = std::chrono::steady_clock::now() + kChildLimit;
+  int status = 0;
+  while (waitpid(pid, &status, WNOHANG) == 0) {
+    if (std::chrono::steady_clock::now() > deadline) {
+      kill(pid, SIGKILL);
+      waitpid(pid, &status, 0);
+      return kHung;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  if (!WIFEXITED(status)) return kCrashed;
+  return static_cast<Outcome>(WEXITSTATUS(status));
+}
+
+std::string read_bytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+void write_bytes(const std::string& path, const std::string& bytes) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+}
+
+}  // namespace
+
+TEST_CASE("run log: one changed byte gives an error or the data, never a hang", "[io][run_log][damaged]") {
+  TempDir dir;
+  const std::string good = dir.file("good.h5"), bad = dir.file("bad.h5");
+  write_log(good);
+  const std::string bytes = read_bytes(good);
+  REQUIRE(bytes.size() > 1000);
+  REQUIRE(outcome_of(good, false) == kRead);  // the undamaged log reads back
+
+  // Every byte of the superblock and the first metadata, then a stride over the rest of the file.
+  std::vector<std::size_t> offsets;
+  for (std::size_t i = 0; i < std::min<std::size_t>(bytes.size(), 1024); i += 3) offsets.push_back(i);
+  for (std::size_t i = 1024; i < bytes.size(); i += bytes.size() / 150 + 1) offsets.push_back(i);
+
+  for (const bool append : {false, true}) {
+    std::map<Outcome, int> count;
+    std::vector<std::size_t> hung, crashed, unnamed;
+    for (const std::size_t off : offsets) {
+      std::string damaged = bytes;
+      damaged[off] = static_cast<char>(damaged[off] ^ 0xA5);
+      write_bytes(bad, damaged);
+      const Outcome o = outcome_of(bad, append);
+      ++count[o];
+      if (o == kHung) hung.push_back(off);
+      if (o == kCrashed) crashed.push_back(off);
+      if (o == kErrorOther) unnamed.push_back(off);
+    }
+    INFO((append ? "open_append" : "reader") << ": " << offsets.size() << " offsets, " << count[kRead] << " read, "
+                                             << count[kErrorNamingFile] << " one-line errors, " << count[kHung]
+                                             << " hung, " << count[kCrashed] << " crashed, " << count[kErrorOther]
+                                             << " errors not naming the file");
+    CHECK(hung.empty());
+    CHECK(crashed.empty());
+    CHECK(unnamed.empty());
+    CHECK(count[kErrorNamingFile] > 0);  // the damage was seen, not just skipped over
+    std::printf("damaged-log %s: %zu offsets: %d read, %d one-line errors, %d hung, %d crashed\n",
+                append ? "open_append" : "reader", offsets.size(), count[kRead], count[kErrorNamingFile],
+                count[kHung], count[kCrashed]);
+  }
+}

@@ -1,0 +1,85 @@
+// Running the front door as a child process under a time bound, optionally with a file size limit
+// (RLIMIT_FSIZE: a write past it fails with EFBIG, as a full disk fails with ENOSPC, through the
+// same system calls), for the fault tests: a failing or blocked child never hangs the test.
+#pragma once
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace gaugelab::test {
+
+struct ChildResult {
+  int status = -1;         // exit status; -1 if killed by a signal (crash) or by the time bound
+  int signal = 0;          // the signal that ended it (0 if it exited)
+  bool timed_out = false;  // still running at the bound, killed
+  std::string output;      // stdout + stderr
+};
+
+struct ChildOptions {
+  double limit_s = 120;           // killed (SIGKILL) if still running after this long
+  long long max_file_bytes = -1;  // RLIMIT_FSIZE for the child; -1 = unlimited
+};
+
+/// Runs argv[0] with arguments argv[1..] (no shell).
+inline ChildResult run_child(const std::vector<std::string>& argv, const ChildOptions& opts = {}) {
+  int fds[2];
+  ChildResult r;
+  if (pipe(fds) != 0) return r;
+  const pid_t pid = fork();
+  if (pid == 0) {
+    dup2(fds[1], 1);
+    dup2(fds[1], 2);
+    close(fds[0]);
+    close(fds[1]);
+    if (opts.max_file_bytes >= 0) {
+      signal(SIGXFSZ, SIG_IGN);  // kept across exec: writes past the limit fail with EFBIG instead
+      const rlimit lim{static_cast<rlim_t>(opts.max_file_bytes), static_cast<rlim_t>(opts.max_file_bytes)};
+      setrlimit(RLIMIT_FSIZE, &lim);
+    }
+    std::vector<char*> a;
+    for (const std::string& s : argv) a.push_back(const_cast<char*>(s.c_str()));
+    a.push_back(nullptr);
+    execv(a[0], a.data());
+    _exit(127);
+  }
+  close(fds[1]);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(opts.limit_s);
+  char buf[4096];
+  for (;;) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) {
+      r.timed_out = true;
+      kill(pid, SIGKILL);
+      break;
+    }
+    pollfd p{fds[0], POLLIN, 0};
+    if (poll(&p, 1, static_cast<int>(std::min<long long>(left.count(), 200))) <= 0) continue;
+    const ssize_t n = read(fds[0], buf, sizeof buf);
+    if (n <= 0) break;  // EOF: the child (and anything it started) closed the pipe
+    r.output.append(buf, static_cast<std::size_t>(n));
+  }
+  close(fds[0]);
+  int st = 0;
+  while (!r.timed_out && waitpid(pid, &st, WNOHANG) == 0) {
+    if (std::chrono::steady_clock::now() > deadline) {
+      r.timed_out = true;
+      kill(pid, SIGKILL);
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  if (r.timed_out) waitpid(pid, &st, 0);
+  if (WIFEXITED(st) && !r.timed_out) r.status = WEXITSTATUS(st);
+  if (WIFSIGNALED(st)) r.signal = WTERMSIG(st);
+  return r;
+}
+
+}  // namespace gaugelab::test
