@@ -40,6 +40,18 @@ def show_markdown(text: str) -> None:
         print(text)
 
 
+def fmt(v) -> str:
+    """A summary value for reading: 4 significant digits for floats (not a 17-digit repr), others as they are."""
+    if isinstance(v, float) or (hasattr(v, "dtype") and getattr(v, "dtype").kind == "f"):
+        return f"{float(v):.4g}"
+    return str(v)
+
+
+def show_summary(s: dict) -> None:
+    """A /summary as a list, numbers rounded for reading (the log keeps them exact)."""
+    show_markdown("\n".join(f"- `{k}`: {fmt(v)}" for k, v in s.items()))
+
+
 def show_figure(name: str) -> None:
     """Shows figures/NAME.png and its caption (written by figstyle.save)."""
     png, cap = FIGURES / f"{name}.png", FIGURES / f"{name}.caption.md"

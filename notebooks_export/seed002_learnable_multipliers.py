@@ -13,11 +13,11 @@ import os
 import sys
 
 sys.path.insert(0, os.path.join(os.environ.get("GAUGELAB_ROOT", "."), "analysis"))  # run from the repo root, or via make report
-from notebook_support import show_figure, show_markdown, summary  # noqa: E402
+from notebook_support import show_figure, show_markdown, show_summary, summary  # noqa: E402
 
 # %%
 s = summary("toy_noise_wd")
-show_markdown("\n".join(f"- `{k}`: {v}" for k, v in s.items()))
+show_summary(s)
 show_figure("fig_seed002_noise_wd")
 
 # %% [markdown]

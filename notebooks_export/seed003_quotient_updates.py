@@ -16,7 +16,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.join(os.environ.get("GAUGELAB_ROOT", "."), "analysis"))  # run from the repo root, or via make report
-from notebook_support import show_figure, show_markdown, show_table, summary  # noqa: E402
+from notebook_support import show_figure, show_markdown, show_summary, show_table, summary  # noqa: E402
 
 # %% [markdown]
 # ## §2 The smallest failure: one GD step on f(a, b) = ½(ab − 1)²
@@ -27,7 +27,7 @@ from notebook_support import show_figure, show_markdown, show_table, summary  # 
 
 # %%
 s = summary("toy_factor_scalar")
-show_markdown("\n".join(f"- `{k}`: {v}" for k, v in s.items()))
+show_summary(s)
 show_figure("fig_seed003_factor_scalar")
 
 # %% [markdown]

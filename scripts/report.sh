@@ -12,7 +12,8 @@ for nb in notebooks_export/seed*.py; do
   name=$(basename "$nb" .py)
   /usr/bin/python3 analysis/py2nb.py "$nb" "$out/$name.ipynb"
   echo "[report] $name"
-  (cd "$out" && jupyter nbconvert --to html --execute --ExecutePreprocessor.timeout=600 \
+  # --no-input: the HTML shows the narrative, figures and tables, not the cells that load them
+  (cd "$out" && jupyter nbconvert --to html --no-input --execute --ExecutePreprocessor.timeout=600 \
       --ExecutePreprocessor.kernel_name=python3 --log-level=WARN "$name.ipynb")
 done
 echo "[report] HTML in $out/: $(ls "$out"/*.html | tr '\n' ' ')"

@@ -24,3 +24,13 @@ def test_report_notebook_imports_its_support_from_another_directory(tmp_path):
     r = subprocess.run([sys.executable, "-c", script], cwd=out.parent, env=env, capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
     assert f"figures {tmp_path / 'figs'}" in r.stdout
+
+
+def test_report_summaries_round_floats_for_reading():
+    import numpy as np
+
+    import notebook_support as ns
+
+    assert ns.fmt(0.12345678901234567) == "0.1235"
+    assert ns.fmt(np.float64(4.98e11)) == "4.98e+11"
+    assert ns.fmt(3) == "3" and ns.fmt("A") == "A"
