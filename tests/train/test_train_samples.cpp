@@ -2,6 +2,7 @@
 // ids, the greedy continuation's length and determinism, and the file kept consistent with a resume.
 #include <filesystem>
 #include <fstream>
+#include <regex>
 #include <string>
 #include <vector>
 
@@ -49,7 +50,7 @@ TEST_CASE("samples: train writes one line per evaluation to OUT/samples.txt") {
   fs::remove_all(out);
   const auto r = test::run_gaugelab("train --data synthetic:200 --model nano --n-embd 32 --block-size 32 --batch-size 2 "
                                     "--eval-batches 1 --eval-every 5 --max-iters 10 --warmup-iters 1 --threads 1 "
-                                    "--peak-tflops 1 --sample-tokens 6 --out " + out.string());
+                                    "--peak-tflops 1 --sample-tokens 6 --log-every 5 --out " + out.string());
   INFO(r.output);
   REQUIRE(r.status == 0);
   std::ifstream in(out / "samples.txt");
@@ -60,4 +61,7 @@ TEST_CASE("samples: train writes one line per evaluation to OUT/samples.txt") {
   CHECK(lines[1].rfind("step 10: ", 0) == 0);
   CHECK(lines[1].find('|') != std::string::npos);
   CHECK(r.output.find("sample step 10: ") != std::string::npos);
+  // The progress line's drift keeps its digits (a rounding-level drift printed as 0.000000 before).
+  CHECK(std::regex_search(r.output, std::regex("drift [0-9]\\.[0-9]{2}e[-+][0-9]+ ")));
+  CHECK(r.output.find("drift 0.000000") == std::string::npos);
 }
