@@ -9,9 +9,7 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
 
-import gaugelab_log as gl
 import run_set
 
 
@@ -66,10 +64,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    try:
-        sys.exit(main())
-    except BrokenPipeError:  # the reader stopped listening (e.g. `| head`): not an error
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        sys.exit(0)
-    except (gl.LogError, OSError) as e:
-        sys.exit(f"{os.environ.get('GAUGELAB_PROG', 'compare_runs.py')}: error: {e}")
+    run_set.cli_main(main, "compare_runs.py")

@@ -11,7 +11,6 @@ import argparse
 import math
 import os
 import signal
-import sys
 import threading
 from pathlib import Path
 
@@ -174,10 +173,4 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    try:
-        sys.exit(main())
-    except BrokenPipeError:  # the reader stopped listening (e.g. `| head`): not an error
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        sys.exit(0)
-    except (gl.LogError, OSError) as e:
-        sys.exit(f"{os.environ.get('GAUGELAB_PROG', 'plot_runs.py')}: error: {e}")
+    run_set.cli_main(main, "plot_runs.py")

@@ -109,3 +109,17 @@ def series_names(runs: list[Run]) -> list[str]:
     for r in runs:
         names += [n for n in r.series if n != "step" and n not in names]
     return names
+
+
+def cli_main(main, prog: str) -> None:
+    """The entry point plot_runs.py and compare_runs.py share: a closed pipe (`| head`) is not an error,
+    a bad log is one line and exit 1 (named as the gaugelab verb when it calls us, GAUGELAB_PROG)."""
+    import sys
+
+    try:
+        sys.exit(main())
+    except BrokenPipeError:  # the reader stopped listening: not an error
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        sys.exit(0)
+    except (gl.LogError, OSError) as e:
+        sys.exit(f"{os.environ.get('GAUGELAB_PROG', prog)}: error: {e}")
