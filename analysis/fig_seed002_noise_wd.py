@@ -35,6 +35,11 @@ def main(path: str) -> None:
     ax0.plot(x, a["eq_sgd_closed"], "+", color="k", ms=8, label="SGD closed form at each point")
     ax0.set_xscale("log")
     ax0.set_yscale("log")
+    from matplotlib.ticker import NullFormatter
+
+    ax0.xaxis.set_minor_formatter(NullFormatter())  # minor labels (3e-1, 4e-1) ran into each other
+    ticks = sorted({float(v) for v in np.round(x, 12)})
+    ax0.set_xticks(ticks, [f"{v:.2g}" for v in ticks])  # label the simulated points themselves
     ax0.set_xlabel(r"$\sqrt{\eta/\lambda}$")
     ax0.set_ylabel(r"equilibrium $\|W\|_F$ under pure noise")
     ax0.legend(fontsize=6.5)

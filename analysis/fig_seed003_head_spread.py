@@ -59,8 +59,10 @@ def main(path: str) -> None:
             if j == 0:
                 ax.set_ylabel(r"$\|\Delta M(S)-\Delta M(I)\|/\|\Delta M(I)\|$")
             ax.grid(True, which="major", lw=0.3)
-    axes[0][0].legend(fontsize=6, loc="upper left")
-    fig.tight_layout()
+    # one legend for all panels, below them (inside the first panel it covered the curves' start)
+    h, lab = axes[0][0].get_legend_handles_labels()
+    fig.tight_layout(rect=(0, 0.06, 1, 1))
+    fig.legend(h, lab, loc="lower center", ncol=len(lab), fontsize=7, frameon=False)
 
     grid = "the --quick demo grid" if cfg.get("quick") else "the default grid"
     head = summ.get("head_source", "random")

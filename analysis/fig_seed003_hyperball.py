@@ -24,6 +24,7 @@ def main(path: str) -> None:
     ax0.plot(t[::10], s["norm_B"][::10], "x", ms=3, color="C1", label=r"$\|B_t\|_F$ simulated")
     ax0.set_xlabel("step")
     ax0.set_title("radii fixed: tr(H_A) = R_A², tr(H_B) = R_B²")
+    ax0.set_ylabel("Frobenius norm of the factor")
     ax0.legend(fontsize=7)
     ax1.plot(t, s["rel_imbalance"], color="C3", label="start: equal radii, unbalanced Grams")
     ax1.plot(t, s["rel_imbalance_balanced_start"], color="C2", label="start: Gram-balanced pair")

@@ -28,7 +28,7 @@ def main(path: str) -> None:
         ax.axvline(x, color="grey", lw=0.6, ls=":")
     ax.set_xlabel("x")
     ax.set_ylabel("y")
-    ax.legend(fontsize=8, loc="lower left")
+    ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.14), ncol=3, frameon=False)  # off the samples
     ax.set_title("seed 004 Fig. 2: y = sin(2.5x) + 0.2cos(6x) + 0.1x + η")
     caption = f"""
 Seed 004 Fig. 2 (regenerated from the log). Training samples x ~ U[{cfg['train-lo']:g}, {cfg['train-hi']:g}] with
