@@ -1,5 +1,7 @@
 #include "gpt2/model/config.hpp"
 
+#include <cstdint>
+
 #include <sstream>
 #include <stdexcept>
 
@@ -111,12 +113,20 @@ std::int64_t ModelConfig::padded_vocab() const {
 }
 
 void ModelConfig::validate() const {
-  if (n_layer < 1) bad("n_layer must be >= 1");
-  if (n_head < 1) bad("n_head must be >= 1");
-  if (n_embd < 1 || n_embd % n_head != 0) bad("n_embd must be a positive multiple of n_head");
-  if (block_size < 1) bad("block_size must be >= 1");
-  if (vocab_size < 1) bad("vocab_size must be >= 1");
-  if (vocab_multiple < 1) bad("vocab_multiple must be >= 1");
+  // Upper bounds far above any GPT-2 (xl: 48 layers, d 1600, context 1024, 50 257 ids) and below where the
+  // sizes' products (padded vocabulary, parameter counts) could overflow int64: a hostile config.json or flag
+  // is refused here, before anything is allocated.
+  auto in = [](std::int64_t v, std::int64_t lo, std::int64_t hi, const char* what) {
+    if (v < lo || v > hi) bad(std::string(what) + " must be in [" + std::to_string(lo) + ", " + std::to_string(hi) +
+                              "], not " + std::to_string(v));
+  };
+  in(n_layer, 1, kMaxLayers, "n_layer");
+  in(n_head, 1, kMaxWidth, "n_head");
+  in(n_embd, 1, kMaxWidth, "n_embd");
+  if (n_embd % n_head != 0) bad("n_embd must be a positive multiple of n_head");
+  in(block_size, 1, kMaxContext, "block_size");
+  in(vocab_size, 1, kMaxVocab, "vocab_size");
+  in(vocab_multiple, 1, kMaxVocabMultiple, "vocab_multiple");
   if (!(layer_norm_eps > 0)) bad("layer_norm_eps must be > 0");
   if (!(dropout >= 0 && dropout < 1)) bad("dropout must be in [0, 1)");
   if (tied_head && lrm_has_row(lrm[LrmSite::lm_head]))
@@ -145,14 +155,21 @@ nlohmann::json ModelConfig::to_json() const {
 ModelConfig ModelConfig::from_json(const nlohmann::json& j) {
   if (!j.is_object()) bad("model config must be a JSON object");
   ModelConfig c;
+  // Sizes must be JSON integers: 4.9 was read as 4, and 1e300 (a float) converted with undefined behaviour.
+  auto integer = [](const nlohmann::json& v, const std::string& key) -> std::int64_t {
+    if (v.is_number_unsigned() && v.get<std::uint64_t>() > static_cast<std::uint64_t>(INT64_MAX))
+      bad("key '" + key + "' is out of range");
+    if (!v.is_number_integer()) bad("key '" + key + "' must be an integer, not " + v.dump());
+    return v.get<std::int64_t>();
+  };
   for (const auto& [key, v] : j.items()) {
     try {
-      if (key == "n_layer") c.n_layer = v.get<std::int64_t>();
-      else if (key == "n_head") c.n_head = v.get<std::int64_t>();
-      else if (key == "n_embd") c.n_embd = v.get<std::int64_t>();
-      else if (key == "block_size") c.block_size = v.get<std::int64_t>();
-      else if (key == "vocab_size") c.vocab_size = v.get<std::int64_t>();
-      else if (key == "vocab_multiple") c.vocab_multiple = v.get<std::int64_t>();
+      if (key == "n_layer") c.n_layer = integer(v, key);
+      else if (key == "n_head") c.n_head = integer(v, key);
+      else if (key == "n_embd") c.n_embd = integer(v, key);
+      else if (key == "block_size") c.block_size = integer(v, key);
+      else if (key == "vocab_size") c.vocab_size = integer(v, key);
+      else if (key == "vocab_multiple") c.vocab_multiple = integer(v, key);
       else if (key == "layer_norm_eps") c.layer_norm_eps = v.get<double>();
       else if (key == "dropout") c.dropout = v.get<double>();
       else if (key == "tied_head") c.tied_head = v.get<bool>();

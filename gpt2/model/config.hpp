@@ -81,6 +81,13 @@ struct ModelConfig {
 
   std::int64_t head_dim() const { return n_embd / n_head; }
   std::int64_t padded_vocab() const;  // vocab_size rounded up to vocab_multiple
+
+  // validate()'s upper bounds (far above GPT-2 xl; products stay inside int64).
+  static constexpr std::int64_t kMaxLayers = 4096;
+  static constexpr std::int64_t kMaxWidth = 65536;          // n_embd and n_head
+  static constexpr std::int64_t kMaxContext = 1 << 20;
+  static constexpr std::int64_t kMaxVocab = 1 << 24;
+  static constexpr std::int64_t kMaxVocabMultiple = 1 << 16;
   /// Throws std::runtime_error naming the first bad field.
   void validate() const;
   /// Number of learnable multipliers this placement adds (165,888 for gpt2 with the default placement).

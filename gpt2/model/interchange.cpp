@@ -89,6 +89,13 @@ nlohmann::json hf_config_json(const ModelConfig& c) {
   return j;
 }
 
+namespace {
+std::string describe_sizes(const ModelConfig& c) {
+  return "n_layer " + std::to_string(c.n_layer) + ", n_embd " + std::to_string(c.n_embd) + ", n_positions " +
+         std::to_string(c.block_size) + ", vocab_size " + std::to_string(c.vocab_size);
+}
+}  // namespace
+
 ModelConfig config_from_hf_json(const nlohmann::json& j, const LrmPlacement& lrm, const std::string& what) {
   if (!j.is_object()) fail(what, "config is not a JSON object");
   auto integer = [&](const char* key, const char* alt) -> std::int64_t {
@@ -200,6 +207,21 @@ std::unique_ptr<GPT> import_hf(const std::string& dir, const LrmPlacement& lrm, 
     used.insert(name);
     return to_float_tensor(*it->second);
   };
+  // The sizes config.json claims, checked against the tensors present before the model is allocated (a small
+  // file claiming gpt2-xl sizes allocated 6.8 GB first): embeddings, and the first and last layer.
+  auto expect = [&](const std::string& name, const std::vector<std::int64_t>& shape) {
+    const auto it = by_name.find(name);
+    if (it == by_name.end()) fail(st_path, "tensor '" + name + "' is missing (config.json: " + describe_sizes(c) + ")");
+    if (it->second->shape != shape)
+      fail(st_path, "tensor '" + name + "' has shape " + shape_string(it->second->shape) + ", expected " +
+                        shape_string(shape) + " (config.json: " + describe_sizes(c) + ")");
+  };
+  expect("wte.weight", {c.vocab_size, c.n_embd});
+  expect("wpe.weight", {c.block_size, c.n_embd});
+  for (const std::int64_t l : {std::int64_t{0}, c.n_layer - 1})
+    expect("h." + std::to_string(l) + ".attn.c_attn.weight", {c.n_embd, 3 * c.n_embd});
+  if (by_name.count("h." + std::to_string(c.n_layer) + ".attn.c_attn.weight"))
+    fail(st_path, "holds more layers than config.json's n_layer " + std::to_string(c.n_layer));
   auto model = std::make_unique<GPT>(c, 0, /*initialise=*/false);
   const std::int64_t d = c.n_embd, V = c.vocab_size;
   {

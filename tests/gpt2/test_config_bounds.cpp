@@ -1,0 +1,80 @@
+// Hostile sizes are refused before anything is allocated or overflows: integer-typed sizes in our
+// config.json (4.9 was read as 4, 1e300 converted with undefined behaviour), bounds that keep the padded
+// vocabulary and parameter counts inside int64, and a Hugging Face export whose config.json claims sizes
+// its tensors do not have (a small file claiming gpt2-xl allocated 6.8 GB before any shape was checked).
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "gpt2/model/interchange.hpp"
+#include "gpt2_test_helpers.hpp"
+#include "gpt2_catch.hpp"  // last: see there
+
+using namespace gaugelab::gpt2;
+
+namespace {
+
+nlohmann::json nano_json() { return gaugelab::test::nano_config().to_json(); }
+
+std::string scratch(const std::string& name) {
+  const std::string dir = std::string(GAUGELAB_BINARY_DIR) + "/test_gpt2_scratch/" + name;
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  return dir;
+}
+
+}  // namespace
+
+TEST_CASE("config bounds: sizes must be integers in range, named in one line", "[gpt2][config]") {
+  struct Case {
+    const char* key;
+    nlohmann::json value;
+    const char* says;
+  };
+  const Case cases[] = {
+      {"n_head", 4.9, "'n_head' must be an integer"},
+      {"n_layer", 1e300, "'n_layer' must be an integer"},
+      {"vocab_size", INT64_MAX, "vocab_size must be in [1, 16777216]"},
+      {"vocab_size", static_cast<std::uint64_t>(UINT64_MAX), "'vocab_size' is out of range"},
+      {"n_layer", 1000000000, "n_layer must be in [1, 4096]"},
+      {"n_embd", -64, "n_embd must be in [1, 65536]"},
+      {"block_size", "1024", "'block_size' must be an integer"},
+  };
+  for (const Case& c : cases) {
+    CAPTURE(c.key, c.value.dump());
+    nlohmann::json j = nano_json();
+    j[c.key] = c.value;
+    CHECK_THROWS_WITH(ModelConfig::from_json(j), Catch::Contains(c.says));
+  }
+  CHECK_NOTHROW(ModelConfig::from_json(nano_json()));  // the unchanged config still reads
+}
+
+TEST_CASE("config bounds: an export whose config.json claims other sizes is refused before allocating",
+          "[gpt2][config]") {
+  const ModelConfig c = gaugelab::test::nano_config();
+  GPT model(c, 5);
+  const std::string dir = scratch("hostile_sizes");
+  export_hf(model, dir);
+  const nlohmann::json good = read_json_file(dir + "/config.json");
+  struct Case {
+    const char* key;
+    std::int64_t value;
+    const char* says;
+  };
+  const Case cases[] = {
+      {"n_layer", 48, "tensor 'h.47.attn.c_attn.weight' is missing"},
+      {"n_embd", 1600, "tensor 'wte.weight' has shape"},
+      {"vocab_size", 50257, "tensor 'wte.weight' has shape"},
+      {"n_layer", 1, "holds more layers than config.json's n_layer 1"},
+  };
+  for (const Case& k : cases) {
+    CAPTURE(k.key, k.value);
+    nlohmann::json j = good;
+    j[k.key] = k.value;
+    if (std::string(k.key) == "n_embd") j["n_head"] = 25;  // keep n_embd a multiple of n_head
+    std::ofstream(dir + "/config.json") << j.dump();
+    CHECK_THROWS_WITH(import_hf(dir, LrmPlacement::parse("none"), c10::Device(c10::kCPU)), Catch::Contains(k.says));
+  }
+}
