@@ -17,7 +17,7 @@
 #include "data/corpus_reader.hpp"
 #include "data/token_files.hpp"
 #include "data/tokenizer.hpp"
-#include "io/dir_lock.hpp"
+#include "io/writer_lock.hpp"
 #include "io/options.hpp"
 
 namespace gaugelab::data {
@@ -304,7 +304,7 @@ PrepareResult run_prepare(const PrepareOptions& o) {
   const Gpt2Tokenizer tok =
       o.vocab_dir.empty() ? Gpt2Tokenizer::from_tiktoken(ranks) : Gpt2Tokenizer::from_vocab_dir(o.vocab_dir);
   // One writer per output directory: a second prepare into it would mix its shards with ours.
-  const io::DirLock lock = io::DirLock::acquire(o.out_dir, "prepare");
+  const io::WriterLock lock = io::WriterLock::acquire_dir(o.out_dir, "prepare");
   const std::vector<fs::path> old_shards = check_outputs(o);
   fs::create_directories(o.out_dir);
 

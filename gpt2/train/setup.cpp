@@ -403,7 +403,7 @@ TrainRun setup_train(const TrainOptions& o, io::Provenance prov) {
 
   const std::string log_path = train_log_path(o.run.out);
   // One writer per run directory, taken before anything in it is read, removed or replaced.
-  if (rank0) r.out_lock = io::DirLock::acquire(o.run.out, "a training run");
+  if (rank0) r.out_lock = io::WriterLock::acquire_dir(o.run.out, "a training run");
   std::optional<std::string> ckpt;
   std::optional<Checkpoint> loaded;
   std::optional<safetensors::File> opt_state;

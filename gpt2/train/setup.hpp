@@ -20,7 +20,7 @@
 #include "gpt2/train/log.hpp"
 #include "gpt2/train/optimizer.hpp"
 #include "gpt2/train/schedule.hpp"
-#include "io/dir_lock.hpp"
+#include "io/writer_lock.hpp"
 
 namespace gaugelab::gpt2 {
 
@@ -36,7 +36,7 @@ struct TrainState {
 };
 
 struct TrainRun {
-  io::DirLock out_lock;  // rank 0: --out is this run's alone until the run ends (released last)
+  io::WriterLock out_lock;  // rank 0: --out is this run's alone until the run ends (released last)
   TrainOptions options;
   io::Provenance prov;
   TrainDist dist;

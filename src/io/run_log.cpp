@@ -31,7 +31,7 @@ void RunLog::Impl::require_open(const char* op) const {
   h5::silence_errors();  // the calling thread's own HDF5 error stack (appends come from any thread)
   if (closed) misuse(std::string(op) + " after close()");
   if (write_error) {
-    const_cast<Impl*>(this)->write_error_delivered = true;
+    write_error_delivered = true;
     std::rethrow_exception(write_error);
   }
 }

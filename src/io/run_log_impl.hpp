@@ -55,7 +55,7 @@ struct RunLog::Impl {
   // The first failed write (a full disk, a file size limit, an I/O error), from any thread. After it
   // nothing more is written: every later call rethrows it, and close() only releases the file.
   std::exception_ptr write_error;
-  bool write_error_delivered = false;  // rethrown to a caller already: close() need not report it again
+  mutable bool write_error_delivered = false;  // rethrown to a caller already (also from const checks): close() need not report it again
 
   ~Impl() { stop_flusher(); }
   void start_flusher();

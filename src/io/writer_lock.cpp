@@ -1,10 +1,12 @@
 #include "io/writer_lock.hpp"
 
 #include <fcntl.h>
+#include <sys/file.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <stdexcept>
 
 namespace gaugelab::io {
@@ -32,6 +34,22 @@ WriterLock WriterLock::acquire(const std::string& path) {
   if (err == EAGAIN || err == EACCES)
     throw std::runtime_error("run log '" + path + "': is being written by another process");
   return lock;  // locks unsupported here (EINVAL, ENOLCK): proceed unprotected
+}
+
+WriterLock WriterLock::acquire_dir(const std::string& dir, const std::string& what) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) throw std::runtime_error("cannot create directory '" + dir + "': " + ec.message());
+  WriterLock lock;
+  lock.fd_ = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (lock.fd_ < 0) throw std::runtime_error("'" + dir + "': cannot open the directory: " + std::strerror(errno));
+  if (::flock(lock.fd_, LOCK_EX | LOCK_NB) == 0) return lock;
+  const int err = errno;
+  lock.release();
+  if (err == EWOULDBLOCK)
+    throw std::runtime_error("'" + dir + "': is being written by another gaugelab process (" + what +
+                             "); wait for it to end or choose another --out");
+  return lock;  // flock unsupported here (ENOLCK, EINVAL): proceed unprotected
 }
 
 WriterLock& WriterLock::operator=(WriterLock&& o) noexcept {

@@ -8,7 +8,7 @@
 #include <iterator>
 #include <string>
 
-#include "io/dir_lock.hpp"
+#include "io/writer_lock.hpp"
 #include "io/writer_lock.hpp"
 #include "support/child.hpp"
 #include "support/process.hpp"
@@ -41,7 +41,7 @@ void check_refused(const std::vector<std::string>& argv) {
 TEST_CASE("output locks: prepare into a directory another process writes is refused", "[cli][locks]") {
   test::TempDir dir;
   const std::string out = dir.file("data");
-  const io::DirLock held = io::DirLock::acquire(out, "test");
+  const io::WriterLock held = io::WriterLock::acquire_dir(out, "test");
   check_refused({kBin, "prepare", "--synthetic", "--docs", "50", "--force", "--out", out});
   CHECK(fs::is_empty(out));  // no shard of the refused run mixed in
 }

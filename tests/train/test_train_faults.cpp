@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "gpt2/train/checkpoints.hpp"
-#include "io/dir_lock.hpp"
+#include "io/writer_lock.hpp"
 #include "io/run_log_reader.hpp"
 #include "tests/gpt2/gpt2_catch.hpp"
 #include "tests/support/child.hpp"
@@ -87,7 +87,7 @@ TEST_CASE("train faults: a second writer on a live run directory is refused and 
   REQUIRE(!ckpts_before.empty());
   {
     // Another process (this test) holds the run directory, as a live `train` does.
-    const io::DirLock held = io::DirLock::acquire(out, "test");
+    const io::WriterLock held = io::WriterLock::acquire_dir(out, "test");
     for (const std::vector<std::string>& extra :
          {std::vector<std::string>{"--force"}, std::vector<std::string>{"--resume", "--replan"}}) {
       const test::ChildResult r = test::run_child(train_cmd(out, 30, extra), {60, -1});
