@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <iostream>
 #include <stdexcept>
+#include <vector>
 
 #include <ATen/core/grad_mode.h>
 #include <ATen/ops/empty.h>
@@ -130,7 +131,8 @@ InspectResult run_inspect(const InspectOptions& o, io::Provenance prov) {
   Reference ref;
   ref.fp64 = fp64;
   const std::int64_t windows = o.prompts + o.sample_seqs;
-  const std::vector<std::int64_t> pool = o.init_random.empty() ? trained_ids(o.checkpoint) : std::vector<std::int64_t>{};
+  std::vector<std::int64_t> pool = o.init_random.empty() ? trained_ids(o.checkpoint) : std::vector<std::int64_t>{};
+  std::erase_if(pool, [&](std::int64_t id) { return id >= cfg.vocab_size; });  // a foreign list: only real rows
   ref.prompts = token_rows(o, cfg.vocab_size, pool, 0, o.prompts, o.prompt_len, windows, device);
   const at::Tensor sample = token_rows(o, cfg.vocab_size, pool, o.prompts, o.sample_seqs, o.sample_len, windows, device);
   ref.logits = model_logits(*model, ref.prompts);

@@ -135,10 +135,10 @@ struct TrainOptions {
 /// Checks every setting and the cross-field rules; throws io::UsageError naming the flag.
 void validate_train_options(const TrainOptions& o);
 
-/// The settings a run was started with, as its newest checkpoint recorded them (config.json's
+/// The settings a run was started with, as its newest readable checkpoint recorded them (config.json's
 /// trainer.options: flag name -> value, as Options::to_json() writes it), for `train --resume --out DIR`
-/// without the rest of the command. Null when OUT holds no complete checkpoint; throws
-/// std::runtime_error naming the file when that checkpoint's config.json cannot be read.
+/// without the rest of the command. Null when OUT holds no checkpoint with a readable config.json (the
+/// resume then names what is wrong).
 nlohmann::json saved_run_options(const std::string& out);
 
 /// Micro-batches per optimizer step in all: --batch-tokens / (batch_size·block_size) when given, else

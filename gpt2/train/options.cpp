@@ -1,15 +1,13 @@
 // validate_train_options: every cross-field rule of `gaugelab train` in one place (ranges of single
 // flags are declared with the flags in cli/verb_train.cpp and checked there too, so this also guards
 // callers that fill TrainOptions in code).
-#include <algorithm>
 #include <cmath>
-#include <filesystem>
 #include <fstream>
 #include <string>
-#include <vector>
 
 #include "gpt2/model/config.hpp"
 #include "gpt2/train/api.hpp"
+#include "gpt2/train/checkpoints.hpp"
 #include "io/options.hpp"
 
 namespace gaugelab::gpt2 {
@@ -103,23 +101,15 @@ void validate_train_options(const TrainOptions& o) {
 }
 
 nlohmann::json saved_run_options(const std::string& out) {
-  namespace fs = std::filesystem;
-  const fs::path dir = fs::path(out) / "checkpoints";  // train/checkpoints.hpp's layout, step_%08d
-  std::error_code ec;
-  if (!fs::is_directory(dir, ec)) return nullptr;
-  std::vector<std::string> steps;
-  for (const auto& e : fs::directory_iterator(dir, ec)) {
-    const std::string name = e.path().filename().string();
-    if (name.rfind("step_", 0) == 0 && fs::is_regular_file(e.path() / "config.json", ec)) steps.push_back(name);
+  // The checkpoints the resume itself walks (newest first, damaged ones skipped), so both agree on the run.
+  for (const std::string& dir : train_checkpoints_newest_first(out)) {
+    std::ifstream in(dir + "/config.json");
+    const nlohmann::json j = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+    if (j.is_object() && j.contains("trainer") && j["trainer"].is_object() && j["trainer"].contains("options") &&
+        j["trainer"]["options"].is_object())
+      return j["trainer"]["options"];
   }
-  if (steps.empty()) return nullptr;
-  const fs::path cfg = dir / *std::max_element(steps.begin(), steps.end()) / "config.json";
-  std::ifstream in(cfg);
-  nlohmann::json j = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded() || !j.is_object() || !j.contains("trainer") || !j["trainer"].is_object() ||
-      !j["trainer"].contains("options") || !j["trainer"]["options"].is_object())
-    throw std::runtime_error(cfg.string() + ": not a training checkpoint's config.json (no trainer.options)");
-  return j["trainer"]["options"];
+  return nullptr;
 }
 
 std::int64_t global_grad_accum(const TrainOptions& o, std::int64_t block_size) {
