@@ -23,7 +23,9 @@ def main(paths: list[str]) -> None:
     fig, (ax_a, ax_b) = plt.subplots(1, 2, figsize=(9, 3.6))
     # One axis for both, as the difference to each one's condition A: the scales differ (tiny vs 124M), the
     # question (does N move the loss, by how much) does not; twin axes made 1e-4 nats look like a trend.
-    ours_ref = base.best_val if base else float("nan")
+    if not base:
+        raise SystemExit("fig_seed000_frequency: no condition A run among the logs ((a) is drawn relative to it)")
+    ours_ref = base.best_val
     paper_ref = s0.PAPER_TABLE2[0][1]
     ax_a.plot(ns, [r.best_val - ours_ref for _, r in fixed], "o-", color="C0", label="ours")
     ax_a.plot(pn, [s0.PAPER_TABLE2[n][1] - paper_ref for n in pn], "s-", color="C3", label="paper")
@@ -34,8 +36,7 @@ def main(paths: list[str]) -> None:
     floor = 1e-9  # drift exactly 0 (a fix on the logged step) drawn at this floor on the log axis
     ax_b.plot(ns, [max(r.max_drift, floor) for _, r in fixed], "o-", color="C0", label="ours")
     ax_b.plot(pn, [s0.PAPER_TABLE2[n][2] for n in pn], "s-", color="C3", label="paper")
-    if base:
-        ax_b.axhline(max(base.max_drift, floor), color="C0", ls="--", lw=1)
+    ax_b.axhline(max(base.max_drift, floor), color="C0", ls="--", lw=1)
     ax_b.axhline(s0.PAPER_TABLE2[0][2], color="C3", ls="--", lw=1)
     ax_b.set_yscale("log")
     ax_b.set_ylabel("max Q/K drift")

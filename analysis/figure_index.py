@@ -169,7 +169,7 @@ CLAIMS: dict[tuple[str, str], str] = {
     ("000", "Table 2"): "no: at this scale N changes the loss by less than the seeds",
     ("000", "Fig. 3"): "no (as Table 2)",
     ("000", "§4.2/§4.4 series"): "no: no spikes; s_Q·s_K reaches 1.09, not ~3",
-    ("001", "Tables 3-4"): "partly: on our trained tiny model only",
+    ("001", "Tables 3-4"): "partly: assumptions hold on our trained tiny model (no rank-deficient projection, every layer full rank); the pretrained weights are not here",
     ("001", "Tables 5-7"): "yes (trained tiny): valid at rounding, invalid O(1)",
     ("001", "Tables 5-7 (figure)"): "yes (trained tiny)",
     ("001", "Tables 8-9"): "yes (trained tiny): greedy decode identical",
