@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <exception>
 #include <iostream>
+#include <new>
 #include <string>
 
 #include "io/build_info.hpp"
@@ -19,6 +20,15 @@ void print_usage(std::ostream& os) {
     os << "  " << n << std::string(n.size() < 10 ? 10 - n.size() : 1, ' ') << v.summary << "\n";
   }
   os << "\nEvery verb takes --help and --config FILE (INI, same keys as its flags).\n";
+}
+
+// The first line of an exception's text: LibTorch's errors append their C++ stack frames on the lines
+// after it ("Exception raised from ... frame #0 ..."), which are for developers, not users.
+std::string first_line(const char* what) {
+  std::string s = what ? what : "";
+  const auto nl = s.find('\n');
+  if (nl != std::string::npos) s.resize(nl);
+  return s.empty() ? "unknown error" : s;
 }
 
 }  // namespace
@@ -43,10 +53,17 @@ int main(int argc, char** argv) {
     try {
       return v.run(args);
     } catch (const gaugelab::io::UsageError& e) {
-      std::cerr << "gaugelab " << verb << ": error: " << e.what() << "\n";
+      std::cerr << "gaugelab " << verb << ": error: " << first_line(e.what()) << "\n";
       return 2;
+    } catch (const std::bad_alloc&) {
+      std::cerr << "gaugelab " << verb << ": error: out of memory: the sizes asked for need more memory than "
+                << "this machine can give (std::bad_alloc); reduce them\n";
+      return 1;
     } catch (const std::exception& e) {
-      std::cerr << "gaugelab " << verb << ": error: " << e.what() << "\n";
+      std::cerr << "gaugelab " << verb << ": error: " << first_line(e.what()) << "\n";
+      return 1;
+    } catch (...) {
+      std::cerr << "gaugelab " << verb << ": error: unknown exception (a bug: please report it)\n";
       return 1;
     }
   }

@@ -3,6 +3,7 @@
 #include <filesystem>
 #include <map>
 #include <optional>
+#include <stdexcept>
 
 #include "io/run_flags.hpp"
 #include "io/run_log.hpp"
@@ -37,15 +38,15 @@ ShardFile read_shard(const std::string& path) {
   try {
     reader.emplace(path);
   } catch (const std::exception& e) {
-    throw io::UsageError(std::string("cannot read shard: ") + e.what());
+    throw std::runtime_error(std::string("cannot read shard: ") + e.what());
   }
   const io::RootAttrs root = reader->root();
-  if (root.kind.rfind("sweep/", 0) != 0) throw io::UsageError("'" + path + "' is a '" + root.kind + "' log, not a sweep");
+  if (root.kind.rfind("sweep/", 0) != 0) throw std::runtime_error("'" + path + "' is a '" + root.kind + "' log, not a sweep");
   try {
     f.config = root.config();
     f.shard = parse_shard(f.config.at("shard").get<std::string>());
   } catch (const std::exception& e) {
-    throw io::UsageError("'" + path + "' has no readable sweep config (" + e.what() + ")");
+    throw std::runtime_error("'" + path + "' has no readable sweep config (" + e.what() + ")");
   }
   f.contents = read_sweep(*reader);
   return f;
@@ -76,7 +77,7 @@ std::vector<std::pair<std::string, io::Cell>> merge_sweeps(const std::vector<std
   for (const auto& f : files) {
     const std::string diff = config_difference(first.config, f.config, {"shard"});
     if (!diff.empty())
-      throw io::UsageError("'" + f.path + "' is not a shard of the same sweep as '" + first.path + "' (" + diff + ")");
+      throw std::runtime_error("'" + f.path + "' is not a shard of the same sweep as '" + first.path + "' (" + diff + ")");
   }
   nlohmann::json config = first.config;
   config["shard"] = Shard{}.str();
@@ -96,14 +97,14 @@ std::vector<std::pair<std::string, io::Cell>> merge_sweeps(const std::vector<std
       columns_from = &f.path;
     } else if (!same_columns(merged.runs_cols, c.runs_cols) || !same_columns(merged.series_cols, c.series_cols) ||
                !same_columns(merged.arrays_cols, c.arrays_cols)) {
-      throw io::UsageError("'" + f.path + "' has other table columns than '" + *columns_from + "'");
+      throw std::runtime_error("'" + f.path + "' has other table columns than '" + *columns_from + "'");
     }
     for (auto& [row, rec] : c.records) {
       if (row < 0 || row >= plan.rows())
-        throw io::UsageError("'" + f.path + "' holds row " + std::to_string(row) + ", outside the sweep's " +
-                             std::to_string(plan.rows()) + " rows");
+        throw std::runtime_error("'" + f.path + "' holds row " + std::to_string(row) + ", outside the sweep's " +
+                                 std::to_string(plan.rows()) + " rows");
       if (const auto it = source.find(row); it != source.end())
-        throw io::UsageError(plan.describe_row(row) + " is in both '" + *it->second + "' and '" + f.path + "'");
+        throw std::runtime_error(plan.describe_row(row) + " is in both '" + *it->second + "' and '" + f.path + "'");
       source[row] = &f.path;
       merged.records.emplace(row, std::move(rec));
     }
@@ -112,8 +113,8 @@ std::vector<std::pair<std::string, io::Cell>> merge_sweeps(const std::vector<std
   for (std::int64_t row = 0; row < plan.rows(); ++row)
     if (!merged.records.count(row)) missing.push_back(row);
   if (!missing.empty())
-    throw io::UsageError(std::to_string(missing.size()) + " of " + std::to_string(plan.rows()) + " rows missing, first " +
-                         plan.describe_row(missing.front()) + ": " + missing_hint(files, missing.front()));
+    throw std::runtime_error(std::to_string(missing.size()) + " of " + std::to_string(plan.rows()) + " rows missing, first " +
+                             plan.describe_row(missing.front()) + ": " + missing_hint(files, missing.front()));
 
   const PointsTable points = sweep_points(plan, merged);
   io::prepare_output_path(out, force);

@@ -13,7 +13,7 @@ namespace gaugelab::gpt2 {
 Precision parse_precision(const std::string& name) {
   if (name == "fp32" || name == "float32") return Precision::fp32;
   if (name == "bf16" || name == "bfloat16") return Precision::bf16;
-  throw std::runtime_error("unknown precision '" + name + "' (fp32, bf16)");
+  throw io::UsageError("unknown precision '" + name + "' (fp32, bf16)");
 }
 
 const char* precision_name(Precision p) { return p == Precision::fp32 ? "fp32" : "bf16"; }
@@ -23,10 +23,10 @@ c10::Device parse_device(const std::string& name) {
   try {
     dev = c10::Device(name);
   } catch (const std::exception&) {
-    throw std::runtime_error("unknown device '" + name + "' (cpu, cuda, cuda:N)");
+    throw io::UsageError("unknown device '" + name + "' (cpu, cuda, cuda:N)");
   }
   if (dev.is_cpu()) return dev;
-  if (!dev.is_cuda()) throw std::runtime_error("device '" + name + "' is not supported (cpu, cuda, cuda:N)");
+  if (!dev.is_cuda()) throw io::UsageError("device '" + name + "' is not supported (cpu, cuda, cuda:N)");
   if (!at::hasCUDA()) throw std::runtime_error("device '" + name + "' requested but no CUDA device is available");
   return dev;
 }

@@ -1,4 +1,5 @@
-// `gaugelab sweep` / `gaugelab merge` as a user types them: bad input is one line and exit 2.
+// `gaugelab sweep` / `gaugelab merge` as a user types them: bad input is one line, exit 2 for the command
+// line, exit 1 for an absent or incomplete input file.
 #include <catch2/catch.hpp>
 
 #include <filesystem>
@@ -15,18 +16,23 @@ Result run(const std::string& args) { return gaugelab::test::run_gaugelab(args);
 
 std::size_t lines(const std::string& s) { return gaugelab::test::count_lines(s); }
 
-void check_usage_error(const std::string& args, const std::string& names) {
+// Exit 2: the command as typed cannot run; exit 1: an input file named in it is absent or incomplete.
+void check_one_line_error(const std::string& args, const std::string& names, int status) {
   INFO("gaugelab " << args);
   const auto r = run(args);
   INFO(r.output);
-  CHECK(r.status == 2);
+  CHECK(r.status == status);
   CHECK(lines(r.output) == 1);
   CHECK(r.output.find(names) != std::string::npos);
 }
 
+void check_usage_error(const std::string& args, const std::string& names) { check_one_line_error(args, names, 2); }
+
+void check_input_error(const std::string& args, const std::string& names) { check_one_line_error(args, names, 1); }
+
 }  // namespace
 
-TEST_CASE("sweep CLI: empty grid item, unknown toy, malformed shard -> one line, exit 2", "[toys][sweep][cli]") {
+TEST_CASE("sweep CLI: empty grid item, unknown toy, malformed shard -> one line, exit 2 or 1", "[toys][sweep][cli]") {
   gaugelab::test::TempDir dir;
   const std::string out = " --out " + dir.file("x.h5");
   check_usage_error("sweep relu --lr 1,,2 --steps 10" + out, "--lr");
@@ -38,7 +44,7 @@ TEST_CASE("sweep CLI: empty grid item, unknown toy, malformed shard -> one line,
   check_usage_error("sweep relu --hidden 0,3 --steps 10" + out, "--hidden");
   check_usage_error("sweep", "NAME");
   check_usage_error("merge " + dir.file("a.h5"), "--out");
-  check_usage_error("merge --out " + dir.file("m.h5") + " " + dir.file("absent.h5"), "absent.h5");
+  check_input_error("merge --out " + dir.file("m.h5") + " " + dir.file("absent.h5"), "absent.h5");
   CHECK_FALSE(std::filesystem::exists(dir.file("x.h5")));
 }
 
@@ -78,5 +84,5 @@ TEST_CASE("sweep CLI: runs, resumes, refuses another sweep on the same file, mer
   INFO(r.output);
   CHECK(r.status == 0);
   CHECK(r.output.find("rows_done        4") != std::string::npos);
-  check_usage_error("merge --out " + dir.file("m2.h5") + " " + a, "rows missing");
+  check_input_error("merge --out " + dir.file("m2.h5") + " " + a, "rows missing");
 }
