@@ -27,7 +27,8 @@ void declare(io::Options& opts, ReluToyOptions& o) {
       .add("late-fraction", &o.late_fraction, "final fraction of steps judged for oscillation", Range{0.0, 1.0, true, false})
       .add("oscillation-rise", &o.oscillation_rise, "late-step rise fraction above which a run oscillates", Range::closed(0, 1))
       .add("gauges", &o.gauges, "random gauges in the invariance test", Range::at_least(0))
-      .add("gauge-log-spread", &o.gauge_log_spread, "gauge scales exp(U(-a, a))", Range::non_negative())
+      .add("gauge-log-spread", &o.gauge_log_spread, "gauge scales exp(U(-a, a)); a <= 700 keeps exp(+-a) a finite double",
+           Range::closed(0, 700))
       .add("seeds", &o.seeds, "independent runs (seed, seed+1, ...)", Range::at_least(1));
   opts.check([&o] {
     if (!(o.train_lo < o.train_hi)) throw io::UsageError("--train-lo must be < --train-hi");

@@ -1,6 +1,7 @@
 #include "toys/toy_runner.hpp"
 
 #include <cstdio>
+#include <exception>
 #include <sstream>
 
 #include "io/run_log.hpp"
@@ -15,8 +16,19 @@ std::vector<std::pair<std::string, io::Cell>> run_toy(const Toy& toy, const io::
   std::vector<ToyRun> runs(static_cast<size_t>(n));
   // Seeds are independent: one per thread, results kept in seed order so the log never depends
   // on the thread count.
+  // An exception must not leave an OpenMP region (that is std::terminate, exit 134): the first one is
+  // kept and rethrown after the loop, so the front door prints it as one line.
+  std::exception_ptr error;
 #pragma omp parallel for schedule(dynamic, 1)
-  for (int i = 0; i < n; ++i) runs[static_cast<size_t>(i)] = toy.run(flags.seed + static_cast<std::uint64_t>(i));
+  for (int i = 0; i < n; ++i) {
+    try {
+      runs[static_cast<size_t>(i)] = toy.run(flags.seed + static_cast<std::uint64_t>(i));
+    } catch (...) {
+#pragma omp critical(gaugelab_toy_error)
+      if (!error) error = std::current_exception();
+    }
+  }
+  if (error) std::rethrow_exception(error);
 
   auto log = io::RunLog::create(flags.out, prov, flags.force);
   declare_toy_log(log, {}, runs.front(), /*first_series=*/true);
