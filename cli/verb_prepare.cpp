@@ -27,7 +27,8 @@ int verb_prepare(const Args& args) {
       .add("synthetic", &p.synthetic, "tokenise the built-in synthetic corpus (data/README.md) instead of inputs")
       .add("out", &p.out_dir, "output directory")
       .add("force", &p.force, "replace existing outputs")
-      .add("threads", &p.threads, "worker threads, 0 = all cores", io::Range::non_negative())
+      .add("threads", &p.threads, "worker threads, 0 = all cores; at most " + std::to_string(io::kMaxThreads),
+           io::Range::closed(0, io::kMaxThreads))
       .add("name", &p.name, "llm.c shard prefix")
       .add("ranks", &p.ranks_path, "gpt2.tiktoken ranks file (default: the one install-deps extracted)")
       .add("vocab-dir", &p.vocab_dir, "directory with encoder.json + vocab.bpe (instead of --ranks)")

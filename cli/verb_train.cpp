@@ -12,6 +12,7 @@
 #include "verbs.hpp"
 
 #ifdef GAUGELAB_WITH_TORCH
+#include "gpt2/model/config.hpp"
 #include "gpt2/train/api.hpp"
 #endif
 
@@ -72,12 +73,13 @@ int verb_train(const Args& args) {
       .add("replan", &o.replan, "with --resume: accept a changed --max-iters and re-plan the cosine to it")
       .add("init-from", &o.init_from, "start from these weights: our checkpoint or a Hugging Face GPT-2 directory")
       .add("model", &o.model, "size preset: gpt2, gpt2-medium, gpt2-large, gpt2-xl, tiny, nano")
-      .add("n-layer", &o.n_layer, "transformer blocks (0 = the preset's)", Range::non_negative())
-      .add("n-head", &o.n_head, "attention heads (0 = the preset's)", Range::non_negative())
-      .add("n-embd", &o.n_embd, "residual width (0 = the preset's)", Range::non_negative())
+      .add("n-layer", &o.n_layer, "transformer blocks (0 = the preset's)", Range::closed(0, gpt2::ModelConfig::kMaxLayers))
+      .add("n-head", &o.n_head, "attention heads (0 = the preset's)", Range::closed(0, gpt2::ModelConfig::kMaxWidth))
+      .add("n-embd", &o.n_embd, "residual width (0 = the preset's)", Range::closed(0, gpt2::ModelConfig::kMaxWidth))
       .add("block-size", &o.block_size, "context length, also the training sequence length (0 = the preset's)",
-           Range::non_negative())
-      .add("vocab-size", &o.vocab_size, "vocabulary (0 = the preset's, GPT-2 50257)", Range::non_negative())
+           Range::closed(0, gpt2::ModelConfig::kMaxContext))
+      .add("vocab-size", &o.vocab_size, "vocabulary (0 = the preset's, GPT-2 50257)",
+           Range::closed(0, gpt2::ModelConfig::kMaxVocab))
       .add("compact-vocab", &o.compact_vocab, "renumber the token ids occurring in the data to 0..K-1 (small corpora)")
       .add("multipliers", &o.multipliers, "multiplier placement: default, none, or site:mode,...")
       .add("dropout", &o.dropout, "dropout while training", Range{0.0, 1.0, false, true})

@@ -369,7 +369,8 @@ PrepareResult run_prepare(const PrepareOptions& o) {
     r.meta_path = (fs::path(o.out_dir) / "meta.json").string();
     {
       std::ofstream meta(tmp_name(r.meta_path), std::ios::trunc);
-      meta << meta_json(o, tok, src, r).dump(2) << "\n";
+      // A file name that is not UTF-8 is recorded with U+FFFD for its bad bytes (JSON holds only UTF-8).
+      meta << meta_json(o, tok, src, r).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
       meta.close();
       if (!meta) throw std::runtime_error(tmp_name(r.meta_path) + ": write failed");
     }

@@ -98,6 +98,46 @@ bool parse_bool(const std::string& text, const std::string& what) {
   throw UsageError(what + ": '" + text + "' is not a boolean (true/false)");
 }
 
+std::string utf8_safe(const std::string& text) {
+  // Length of the valid UTF-8 sequence at text[i] (RFC 3629: no overlongs, no surrogates, <= U+10FFFF), 0 if none.
+  auto valid_at = [&](std::size_t i) -> std::size_t {
+    const auto b = [&](std::size_t k) { return static_cast<unsigned char>(text[k]); };
+    const unsigned c = b(i);
+    if (c < 0x80) return 1;
+    std::size_t n = 0;
+    unsigned lo = 0x80, hi = 0xBF;
+    if (c >= 0xC2 && c <= 0xDF) n = 2;
+    else if (c == 0xE0) n = 3, lo = 0xA0;
+    else if (c >= 0xE1 && c <= 0xEC) n = 3;
+    else if (c == 0xED) n = 3, hi = 0x9F;
+    else if (c >= 0xEE && c <= 0xEF) n = 3;
+    else if (c == 0xF0) n = 4, lo = 0x90;
+    else if (c >= 0xF1 && c <= 0xF3) n = 4;
+    else if (c == 0xF4) n = 4, hi = 0x8F;
+    else return 0;
+    if (i + n > text.size()) return 0;
+    if (b(i + 1) < lo || b(i + 1) > hi) return 0;
+    for (std::size_t k = 2; k < n; ++k)
+      if (b(i + k) < 0x80 || b(i + k) > 0xBF) return 0;
+    return n;
+  };
+  std::string out;
+  out.reserve(text.size());
+  for (std::size_t i = 0; i < text.size();) {
+    if (const std::size_t n = valid_at(i)) {
+      out.append(text, i, n);
+      i += n;
+    } else {
+      static const char* hex = "0123456789abcdef";
+      const auto c = static_cast<unsigned char>(text[i++]);
+      out += "\\x";
+      out += hex[c >> 4];
+      out += hex[c & 15];
+    }
+  }
+  return out;
+}
+
 Options::Options(std::string verb, std::string summary) : verb_(std::move(verb)), summary_(std::move(summary)) {}
 
 Options& Options::push(OptionSpec s, std::function<void()> range_check) {
@@ -109,6 +149,7 @@ Options& Options::push(OptionSpec s, std::function<void()> range_check) {
 
 Options& Options::add(const std::string& name, double* f, const std::string& help, Range r) {
   const std::string key = "--" + name;
+  if (r.lo || r.hi) ranges_[name] = r;
   return push({name, help + (r.lo || r.hi ? " (" + r.describe() + ")" : ""), "real", true, false, false,
                [f, key](const std::string& t) { *f = parse_real(t, key); },
                [f] { return nlohmann::json(*f); }, [f] { return fmt_real(*f); }},
@@ -119,6 +160,7 @@ Options& Options::add(const std::string& name, double* f, const std::string& hel
 
 Options& Options::add(const std::string& name, std::int64_t* f, const std::string& help, Range r) {
   const std::string key = "--" + name;
+  if (r.lo || r.hi) ranges_[name] = r;
   return push({name, help + (r.lo || r.hi ? " (" + r.describe() + ")" : ""), "int", true, false, false,
                [f, key](const std::string& t) { *f = parse_int(t, key); },
                [f] { return nlohmann::json(*f); }, [f] { return std::to_string(*f); }},
@@ -130,6 +172,7 @@ Options& Options::add(const std::string& name, std::int64_t* f, const std::strin
 
 Options& Options::add(const std::string& name, int* f, const std::string& help, Range r) {
   const std::string key = "--" + name;
+  if (r.lo || r.hi) ranges_[name] = r;
   return push({name, help + (r.lo || r.hi ? " (" + r.describe() + ")" : ""), "int", true, false, false,
                [f, key](const std::string& t) {
                  const auto v = parse_int(t, key);
@@ -168,7 +211,7 @@ Options& Options::add(const std::string& name, std::string* f, const std::string
   std::string h = help;
   if (!choices.empty()) h += " (one of: " + join(choices, ", ") + ")";
   return push({name, h, "string", false, false, false, [f](const std::string& t) { *f = trim(t); },
-               [f] { return nlohmann::json(*f); }, [f] { return *f; }},
+               [f] { return nlohmann::json(utf8_safe(*f)); }, [f] { return *f; }},
               choices.empty() ? std::function<void()>{}
                               : std::function<void()>{[f, choices, key] {
                                   for (const auto& c : choices)
@@ -181,7 +224,12 @@ Options& Options::add(const std::string& name, std::vector<std::string>* f, cons
   const std::string key = "--" + name;
   return push({name, help, "list", false, false, true,
                [f, key](const std::string& t) { *f = split_list(t, key); },
-               [f] { return nlohmann::json(*f); }, [f] { return join(*f); }},
+               [f] {
+                 nlohmann::json j = nlohmann::json::array();
+                 for (const auto& item : *f) j.push_back(utf8_safe(item));
+                 return j;
+               },
+               [f] { return join(*f); }},
               {});
 }
 
@@ -264,7 +312,7 @@ std::string config_error_place(const std::string& path, const po::error& e) {
 
 bool Options::parse(const std::vector<std::string>& args) {
   po::options_description desc;
-  desc.add_options()("help,h", "")("config", po::value<std::string>(), "");
+  desc.add_options()("help,h", "")("config", po::value<std::string>(), "")("print-config", "")("describe-options", "");
   for (const auto& s : specs_) {
     if (s.type == "bool")
       desc.add_options()(s.name.c_str(), po::value<std::string>()->implicit_value("true"), "");
@@ -284,6 +332,10 @@ bool Options::parse(const std::vector<std::string>& args) {
     po::store(po::command_line_parser(args).options(desc).positional(pos).style(style).run(), vm);
     if (vm.count("help")) {
       std::cout << help();
+      return false;
+    }
+    if (vm.count("describe-options")) {
+      std::cout << describe().dump(1) << "\n";
       return false;
     }
     if (vm.count("config")) {
@@ -320,7 +372,25 @@ bool Options::parse(const std::vector<std::string>& args) {
     }
   }
   validate();
+  if (vm.count("print-config")) {
+    std::cout << to_json().dump(1) << "\n";
+    return false;
+  }
   return true;
+}
+
+nlohmann::json Options::describe() const {
+  nlohmann::json all = nlohmann::json::array();
+  for (const auto& s : specs_) {
+    nlohmann::json j = {{"name", s.name}, {"type", s.type}, {"numeric", s.numeric}, {"default", s.get()}};
+    if (const auto it = ranges_.find(s.name); it != ranges_.end()) {
+      const Range& r = it->second;
+      if (r.lo) j["lo"] = *r.lo, j["lo_open"] = r.lo_open;
+      if (r.hi) j["hi"] = *r.hi, j["hi_open"] = r.hi_open;
+    }
+    all.push_back(std::move(j));
+  }
+  return all;
 }
 
 nlohmann::json Options::to_json() const {
@@ -345,6 +415,8 @@ std::string Options::help() const {
     line("--" + s.name + " <" + s.type + ">", s.help + (def.empty() ? "" : " [default: " + def + "]"));
   }
   line("--config <file>", "read options from an INI file; flags on the command line win");
+  line("--print-config", "print the resolved settings as JSON and exit (a dry run: nothing is read or written)");
+  line("--describe-options", "print every option's type, default and range as JSON and exit");
   line("--help", "show this help");
   return os.str();
 }

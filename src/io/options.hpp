@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <functional>
 #include <limits>
+#include <map>
 #include <memory>
 #include <optional>
 #include <stdexcept>
@@ -75,7 +76,9 @@ class Options {
   /// A check across several fields, run after parsing; throw UsageError naming the keys.
   Options& check(std::function<void()> fn);
 
-  /// Parses argv (argv[0] is the verb path, not looked at). Returns false if --help was printed.
+  /// Parses argv (argv[0] is the verb path, not looked at). Returns false if --help was printed, or
+  /// --print-config (the resolved settings as JSON, after validation: a dry run), or
+  /// --describe-options (every option's name, type, default and range as JSON, for tools and tests).
   /// Throws UsageError for unknown keys, bad values, out-of-range values and failed checks.
   bool parse(const std::vector<std::string>& args);
 
@@ -92,6 +95,7 @@ class Options {
 
   nlohmann::json to_json() const;  // every option, resolved
   std::string help() const;        // generated from the declarations
+  nlohmann::json describe() const; // [{name, type, default, lo, hi, lo_open, hi_open, choices?}, ...]
   const std::string& verb() const { return verb_; }
 
  private:
@@ -104,7 +108,14 @@ class Options {
   std::vector<std::function<void()>> checks_;
   std::vector<std::string> positional_;
   std::vector<std::string> given_;
+  std::map<std::string, Range> ranges_;  // declared ranges of the numeric options that have one (describe())
 };
+
+/// `text` if it is valid UTF-8, else the same text with every byte that is not part of a valid UTF-8
+/// sequence written as the four characters \xNN. JSON (the recorded configuration, logs, metadata) holds
+/// only UTF-8, while a Linux path may hold any byte: such a path is used as the bytes it is and recorded
+/// in this escaped form (the same form every time, so a resume compares equal).
+std::string utf8_safe(const std::string& text);
 
 /// Splits "a,b,c" (no empty items allowed; whitespace trimmed).
 std::vector<std::string> split_list(const std::string& text, const std::string& what);

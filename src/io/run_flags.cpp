@@ -12,7 +12,10 @@ namespace gaugelab::io {
 void add_run_flags(Options& opts, RunFlags& f, const std::string& out_help) {
   opts.add("out", &f.out, out_help)
       .add("force", &f.force, "replace an existing --out instead of refusing")
-      .add("threads", &f.threads, "worker threads, 0 = the idle cores (cores minus the 1-minute load, at least 1)", Range::non_negative())
+      .add("threads", &f.threads,
+           "worker threads, 0 = the idle cores (cores minus the 1-minute load, at least 1); at most " +
+               std::to_string(kMaxThreads),
+           Range::closed(0, kMaxThreads))
       .add("seed", &f.seed, "master random seed");
 }
 

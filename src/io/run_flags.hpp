@@ -16,6 +16,10 @@ struct RunFlags {
   std::uint64_t seed = 0;   // master seed; every random draw of the run derives from it
 };
 
+/// The largest --threads accepted: far above any node's cores (oversubscription never helps), far below
+/// where asking the OpenMP runtime for threads fails (--threads 1e9 once reached libgomp and aborted).
+inline constexpr int kMaxThreads = 1024;
+
 /// Registers --out, --force, --threads, --seed on `opts` (defaults taken from `flags`).
 void add_run_flags(Options& opts, RunFlags& flags, const std::string& out_help);
 
