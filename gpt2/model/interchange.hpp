@@ -14,17 +14,11 @@
 #include <nlohmann/json.hpp>
 
 #include "gpt2/model/config.hpp"
+#include "gpt2/model/hf_config.hpp"
 #include "gpt2/model/model.hpp"
 #include "gpt2/model/safetensors.hpp"
 
 namespace gaugelab::gpt2 {
-
-/// The Hugging Face config.json of `c` (GPT2LMHeadModel, activation gelu_new, n_positions = block_size).
-nlohmann::json hf_config_json(const ModelConfig& c);
-/// Our config from a Hugging Face GPT-2 config.json; multipliers from `lrm`, dropout 0 (set it when
-/// training). Refuses what our model does not compute (another activation, n_inner ≠ 4·n_embd,
-/// unscaled or layer-scaled attention). `what` names the file in errors.
-ModelConfig config_from_hf_json(const nlohmann::json& j, const LrmPlacement& lrm, const std::string& what);
 
 /// Writes DIR/model.safetensors and DIR/config.json. Multipliers are merged into the written weights
 /// (W = diag(r)·W̄·diag(c), transposed to Conv1D); the model itself is not changed. The vocabulary
