@@ -7,7 +7,6 @@
 #include <csignal>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <optional>
 #include <iostream>
 #include <limits>
@@ -176,7 +175,7 @@ TrainResult run_train(const TrainOptions& o, io::Provenance prov) {
       if (!sample_prompt.empty()) {
         const std::string line = sample_line(step, sample_prompt, greedy_continue(*run.model, sample_prompt, o.sample_tokens),
                                              run.vocab_map.ids, sample_tok ? &*sample_tok : nullptr);
-        std::ofstream(train_samples_path(o.run.out), std::ios::app) << line << "\n";
+        append_sample_line(train_samples_path(o.run.out), line);
         std::cout << "sample " << line << "\n";
       }
       st.final_val_loss = row.val_loss;

@@ -2,11 +2,14 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <stdexcept>
 #include <filesystem>
 #include <fstream>
 
 #include <ATen/core/grad_mode.h>
 #include <ATen/ops/from_blob.h>
+
+#include "gpt2/model/safetensors.hpp"
 
 namespace gaugelab::gpt2 {
 
@@ -23,8 +26,14 @@ void keep_samples_up_to(const std::string& path, std::int64_t step) {
     }
   }
   if (kept.empty() && !std::filesystem::exists(path)) return;
-  std::ofstream out(path, std::ios::trunc);
-  for (const std::string& l : kept) out << l << "\n";
+  std::string text;
+  for (const std::string& l : kept) text += l + "\n";
+  // Through a temporary file: a full disk leaves the old samples, not an empty file.
+  safetensors::write_atomically(path, text.data(), text.size(), path);
+}
+
+void append_sample_line(const std::string& path, const std::string& line) {
+  safetensors::append_text(path, line + "\n", path);
 }
 
 std::vector<std::int64_t> greedy_continue(GPT& model, const std::vector<std::int64_t>& prompt, std::int64_t tokens) {

@@ -27,6 +27,9 @@ std::string train_samples_path(const std::string& out);
 /// (step 0) empties it, a resumed one drops what its interrupted predecessor sampled after the checkpoint.
 void keep_samples_up_to(const std::string& path, std::int64_t step);
 
+/// Appends `line` and a newline to `path`; a failed write is one line naming the file and the error.
+void append_sample_line(const std::string& path, const std::string& line);
+
 /// Greedy continuation of `prompt` (model ids, [T]) by `tokens` tokens; the context is cropped to the
 /// model's block size. Returns the new ids only. No gradients; the model's train/eval mode is restored.
 std::vector<std::int64_t> greedy_continue(GPT& model, const std::vector<std::int64_t>& prompt, std::int64_t tokens);

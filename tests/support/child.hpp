@@ -11,7 +11,9 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -27,28 +29,47 @@ struct ChildResult {
 struct ChildOptions {
   double limit_s = 120;           // killed (SIGKILL) if still running after this long
   long long max_file_bytes = -1;  // RLIMIT_FSIZE for the child; -1 = unlimited
+  long long enospc_after = -1;    // writes to regular files fail with ENOSPC past this many bytes (the
+                                  // enospc shim, LD_PRELOAD); -1 = off. Needs GAUGELAB_ENOSPC_SHIM.
 };
 
 /// Runs argv[0] with arguments argv[1..] (no shell).
 inline ChildResult run_child(const std::vector<std::string>& argv, const ChildOptions& opts = {}) {
+  // Everything the child needs is built before fork(): tests run children from several threads, and
+  // between fork and exec only async-signal-safe calls are allowed (no malloc, no setenv).
+  std::vector<char*> a;
+  for (const std::string& s : argv) a.push_back(const_cast<char*>(s.c_str()));
+  a.push_back(nullptr);
+  std::vector<std::string> env_text;
+  for (char** e = environ; *e; ++e) {
+    const std::string_view v(*e);
+    if (opts.enospc_after >= 0 && (v.rfind("LD_PRELOAD=", 0) == 0 || v.rfind("GAUGELAB_ENOSPC_AFTER=", 0) == 0)) continue;
+    env_text.emplace_back(v);
+  }
+#ifdef GAUGELAB_ENOSPC_SHIM
+  if (opts.enospc_after >= 0) {
+    env_text.emplace_back(std::string("LD_PRELOAD=") + GAUGELAB_ENOSPC_SHIM);
+    env_text.emplace_back("GAUGELAB_ENOSPC_AFTER=" + std::to_string(opts.enospc_after));
+  }
+#endif
+  std::vector<char*> env;
+  for (std::string& e : env_text) env.push_back(e.data());
+  env.push_back(nullptr);
   int fds[2];
   ChildResult r;
-  if (pipe(fds) != 0) return r;
+  // O_CLOEXEC: a child started by another thread at the same moment must not inherit this pipe (it
+  // would hold the write end open and delay this child's EOF until it exits).
+  if (pipe2(fds, O_CLOEXEC) != 0) return r;
   const pid_t pid = fork();
   if (pid == 0) {
-    dup2(fds[1], 1);
+    dup2(fds[1], 1);  // dup2 clears O_CLOEXEC on 1 and 2
     dup2(fds[1], 2);
-    close(fds[0]);
-    close(fds[1]);
     if (opts.max_file_bytes >= 0) {
       signal(SIGXFSZ, SIG_IGN);  // kept across exec: writes past the limit fail with EFBIG instead
       const rlimit lim{static_cast<rlim_t>(opts.max_file_bytes), static_cast<rlim_t>(opts.max_file_bytes)};
       setrlimit(RLIMIT_FSIZE, &lim);
     }
-    std::vector<char*> a;
-    for (const std::string& s : argv) a.push_back(const_cast<char*>(s.c_str()));
-    a.push_back(nullptr);
-    execv(a[0], a.data());
+    execve(a[0], a.data(), env.data());
     _exit(127);
   }
   close(fds[1]);

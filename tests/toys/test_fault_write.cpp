@@ -35,8 +35,11 @@ std::vector<long long> limits_below(long long full) {
   return out;
 }
 
+enum class Fault { efbig, enospc };
+
 // The verb, run under each limit below its full output: exit 1, one line naming `out`, no dump.
-void check_fails_cleanly(const std::vector<std::string>& cmd, const std::string& out) {
+// efbig: RLIMIT_FSIZE (a file size limit); enospc: the full-disk shim (writes fail with ENOSPC).
+void check_fails_cleanly(const std::vector<std::string>& cmd, const std::string& out, Fault fault = Fault::efbig) {
   fs::remove(out);
   const test::ChildResult full = test::run_child(cmd);
   REQUIRE(full.status == 0);
@@ -44,9 +47,10 @@ void check_fails_cleanly(const std::vector<std::string>& cmd, const std::string&
   for (const long long limit : limits_below(size)) {
     fs::remove(out);
     test::ChildOptions opts;
-    opts.max_file_bytes = limit;
+    (fault == Fault::efbig ? opts.max_file_bytes : opts.enospc_after) = limit;
     const test::ChildResult r = test::run_child(cmd, opts);
-    INFO(cmd[1] << " with files limited to " << limit << " of " << size << " bytes: " << r.output);
+    INFO(cmd[1] << (fault == Fault::efbig ? " with files limited to " : " with the disk full after ") << limit << " of "
+                << size << " bytes: " << r.output);
     CHECK_FALSE(r.timed_out);
     CHECK(r.signal == 0);
     CHECK(r.status == 1);
@@ -56,6 +60,7 @@ void check_fails_cleanly(const std::vector<std::string>& cmd, const std::string&
     // the verb's own progress lines may come before the error; the error itself is one line
     const std::string tail = r.output.substr(r.output.find("error:"));
     CHECK(lines(tail) == 1);
+    if (fault == Fault::enospc) CHECK(tail.find("No space left on device") != std::string::npos);
   }
 }
 
@@ -101,3 +106,15 @@ TEST_CASE("write failure: a sweep rerun after it ends equal to an uninterrupted 
     }
   }
 }
+
+#ifdef GAUGELAB_ENOSPC_SHIM
+TEST_CASE("write failure: a full disk (ENOSPC) ends toy, sweep and diag in one line naming the error", "[toys][fault]") {
+  test::TempDir dir;
+  check_fails_cleanly({kBin, "toy", "relu", "--seeds", "2", "--steps", "300", "--threads", "1", "--out",
+                       dir.file("toy.h5")},
+                      dir.file("toy.h5"), Fault::enospc);
+  check_fails_cleanly(sweep_cmd(dir.file("sweep.h5")), dir.file("sweep.h5"), Fault::enospc);
+  check_fails_cleanly({kBin, "diag", "heads", "--quick", "--threads", "1", "--out", dir.file("diag.h5")},
+                      dir.file("diag.h5"), Fault::enospc);
+}
+#endif
