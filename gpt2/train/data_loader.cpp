@@ -40,6 +40,23 @@ void copy_window(const data::MappedTokens& f, std::size_t start, std::size_t spa
   }
 }
 
+// Every id of every file below `vocab` (after `map`, when the vocabulary is compact); throws one line
+// naming the file, the position and the id.
+void check_all_ids(const std::vector<data::MappedTokens>& files, std::int64_t vocab, const std::vector<std::int32_t>& map) {
+  for (const data::MappedTokens& f : files) {
+    if (map.empty()) {
+      f.check_ids_below(static_cast<std::size_t>(vocab));
+      continue;
+    }
+    for (std::size_t i = 0; i < f.size(); ++i) {
+      const std::int32_t c = map[f.tokens()[i]];
+      if (c < 0 || c >= vocab)
+        throw std::runtime_error(f.path() + ": token id " + std::to_string(f.tokens()[i]) + " at position " +
+                                 std::to_string(i) + " is not in the compact vocabulary");
+    }
+  }
+}
+
 }  // namespace
 
 VocabMap compact_vocab(const std::vector<std::string>& paths) {
@@ -108,7 +125,11 @@ TrainBatches::TrainBatches(const std::vector<std::string>& paths, std::uint64_t 
                            std::int64_t seq_len, std::int64_t grad_accum, int rank, int world, std::int64_t vocab,
                            const VocabMap& map)
     : shards_(paths, seq_len + 1), seed_(seed), B_(batch_size), T_(seq_len), accum_(grad_accum), rank_(rank),
-      world_(world), vocab_(vocab), map_(map.table) {}
+      world_(world), vocab_(vocab), map_(map.table) {
+  // Every id is checked before the first step (a bad id in the middle of train.bin once surfaced only when
+  // a window reached it, hours into a run): one pass over the mapped files, ~1 s per GB.
+  check_all_ids(shards_.files(), vocab, map_);
+}
 
 std::uint64_t TrainBatches::window_start(std::uint64_t sample) const {
   return mix_seed(seed_, sample) % shards_.starts();  // one file of N tokens: starts 0 .. N−T−1
@@ -130,18 +151,7 @@ ValidationBatches::ValidationBatches(const std::vector<std::string>& paths, std:
                                      std::int64_t seq_len, std::int64_t batches, std::int64_t vocab,
                                      const VocabMap& map)
     : shards_(paths, seq_len + 1), B_(batch_size), T_(seq_len), batches_(batches), map_(map.table) {
-  for (const data::MappedTokens& f : shards_.files()) {
-    if (map_.empty()) {
-      f.check_ids_below(static_cast<std::size_t>(vocab));
-      continue;
-    }
-    for (std::size_t i = 0; i < f.size(); ++i) {
-      const std::int32_t c = map_[f.tokens()[i]];
-      if (c < 0 || c >= vocab)
-        throw std::runtime_error(f.path() + ": token id " + std::to_string(f.tokens()[i]) + " at position " +
-                                 std::to_string(i) + " is not in the compact vocabulary");
-    }
-  }
+  check_all_ids(shards_.files(), vocab, map_);
 }
 
 at::Tensor ValidationBatches::batch(std::int64_t i) const {

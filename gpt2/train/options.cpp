@@ -1,6 +1,7 @@
 // validate_train_options: every cross-field rule of `gaugelab train` in one place (ranges of single
 // flags are declared with the flags in cli/verb_train.cpp and checked there too, so this also guards
 // callers that fill TrainOptions in code).
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <string>
@@ -55,6 +56,10 @@ void validate_train_options(const TrainOptions& o) {
   need(o.dist_backend == "auto" || o.dist_backend == "gloo" || o.dist_backend == "nccl",
        "--dist-backend must be auto, gloo or nccl");
   need(o.batch_size >= 1 && o.grad_accum >= 1 && o.max_iters >= 1, "--batch-size, --grad-accum and --max-iters must be >= 1");
+  // The data loader numbers every sequence a run draws in int64 (step x accumulation x ranks x batch).
+  need(static_cast<double>(o.max_iters) * static_cast<double>(std::max<std::int64_t>(o.grad_accum, 1)) *
+               static_cast<double>(o.batch_size) <= 0x1p60,
+       "--max-iters x --grad-accum x --batch-size must stay below 2^60 sequences (the data order's numbering)");
   need(o.lr > 0 && std::isfinite(o.lr), "--lr must be > 0");
   need(o.min_lr >= 0 && o.min_lr <= o.lr, "--min-lr must be in [0, --lr]");
   need(o.warmup_iters >= 0, "--warmup-iters must be >= 0");

@@ -11,6 +11,8 @@
 #include <mutex>
 #include <tuple>
 
+#include <unistd.h>
+
 #include <ATen/CPUGeneratorImpl.h>
 #include <ATen/Context.h>
 #include <ATen/core/grad_mode.h>
@@ -383,6 +385,32 @@ bool failed_before_first_step(const std::string& out) {
   }
 }
 
+// A one-line refusal, before anything is allocated, of a micro-batch whose activations cannot fit in this
+// machine's memory (CPU only: there the kernel's OOM killer ends the process with SIGKILL instead of an
+// allocation failing; a CUDA allocation failure is an exception with a message of its own). The estimate
+// counts float32 activations kept for the backward pass: per token, the logits three times (logits, their
+// softmax, its gradient) and per layer ~20 d-vectors plus three attention rows of T scores per head.
+void check_activation_memory(const ModelConfig& mc, std::int64_t batch_size, c10::Device device) {
+  if (!device.is_cpu()) return;
+  const double pages = static_cast<double>(sysconf(_SC_PHYS_PAGES)), page = static_cast<double>(sysconf(_SC_PAGESIZE));
+  if (!(pages > 0 && page > 0)) return;
+  const double memory = pages * page;
+  const double tokens = static_cast<double>(batch_size) * static_cast<double>(mc.block_size);
+  const double logits = 4.0 * tokens * 3.0 * static_cast<double>(mc.padded_vocab());
+  const double layers = 4.0 * tokens * static_cast<double>(mc.n_layer) *
+                        (20.0 * static_cast<double>(mc.n_embd) + 3.0 * static_cast<double>(mc.n_head * mc.block_size));
+  if (logits + layers <= memory) return;
+  auto gb = [](double b) {
+    char t[32];
+    std::snprintf(t, sizeof t, "%.3g GB", b / 1e9);
+    return std::string(t);
+  };
+  throw std::runtime_error("one micro-batch of --batch-size " + std::to_string(batch_size) + " x " +
+                           std::to_string(mc.block_size) + " tokens needs about " + gb(logits + layers) +
+                           " of activations (the logits alone " + gb(logits) + "); this machine has " + gb(memory) +
+                           ": lower --batch-size (and raise --grad-accum to keep the batch)");
+}
+
 }  // namespace
 
 TrainRun setup_train(const TrainOptions& o, io::Provenance prov) {
@@ -455,6 +483,7 @@ TrainRun setup_train(const TrainOptions& o, io::Provenance prov) {
     r.state.final_drift_max = r.state.final_drift_mean = nan();
   }
   const ModelConfig& mc = r.model->config();
+  check_activation_memory(mc, o.batch_size, r.device);
   r.has_heads = has_qk_row_multipliers(mc);
   if (!ckpt && o.qk_gauge_init > 0) {
     if (!r.has_heads)

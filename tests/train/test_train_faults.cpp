@@ -5,6 +5,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -233,3 +234,68 @@ TEST_CASE("train faults: a failed log write ends in one line; --resume keeps onl
     CHECK(steps.back() == 20);
   }
 }
+
+TEST_CASE("train faults: a token id beyond the vocabulary in the middle of train.bin is refused before step 1") {
+  // Once caught only when a training window reached it (hours in, or never); now every id is checked
+  // when the files are opened: one line naming the file, the position and the id, no step taken.
+  const std::string data = kRoot + "/bad_id_data", out = kRoot + "/bad_id_run";
+  fs::remove_all(data);
+  fs::remove_all(out);
+  fs::create_directories(data);
+  for (const char* f : {"train.bin", "val.bin"}) fs::copy_file(data_dir() + "/" + f, data + "/" + f);
+  std::string bytes = bytes_of(data + "/train.bin");
+  const std::size_t middle = bytes.size() / 4;  // token index of the middle (2 bytes per id, no header)
+  bytes[2 * middle] = static_cast<char>(0x60);       // 60000 = 0xEA60, little-endian
+  bytes[2 * middle + 1] = static_cast<char>(0xEA);
+  put_bytes(data + "/train.bin", bytes);
+  std::vector<std::string> cmd = train_cmd(out, 5);
+  cmd[3] = data;                                                                 // --data
+  cmd.erase(std::find(cmd.begin(), cmd.end(), std::string("--compact-vocab")));  // the full GPT-2 vocabulary
+  const test::ChildResult r = test::run_child(cmd, {120, -1});
+  INFO(r.output);
+  CHECK(r.signal == 0);
+  CHECK(r.status == 1);
+  REQUIRE(r.output.find("train: error:") != std::string::npos);
+  const std::string err = r.output.substr(r.output.find("train: error:"));
+  CHECK(test::count_lines(err) == 1);
+  CHECK(err.find("train.bin") != std::string::npos);
+  CHECK(err.find("token id 60000 at position " + std::to_string(middle)) != std::string::npos);
+  CHECK_FALSE(fs::exists(out + "/checkpoints"));  // no step was taken, so none was saved
+}
+
+#ifdef GAUGELAB_ENOSPC_SHIM
+TEST_CASE("train faults: a full disk (ENOSPC) ends the run in one line; --resume continues from what is intact") {
+  const std::string ref = kRoot + "/enospc_ref", out = kRoot + "/enospc_cut";
+  finished_run(ref, 20);
+  long long bytes = 0;  // what the whole run wrote: log, checkpoints, samples
+  for (const auto& e : fs::recursive_directory_iterator(ref))
+    if (e.is_regular_file()) bytes += static_cast<long long>(e.file_size());
+  for (const double share : {0.3, 0.7}) {
+    fs::remove_all(out);
+    test::ChildOptions full_disk{120, -1, static_cast<long long>(share * static_cast<double>(bytes))};
+    const test::ChildResult cut = test::run_child(train_cmd(out, 20), full_disk);
+    INFO("disk full after " << full_disk.enospc_after << " of " << bytes << " bytes: " << cut.output);
+    CHECK(cut.signal == 0);
+    CHECK(cut.status == 1);
+    CHECK(cut.output.find("HDF5-DIAG") == std::string::npos);
+    REQUIRE(cut.output.find("train: error:") != std::string::npos);
+    const std::string err = cut.output.substr(cut.output.find("train: error:"));
+    CHECK(test::count_lines(err) == 1);
+    CHECK(err.find("No space left on device") != std::string::npos);
+    test::ChildResult again = test::run_child(train_cmd(out, 20, {"--resume"}), {120, -1});
+    INFO(again.output);
+    if (again.status != 0) {  // the log was cut: refused in one line saying what to do; doing it resumes
+      CHECK(again.status == 1);
+      CHECK(again.output.find("move it aside") != std::string::npos);
+      fs::rename(gpt2::train_log_path(out), gpt2::train_log_path(out) + ".aside");
+      again = test::run_child(train_cmd(out, 20, {"--resume"}), {120, -1});
+      INFO(again.output);
+    }
+    REQUIRE(again.status == 0);
+    const std::vector<std::int64_t> steps = logged_steps(out);
+    REQUIRE(!steps.empty());
+    for (std::size_t i = 1; i < steps.size(); ++i) CHECK(steps[i] > steps[i - 1]);
+    CHECK(steps.back() == 20);
+  }
+}
+#endif
