@@ -189,6 +189,8 @@ BpeVocab load_gpt2_vocab_dir(const std::string& dir) {
   } catch (const nlohmann::json::parse_error& e) {
     throw std::runtime_error(enc_path + ":" + std::to_string(line_of_byte(enc_text, e.byte)) + ": bad JSON (" +
                              e.what() + ")");
+  } catch (const nlohmann::json::exception& e) {  // e.g. a number out of range (1e999)
+    throw std::runtime_error(enc_path + ": bad JSON (" + e.what() + ")");
   }
   if (!enc.is_object()) throw std::runtime_error(enc_path + ":1: expected a JSON object of token -> id");
   std::string bytes;

@@ -180,7 +180,7 @@ bool DocumentReader::next_jsonl(std::string& doc) {
     nlohmann::json j;
     try {
       j = nlohmann::json::parse(line);
-    } catch (const nlohmann::json::parse_error& e) {
+    } catch (const nlohmann::json::exception& e) {
       throw std::runtime_error(where + "bad JSON (" + e.what() + ")");
     }
     if (!j.is_object()) throw std::runtime_error(where + "expected a JSON object per line");
