@@ -7,8 +7,9 @@
 #include <fstream>
 #include <iterator>
 #include <string>
+#include <utility>
+#include <vector>
 
-#include "io/writer_lock.hpp"
 #include "io/writer_lock.hpp"
 #include "support/child.hpp"
 #include "support/process.hpp"
@@ -65,4 +66,25 @@ TEST_CASE("output locks: toy and diag --force over a log another process writes 
     }
     CHECK(test::run_child(argv, {300, -1}).status == 0);  // the lock gone, --force replaces it
   }
+}
+
+TEST_CASE("output locks: merge --force over a log another process writes is refused", "[cli][locks]") {
+  test::TempDir dir;
+  const std::string s0 = dir.file("s0.h5"), s1 = dir.file("s1.h5"), out = dir.file("merged.h5");
+  for (const auto& [shard, file] : {std::pair<std::string, std::string>{"0/2", s0}, {"1/2", s1}})
+    REQUIRE(test::run_child({kBin, "sweep", "relu", "--lr", "1e-3,2e-3", "--seeds", "1", "--steps", "20", "--threads",
+                             "1", "--shard", shard, "--out", file},
+                            {300, -1})
+                .status == 0);
+  const std::vector<std::string> argv = {kBin, "merge", s0, s1, "--out", out};
+  REQUIRE(test::run_child(argv, {300, -1}).status == 0);
+  const std::string before = bytes_of(out);
+  std::vector<std::string> forced = argv;
+  forced.push_back("--force");
+  {
+    const io::WriterLock held = io::WriterLock::acquire(out);
+    check_refused(forced);
+    CHECK(bytes_of(out) == before);
+  }
+  CHECK(test::run_child(forced, {300, -1}).status == 0);
 }
