@@ -78,6 +78,30 @@ std::vector<std::int64_t> one_to(std::int64_t n) {
   return v;
 }
 
+
+// --resume of a run cut by a failed write: it continues, or refuses in one line saying to move the log
+// aside, and doing that resumes. Either way the run reaches `iters` with strictly increasing logged steps
+// (no bogus step-0 rows).
+void check_resume_after_cut(const std::string& out, int iters) {
+  test::ChildResult again = test::run_child(train_cmd(out, iters, {"--resume"}), {120, -1});
+  INFO(again.output);
+  if (again.status != 0) {
+    CHECK(again.status == 1);
+    REQUIRE(again.output.find("train: error:") != std::string::npos);
+    CHECK(test::count_lines(again.output.substr(again.output.find("train: error:"))) == 1);
+    CHECK(again.output.find("move it aside") != std::string::npos);
+    fs::rename(gpt2::train_log_path(out), gpt2::train_log_path(out) + ".aside");
+    again = test::run_child(train_cmd(out, iters, {"--resume"}), {120, -1});
+    INFO(again.output);
+  }
+  REQUIRE(again.status == 0);
+  const std::vector<std::int64_t> steps = logged_steps(out);
+  REQUIRE(!steps.empty());
+  CHECK(steps.front() >= 1);
+  for (std::size_t i = 1; i < steps.size(); ++i) CHECK(steps[i] > steps[i - 1]);
+  CHECK(steps.back() == iters);
+}
+
 }  // namespace
 
 TEST_CASE("train faults: a second writer on a live run directory is refused and nothing is touched") {
@@ -214,24 +238,7 @@ TEST_CASE("train faults: a failed log write ends in one line; --resume keeps onl
     CHECK(cut.output.find("HDF5-DIAG") == std::string::npos);
     REQUIRE(cut.output.find("train: error:") != std::string::npos);
     CHECK(test::count_lines(cut.output.substr(cut.output.find("train: error:"))) == 1);
-    test::ChildResult again = test::run_child(train_cmd(out, 20, {"--resume"}), {120, -1});
-    INFO(again.output);
-    if (again.status != 0) {
-      // Refused in one line, saying what to do; doing it (moving the log aside) resumes the run.
-      CHECK(again.status == 1);
-      REQUIRE(again.output.find("train: error:") != std::string::npos);
-      CHECK(test::count_lines(again.output.substr(again.output.find("train: error:"))) == 1);
-      CHECK(again.output.find("move it aside") != std::string::npos);
-      fs::rename(gpt2::train_log_path(out), gpt2::train_log_path(out) + ".aside");
-      again = test::run_child(train_cmd(out, 20, {"--resume"}), {120, -1});
-      INFO(again.output);
-    }
-    REQUIRE(again.status == 0);
-    const std::vector<std::int64_t> steps = logged_steps(out);
-    REQUIRE(!steps.empty());
-    CHECK(steps.front() >= 1);  // no bogus step-0 rows
-    for (std::size_t i = 1; i < steps.size(); ++i) CHECK(steps[i] > steps[i - 1]);
-    CHECK(steps.back() == 20);
+    check_resume_after_cut(out, 20);
   }
 }
 
@@ -282,20 +289,7 @@ TEST_CASE("train faults: a full disk (ENOSPC) ends the run in one line; --resume
     const std::string err = cut.output.substr(cut.output.find("train: error:"));
     CHECK(test::count_lines(err) == 1);
     CHECK(err.find("No space left on device") != std::string::npos);
-    test::ChildResult again = test::run_child(train_cmd(out, 20, {"--resume"}), {120, -1});
-    INFO(again.output);
-    if (again.status != 0) {  // the log was cut: refused in one line saying what to do; doing it resumes
-      CHECK(again.status == 1);
-      CHECK(again.output.find("move it aside") != std::string::npos);
-      fs::rename(gpt2::train_log_path(out), gpt2::train_log_path(out) + ".aside");
-      again = test::run_child(train_cmd(out, 20, {"--resume"}), {120, -1});
-      INFO(again.output);
-    }
-    REQUIRE(again.status == 0);
-    const std::vector<std::int64_t> steps = logged_steps(out);
-    REQUIRE(!steps.empty());
-    for (std::size_t i = 1; i < steps.size(); ++i) CHECK(steps[i] > steps[i - 1]);
-    CHECK(steps.back() == 20);
+    check_resume_after_cut(out, 20);
   }
 }
 #endif
