@@ -1,0 +1,56 @@
+#!/usr/bin/env python3
+"""Compares two run logs value for value (used by scripts/soak-resume.sh).
+
+Every dataset of REF must exist in GOT with the same shape and the same bits, except those whose path
+matches --ignore (wall-clock quantities). Prints one line; exit 0 identical, 1 different, 2 unreadable.
+"""
+import argparse
+import re
+import sys
+
+import h5py
+import numpy as np
+
+
+def datasets(f):
+    out = {}
+    f.visititems(lambda name, obj: out.__setitem__(name, obj) if isinstance(obj, h5py.Dataset) else None)
+    return out
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("ref")
+    ap.add_argument("got")
+    ap.add_argument("--ignore", default=r"tokens_per_s|wall|elapsed|seconds|_time|time_", help="regex of dataset paths to skip")
+    a = ap.parse_args()
+    skip = re.compile(a.ignore)
+    try:
+        with h5py.File(a.ref, "r") as fr, h5py.File(a.got, "r") as fg:
+            dr, dg = datasets(fr), datasets(fg)
+            compared = 0
+            for name, ds in sorted(dr.items()):
+                if skip.search(name):
+                    continue
+                if name not in dg:
+                    print(f"different: {name} missing in {a.got}")
+                    return 1
+                x, y = ds[()], dg[name][()]
+                if x.shape != y.shape:
+                    print(f"different: {name} has shape {y.shape}, reference {x.shape}")
+                    return 1
+                same = (x == y) | ((x != x) & (y != y)) if x.dtype.kind == "f" else (x == y)
+                if not np.all(same):
+                    i = int(np.argmin(np.ravel(same)))
+                    print(f"different: {name} at flat index {i}: {np.ravel(y)[i]!r} vs reference {np.ravel(x)[i]!r}")
+                    return 1
+                compared += 1
+    except OSError as e:
+        print(f"unreadable: {e}")
+        return 2
+    print(f"identical: {compared} datasets")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
