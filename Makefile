@@ -8,13 +8,20 @@ JOBS      ?= $(shell nproc)
 WITH_TORCH?= ON
 ANALYSIS_PY ?= /usr/bin/python3
 CMAKE_ARGS ?=
+# The sanitizer build: clang, ASan+UBSan, the libFuzzer targets, no LibTorch (core, io, toys, harness,
+# data and their tests). -O1 keeps its compile time inside CI's budget.
+ASAN_BUILD ?= build-asan
+FUZZ_SECONDS ?= 60
+ASAN_CMAKE_ARGS = -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=Debug \
+  -DCMAKE_CXX_FLAGS_DEBUG=-O1 -DCMAKE_C_FLAGS_DEBUG=-O1 '-DGAUGELAB_SANITIZE=address;undefined' \
+  -DGAUGELAB_FUZZ=ON -DGAUGELAB_WITH_TORCH=OFF -DGAUGELAB_PYTHON=OFF -DGAUGELAB_BUILD_BENCH=OFF -DGAUGELAB_NATIVE=OFF
 # ccache keys on paths relative to the clone, so a fresh clone elsewhere (CI, a second checkout) reuses
 # the objects an earlier clone compiled.
 export CCACHE_BASEDIR := $(CURDIR)
 
 TORCH_PREFIX = $(shell [ "$(WITH_TORCH)" = ON ] && $(VENV)/bin/python -W ignore -c 'import torch.utils; print(torch.utils.cmake_prefix_path)' 2>/dev/null)
 
-.PHONY: all deps configure build test test-cpp test-py demo figures lr-grid bench report clean
+.PHONY: all deps configure build test test-cpp test-py test-asan fuzz demo figures lr-grid bench report clean
 
 all: build
 
@@ -33,6 +40,19 @@ test: deps build
 
 test-cpp:
 	@cd $(BUILD) && ctest --output-on-failure -j $(JOBS) --timeout 600
+
+# Every test that needs no LibTorch, under ASan+UBSan (leaks included), plus the fuzz targets' build.
+# allocator_may_return_null: an impossible allocation throws std::bad_alloc as it does without ASan (the
+# flag-bounds tests ask for terabytes on purpose and expect the one-line "out of memory" refusal).
+test-asan:
+	@cmake -S . -B $(ASAN_BUILD) -G Ninja $(ASAN_CMAKE_ARGS) >/dev/null
+	@cmake --build $(ASAN_BUILD) -j $(JOBS)
+	@cd $(ASAN_BUILD) && ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+	  ctest --output-on-failure -j $(JOBS) --timeout 900
+
+# libFuzzer over every reader of untrusted input, FUZZ_SECONDS per target (after `make test-asan`).
+fuzz:
+	@BUILD=$(ASAN_BUILD) bash scripts/fuzz.sh $(FUZZ_SECONDS)
 
 test-py:
 	@GAUGELAB_BUILD_DIR=$(abspath $(BUILD)) $(ANALYSIS_PY) -m pytest -q analysis python/tests

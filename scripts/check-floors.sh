@@ -27,5 +27,6 @@ check gpt2/use     'gpt2/(train|inspect)/' "the model verbs use model and dist o
 for f in gpt2/*.cpp gpt2/*.hpp; do [ -e "$f" ] && { echo "floors: $f sits outside the gpt2 rooms (model, dist, train, inspect, use)"; fail=1; }; done
 check cli       'torch/|ATen/|c10/' "LibTorch headers stay inside gpt2/"
 check python    'harness/|toys/|data/|gpt2/|cli/|torch/|ATen/|c10/' "the bindings use core and io only"
+check fuzz      'cli/|torch/|ATen/|c10/|gpt2/(dist|train|inspect|use)/' "fuzz targets build without LibTorch: only gpt2/model's LibTorch-free readers"
 [ $fail = 0 ] && echo "floors: ok"
 exit $fail

@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Runs every libFuzzer target of fuzz/ for a bounded time on its seed corpus (made by the project's own
+# writers) and prints one line per target: executions, rate, corpus size, outcome.
+#   scripts/fuzz.sh [SECONDS_PER_TARGET]     (default 60; `make fuzz`, `make fuzz FUZZ_SECONDS=600`)
+# Needs the sanitizer build (`make test-asan` configures it; BUILD= names it, default build-asan).
+# A crash, hang (-timeout), leak or sanitizer report stops that target; its input is kept as
+# BUILD/fuzz/artifacts/<target>-crash-* and the script exits 1 after running the others.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+BUILD=${BUILD:-build-asan}
+SECONDS_PER=${1:-60}
+TARGETS=${FUZZ_TARGETS:-"safetensors hf_import model_config token_files tokenizer options corpus_reader run_log"}
+[[ "$SECONDS_PER" =~ ^[0-9]+$ ]] && [ "$SECONDS_PER" -ge 1 ] || { echo "fuzz: seconds per target must be a positive integer, not '$SECONDS_PER'" >&2; exit 2; }
+for t in $TARGETS; do
+  [ -x "$BUILD/fuzz/fuzz_$t" ] || { echo "fuzz: $BUILD/fuzz/fuzz_$t is missing: run \`make test-asan\` (or build target fuzz_all) first" >&2; exit 2; }
+done
+work="$BUILD/fuzz/work"
+mkdir -p "$work" "$BUILD/fuzz/artifacts" "$BUILD/fuzz/corpus"
+"$BUILD/fuzz/make_fuzz_seeds" "$BUILD/fuzz/seeds" || { echo "fuzz: making the seed corpora failed" >&2; exit 1; }
+echo "fuzz: ${SECONDS_PER} s per target on $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
+printf '  %-14s %12s %10s %8s  %s\n' target executions "exec/s" corpus outcome
+failed=0
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1} UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}
+for t in $TARGETS; do
+  corpus="$BUILD/fuzz/corpus/$t"
+  mkdir -p "$corpus"
+  log="$work/$t.log"
+  # Inputs up to 64 KiB, or the largest seed (an HDF5 log seed is larger; a truncated seed is only damage).
+  max_len=$(find "$BUILD/fuzz/seeds/$t" -type f -printf '%s\n' | sort -n | tail -1)
+  [ "${max_len:-0}" -gt 65536 ] || max_len=65536
+  # -timeout: one input running 10 s is a hang; -rss_limit_mb: an input allocating 2 GB is a finding.
+  TMPDIR="$work" "$BUILD/fuzz/fuzz_$t" "$corpus" "$BUILD/fuzz/seeds/$t" -max_total_time="$SECONDS_PER" \
+    -timeout=10 -rss_limit_mb=2048 -max_len="$max_len" -print_final_stats=1 \
+    -artifact_prefix="$BUILD/fuzz/artifacts/$t-" >"$log" 2>&1
+  rc=$?
+  execs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' | tail -1)
+  rate=$(grep -o 'stat::average_exec_per_sec: *[0-9]*' "$log" | grep -o '[0-9]*$' | tail -1)
+  size=$(ls "$corpus" | wc -l)
+  if [ $rc -eq 0 ]; then outcome=ok; else
+    outcome="FAILED (exit $rc): $(grep -m1 -E 'ERROR: (libFuzzer|AddressSanitizer|LeakSanitizer)|runtime error|deadly signal|timeout' "$log" | cut -c1-120); log $log"
+    failed=1
+  fi
+  printf '  %-14s %12s %10s %8s  %s\n' "$t" "${execs:-?}" "${rate:-?}" "$size" "$outcome"
+done
+exit $failed
