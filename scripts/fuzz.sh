@@ -21,6 +21,8 @@ echo "fuzz: ${SECONDS_PER} s per target on $(nproc) cores, load $(cut -d' ' -f1-
 printf '  %-14s %12s %10s %8s  %s\n' target executions "exec/s" corpus outcome
 failed=0
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1} UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}
+# fuzz/lsan.supp: leaks reported inside libhdf5 on damaged files (an open question, see the file).
+export LSAN_OPTIONS=${LSAN_OPTIONS:-suppressions=$PWD/fuzz/lsan.supp:print_suppressions=0}
 for t in $TARGETS; do
   corpus="$BUILD/fuzz/corpus/$t"
   mkdir -p "$corpus"
