@@ -32,9 +32,12 @@ import gaugelab_log as gl
 
 BOOTSTRAP_DRAWS = 2000
 NAMES = {"A": "A: WD on Q/K", "B": "B: GaugeFix", "C": "C: no control", "D": "D: GaugeFix + Q/K WD",
-         "Dcap": "D: GaugeFix + cap", "Q": "QK-norm (C + RMSNorm)", "E": "E: quotient-aware updates",
-         "MA": "Muon, A", "MB": "Muon, B", "MC": "Muon, C"}
-ORDER = ["A", "B", "C", "D", "Dcap", "Q", "E", "MA", "MB", "MC"]
+         "Dcap": "D: GaugeFix + cap", "Q": "QK-norm (C + RMSNorm)", "E": "E: quotient-aware updates"}
+BASES = ["A", "B", "C", "D", "Dcap", "Q", "E"]
+COLOR = {b: f"C{i}" for i, b in enumerate(BASES)}  # one colour per gauge handling, in both optimizers' rows
+# Muon runs (Muon on the hidden matrices, AdamW on the rest) are the same handlings, prefix "M".
+NAMES.update({"M" + k: "Muon, " + v for k, v in list(NAMES.items())})
+ORDER = BASES + ["M" + b for b in BASES]
 # Runs started off the balanced Q/K slice (--qk-gauge-init σ > 0) form their own family, prefix "o",
 # compared with their own condition A (oA).
 NAMES.update({"o" + k: v + ", offset start" for k, v in NAMES.items()})
@@ -57,14 +60,20 @@ class Run:
 def condition_of(cfg: dict) -> str:
     if float(cfg.get("qk-gauge-init", 0) or 0) > 0:
         return "o" + condition_of({k: v for k, v in cfg.items() if k != "qk-gauge-init"})
-    if cfg.get("qk-norm", "none") != "none":
-        return "Q"
     c = cfg.get("condition", "A")
-    if cfg.get("optimizer", "adamw") == "muon":
-        return "M" + c
-    if c == "D" and cfg.get("magnitude", "wd") == "cap":
-        return "Dcap"
-    return c
+    if cfg.get("qk-norm", "none") != "none":
+        c = "Q"
+    elif c == "D" and cfg.get("magnitude", "wd") == "cap":
+        c = "Dcap"
+    return "M" + c if cfg.get("optimizer", "adamw") == "muon" else c
+
+
+def parts(c: str) -> tuple[str, bool, str]:
+    """(family prefix "o" or "", Muon?, base handling) of a condition key such as "oMB"."""
+    fam = "o" if c.startswith("o") else ""
+    rest = c[len(fam):]
+    muon = rest.startswith("M")
+    return fam, muon, rest[1:] if muon else rest
 
 
 def load(path: Path) -> Run | None:
@@ -147,16 +156,17 @@ def main(argv: list[str]) -> None:
     conds = [c for c in ORDER if any(r.cond == c for r in runs)]
     rng = np.random.default_rng(0)
 
-    fig, axes = plt.subplots(1, 4, figsize=(18, 4.0))
-    ax_l, ax_a, ax_t, ax_s = axes
+    optimizers = sorted({parts(c)[1] for c in conds})  # a row of panels per optimizer: AdamW, then Muon
+    fig, axes_grid = plt.subplots(len(optimizers), 4, figsize=(18, 4.0 * len(optimizers)), squeeze=False)
     rows = []
     refs = {base: grid(runs, base, L0)[2] for base in ("A", "MA", "oA", "oMA") if base in conds}
     for i, c in enumerate(conds):
-        fam = "o" if c.startswith("o") else ""
-        base = fam + ("MA" if c[len(fam):].startswith("M") else "A")  # each family against its own condition A
+        fam, muon, handling = parts(c)
+        base = fam + ("MA" if muon else "A")  # each family against its own condition A
         ref = refs.get(base)
         lrs, seeds, L = grid(runs, c, L0)
-        color = f"C{i}"
+        color = COLOR.get(handling, f"C{i % 10}")
+        ax_l, ax_a, ax_t, ax_s = axes_grid[optimizers.index(muon)]
         mean = np.nanmean(L, axis=1)
         lo, hi = np.nanmin(L, axis=1), np.nanmax(L, axis=1)
         ls = "--" if fam else "-"
@@ -171,7 +181,7 @@ def main(argv: list[str]) -> None:
         ax_a.plot(lrs, amax, "o-", color=color, ms=4, label=NAMES.get(c, c))
         survived = [r.lr for r in rs if not r.diverged]
         lr_top = max(survived) if survived else math.nan
-        top = [r for r in rs if r.lr == lr_top and len(r.attn)]
+        top = [r for r in rs if r.lr == lr_top and not r.diverged and len(r.attn)]  # a seed that survived it
         if top:
             r0 = min(top, key=lambda r: r.seed)
             ax_t.plot(r0.step, r0.attn, color=color, lw=1.2, label=f"{NAMES.get(c, c)} (lr {lr_top:g})")
@@ -187,28 +197,33 @@ def main(argv: list[str]) -> None:
         rows.append(f"| {NAMES.get(c, c)} | {sens:.3f} [{np.percentile(boot, 2.5):.3f}, {np.percentile(boot, 97.5):.3f}] "
                     f"| {diff or '—'} | {mean[best_i]:.3f} at {lrs[best_i]:g} | {len(div)}/{len(rs)} | {lr_top:g} "
                     f"| {np.nanmax(amax):.3g} | {len(seeds)} |")
-    if any(r.diverged for r in runs):  # only then does the initial loss enter the panel
-        ax_l.axhline(L0, color="0.5", ls=":", lw=1)
-        ax_l.annotate("initial loss: diverged runs (x)", (0.02, L0), xycoords=("axes fraction", "data"), ha="left",
-                      va="top", fontsize=7, color="0.4")
-    for ax in axes[:2]:
-        ax.set_xscale("log")
-        ax.set_xlabel("peak learning rate")
-    ax_l.set_ylabel("final validation loss (nats)")
-    ax_l.set_title("(a) loss vs learning rate (band: seed min–max)")
-    ax_a.set_yscale("log")
-    ax_a.set_ylabel("max attention logit |q·k|/√d_h over the run")
-    ax_a.set_title("(b) attention-logit growth")
-    ax_t.set_yscale("log")
-    ax_t.set_xlabel("step")
-    ax_t.set_ylabel("max attention logit")
-    ax_t.set_title("(c) at the largest surviving lr (one seed)")
-    ax_s.set_yscale("log")
-    ax_s.set_xlabel("step")
-    ax_s.set_ylabel("max over heads of s_Q·s_K")
-    ax_s.set_title("(d) Q/K scale product, same runs")
-    ax_l.legend(fontsize=7)
-    ax_t.legend(fontsize=6)
+    for muon, axes in zip(optimizers, axes_grid):
+        ax_l, ax_a, ax_t, ax_s = axes
+        opt = "Muon" if muon else "AdamW"
+        if any(r.diverged and parts(r.cond)[1] == muon for r in runs):  # only then does the initial loss enter
+            ax_l.axhline(L0, color="0.5", ls=":", lw=1)
+            ax_l.annotate("initial loss: diverged runs (x)", (0.02, L0), xycoords=("axes fraction", "data"),
+                          ha="left", va="top", fontsize=7, color="0.4")
+        for ax in axes[:2]:
+            ax.set_xscale("log")
+            ax.set_xlabel("peak learning rate" + (" (AdamW groups; Muon's is 10x)" if muon else ""))
+        ax_l.set_ylabel("final validation loss (nats)")
+        ax_l.set_title(f"{opt} (a) loss vs learning rate (band: seed min–max)", fontsize=9)
+        ax_a.set_yscale("log")
+        ax_a.set_ylabel("max attention logit |q·k|/√d_h over the run")
+        ax_a.set_title(f"{opt} (b) attention-logit growth", fontsize=9)
+        ax_t.set_yscale("log")
+        ax_t.set_xlabel("step")
+        ax_t.set_ylabel("max attention logit")
+        ax_t.set_title(f"{opt} (c) at the largest surviving lr (one seed)", fontsize=9)
+        ax_s.set_yscale("log")
+        ax_s.set_xlabel("step")
+        ax_s.set_ylabel("max over heads of s_Q·s_K")
+        ax_s.set_title(f"{opt} (d) Q/K scale product, same runs", fontsize=9)
+        ax_l.legend(fontsize=7, loc="center left")  # the empty middle: low losses below, diverged runs above
+        ax_t.legend(fontsize=6)
+        if not ax_s.lines:
+            ax_s.text(0.5, 0.5, "no multipliers logged", transform=ax_s.transAxes, ha="center", color="0.5")
     fig.tight_layout()
     n = len(runs)
     figstyle.save(fig, "fig_lr_sensitivity",
@@ -216,7 +231,7 @@ def main(argv: list[str]) -> None:
                   "the peak learning rate, mean over seeds with the seed range shaded; crosses: diverged runs, counted "
                   f"at the initial loss {L0:.2f}. (b) The largest attention logit reached during the run. (c) Its "
                   "trajectory at the largest learning rate each condition survives, and (d) the largest Q/K multiplier scale "
-                  "product s_Q·s_K in the same runs. For the Muon runs the learning rate is that of their AdamW groups "
+                  "product s_Q·s_K in the same runs. Top row AdamW, bottom row Muon (when run). For the Muon runs the learning rate is that of their AdamW groups "
                   "(embeddings, norms, multipliers); Muon's own is 10 times it. Dashed: runs started off the balanced Q/K "
                   "slice by a pure gauge move (--qk-gauge-init). No paper value exists for this "
                   "experiment (the seeds do not run it); Wortsman et al.'s Fig. 1 is the format.")

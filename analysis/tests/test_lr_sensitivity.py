@@ -44,3 +44,13 @@ def test_offset_start_runs_form_their_own_family_keyed_o():
     assert lrs.condition_of({"condition": "D", "magnitude": "cap", "qk-gauge-init": 1}) == "oDcap"
     assert lrs.NAMES["oB"] == "B: GaugeFix, offset start"
     assert lrs.ORDER.index("oA") > lrs.ORDER.index("MC")
+
+
+def test_every_handling_has_a_muon_key_and_muon_runs_are_not_merged_into_adamw_ones():
+    # QK-norm and D's cap under Muon were keyed "Q" / "Dcap" (merged with AdamW's curves) before.
+    assert lrs.condition_of({"condition": "C", "qk-norm": "rms", "optimizer": "muon"}) == "MQ"
+    assert lrs.condition_of({"condition": "C", "qk-norm": "rms"}) == "Q"
+    assert lrs.condition_of({"condition": "D", "magnitude": "cap", "optimizer": "muon"}) == "MDcap"
+    assert lrs.condition_of({"condition": "E", "optimizer": "muon"}) == "ME"
+    assert lrs.parts("oMQ") == ("o", True, "Q") and lrs.parts("E") == ("", False, "E")
+    assert all("M" + b in lrs.ORDER and lrs.NAMES["M" + b].startswith("Muon, ") for b in lrs.BASES)

@@ -9,10 +9,12 @@
 # Conditions (a run's name is <cond>_lr<lr>_s<seed>):
 #   A  multiplier WD on Q/K too           B  no Q/K WD + GaugeFix every step      C  no control
 #   D  GaugeFix + the Q/K WD as magnitude control (--magnitude wd)
+#   Dcap  GaugeFix + a cap on each head's s_Q·s_K (--magnitude cap, --qk-cap 4: not function-preserving)
 #   Q  QK-norm (RMSNorm on q and k per head) under C's settings: the architecture fix, no gauge control
 #   E  quotient-aware attention updates (full opposite-Gram correction, damping 1e-3)
-#   MA MB MC  Muon (--optimizer muon) on the hidden matrices under A, B, C: the grid's lr is AdamW's (the
-#      embeddings, norms and multipliers) and 10x it is Muon's (KellerJordan's 0.02 against Adam's 2e-3)
+#   MA MB MC MD MDcap MQ ME  Muon (--optimizer muon) on the hidden matrices under each of the above: the grid's
+#      lr is AdamW's (the embeddings, norms and multipliers) and 10x it is Muon's (KellerJordan's 0.02
+#      against Adam's 2e-3); under ME the opposite-Gram correction acts on Muon's orthogonalised increments
 # The offset family: from the protocol's balanced start (every multiplier 1) B equals C up to rounding (r_Q and
 #   r_K get identical gradients; gpt2/README.md, "Why B = C"), so the gauge handlings are also compared from a
 #   start moved along the Q/K gauge orbit (same function, drift 2|log g_h|):
@@ -21,15 +23,16 @@
 #
 # Compute budget
 #   default (CPU): gpt2/configs/lr-sensitivity-cpu.ini on the Shakespeare corpus, 600 steps of 512
-#     tokens, ~55 s per run on an idle core: 9 conditions (A B C D Q E MA MB MC) x 8 lrs x 3 seeds = 216
-#     runs ~ 3.3 core-hours (~1 h 40 min with JOBS=2 on 2 idle cores); the offset family A-D x 8 x 3 = 96
-#     runs, ~45 min more.
+#     tokens, ~55 s per run on an idle core: 14 conditions (A B C D Dcap Q E and their Muon runs) x 8 lrs
+#     x 3 seeds = 336 runs ~ 5.1 core-hours (~2 h 35 min with JOBS=2 on 2 idle cores); the offset family
+#     A-D x 8 x 3 = 96 runs, ~45 min more. The same model on one GPU: EXTRA="--device cuda" JOBS=8.
 #   --demo: conditions A B C, lrs 1e-2 and 1e-1, seed 42, 200 steps (~2 min with JOBS=2).
 #   GPUs: CONFIG=gpt2/configs/gpt2-124m-owt.ini DATA=... LAUNCH="torchrun --nproc_per_node=8 --no-python"
 #     JOBS=1 EXTRA="--max-iters 5000" runs the same grid at 124M (the budget is then the config's).
 # Usage (from the repository root): gpt2/experiments/lr_sensitivity.sh [--demo]
 #   Environment: BUILD, LAUNCH, JOBS (2), SHARD (0/1), CONFIG, DATA (runs/data/shakespeare, prepared
-#   here when missing), ROOT (runs/lr_sensitivity[_demo]), LRS, CONDITIONS, SEEDS, EXTRA (more flags).
+#   here when missing), ROOT (runs/lr_sensitivity[_demo]), LRS, CONDITIONS, SEEDS, EXTRA (more flags),
+#   ANALYSIS_PY (a Python with h5py, default /usr/bin/python3: a cluster's system Python may lack it).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 BUILD=${BUILD:-build}
@@ -39,6 +42,7 @@ SHARD=${SHARD:-0/1}
 CONFIG=${CONFIG:-gpt2/configs/lr-sensitivity-cpu.ini}
 DATA=${DATA:-runs/data/shakespeare}
 EXTRA=${EXTRA:-}
+ANALYSIS_PY=${ANALYSIS_PY:-/usr/bin/python3}
 if [ "${1:-}" = "--demo" ]; then
   ROOT=${ROOT:-runs/lr_sensitivity_demo}
   LRS=${LRS:-"1e-2 1e-1"}
@@ -49,7 +53,7 @@ else
   ROOT=${ROOT:-runs/lr_sensitivity}
   # 8 values, log-spaced by 10^(3/7) from 1e-3 to 1 (stable to collapsed for this model).
   LRS=${LRS:-"1e-3 2.68e-3 7.2e-3 1.93e-2 5.18e-2 0.139 0.373 1.0"}
-  CONDITIONS=${CONDITIONS:-"A B C D Q E MA MB MC"}
+  CONDITIONS=${CONDITIONS:-"A B C D Dcap Q E MA MB MC MD MDcap MQ ME"}
   SEEDS=${SEEDS:-"42 123 456"}
 fi
 if [ ! -f "$DATA/train.bin" ] && [ "$DATA" = runs/data/shakespeare ]; then
@@ -63,17 +67,16 @@ flags_of() {  # condition -> trainer flags
     B) echo "--condition B --gaugefix-every 1" ;;
     C) echo "--condition C" ;;
     D) echo "--condition D --gaugefix-every 1 --magnitude wd" ;;
+    Dcap) echo "--condition D --gaugefix-every 1 --magnitude cap --qk-cap 4" ;;
     Q) echo "--condition C --qk-norm rms" ;;
     E) echo "--condition E" ;;
-    MA) echo "--condition A --optimizer muon --muon-lr $(/usr/bin/python3 -c "print($2 * 10)")" ;;
-    MB) echo "--condition B --gaugefix-every 1 --optimizer muon --muon-lr $(/usr/bin/python3 -c "print($2 * 10)")" ;;
-    MC) echo "--condition C --optimizer muon --muon-lr $(/usr/bin/python3 -c "print($2 * 10)")" ;;
+    M*) echo "$(flags_of "${1#M}" "$2") --optimizer muon --muon-lr $("$ANALYSIS_PY" -c "print($2 * 10)")" ;;
     *) echo "unknown condition $1" >&2; exit 2 ;;
   esac
 }
 
 finished() {  # 0 if OUT/log.h5 says completed or diverged
-  [ -f "$1/log.h5" ] && /usr/bin/python3 - "$1/log.h5" <<'PY' 2>/dev/null
+  [ -f "$1/log.h5" ] && "$ANALYSIS_PY" - "$1/log.h5" <<'PY' 2>/dev/null
 import sys, h5py
 with h5py.File(sys.argv[1], "r") as f:
     a = f["summary"].attrs
@@ -87,14 +90,14 @@ run() {  # cond lr seed
   local mode=--force
   [ -d "$out/checkpoints" ] && [ -n "$(ls "$out/checkpoints" 2>/dev/null)" ] && mode=--resume
   local min_lr
-  min_lr=$(/usr/bin/python3 -c "print($2 / 10)")
+  min_lr=$("$ANALYSIS_PY" -c "print($2 / 10)")
   echo "[lr-sensitivity] $out: $([ $mode = --resume ] && echo resuming || echo starting)"
   # shellcheck disable=SC2086  # LAUNCH, EXTRA and the flags are word lists on purpose
   $LAUNCH "$BUILD/gaugelab" train --config "$CONFIG" --data "$DATA" --lr "$2" --min-lr "$min_lr" --seed "$3" \
     $(flags_of "$1" "$2") $EXTRA --out "$out" $mode > "$out.txt" 2>&1 || [ $? = 3 ]  # 3: diverged, logged
 }
 export -f run finished flags_of
-export BUILD LAUNCH CONFIG DATA EXTRA ROOT
+export BUILD LAUNCH CONFIG DATA EXTRA ROOT ANALYSIS_PY
 
 i=0
 shard_i=${SHARD%/*}
@@ -107,4 +110,4 @@ for seed in $SEEDS; do
     done
   done
 done | xargs -P "$JOBS" -L 1 bash -c 'run "$0" "$1" "$2"'
-echo "[lr-sensitivity] logs under $ROOT/; analysis: /usr/bin/python3 analysis/fig_lr_sensitivity.py $ROOT"
+echo "[lr-sensitivity] logs under $ROOT/; analysis: $ANALYSIS_PY analysis/fig_lr_sensitivity.py $ROOT"
