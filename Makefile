@@ -66,11 +66,12 @@ figures: build
 report:
 	@bash scripts/report.sh report
 
-# The learning-rate-sensitivity grid in full, balanced and gauge-offset starts (~2.5 h on 2 idle cores;
-# resumable), then its figure and table.
+# The learning-rate-sensitivity grid in full, balanced and gauge-offset starts (~3 h on 2 idle cores;
+# resumable), then its figure and table. On one GPU: make lr-grid EXTRA="--device cuda" JOBS=14 (~10 min
+# on an H200 for the balanced start's 336 runs).
 lr-grid: deps build
 	@BUILD=$(BUILD) bash gpt2/experiments/lr_sensitivity.sh
-	@BUILD=$(BUILD) EXTRA="--qk-gauge-init 1" ROOT=runs/lr_sensitivity_offset CONDITIONS="A B C D" \
+	@BUILD=$(BUILD) EXTRA="--qk-gauge-init 1 $(EXTRA)" ROOT=runs/lr_sensitivity_offset CONDITIONS="A B C D" \
 	  bash gpt2/experiments/lr_sensitivity.sh
 	@$(ANALYSIS_PY) analysis/fig_lr_sensitivity.py runs/lr_sensitivity runs/lr_sensitivity_offset
 

@@ -78,7 +78,7 @@ EXPERIMENTS = {
                                        "--sample-len", "48"]},
     # the learning-rate-sensitivity instrument (issue: the instability instrument): the Shakespeare corpus
     # (prepare --corpus shakespeare, 0.1 s) and a demo slice, A/B/C x lr 1e-2, 1e-1 (~2 min); the whole
-    # grid (5 conditions x 8 lrs x 3 seeds, ~1 h on 2 cores) is `make lr-grid`
+    # grid (7 handlings x AdamW/Muon x 8 lrs x 3 seeds, ~3 h on 2 cores, ~10 min on one GPU) is `make lr-grid`
     "shakespeare_data": {"args": ["prepare", "--corpus", "shakespeare"], "out": "runs/data/shakespeare/meta.json",
                          "out_arg": "runs/data/shakespeare", "deps": [],
                          "quick": ["prepare", "--synthetic", "--docs", "50"]},

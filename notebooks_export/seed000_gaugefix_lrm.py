@@ -107,6 +107,16 @@ show_figure("fig_seed000_series")
 #   [−0.018, +0.019], C − A = +0.005 [−0.020, +0.032] (72 runs). A null result at this scale: the Q/K
 #   gauge's handling moves the learning-rate sensitivity by less than ~0.02 nats.
 #
+# - **The whole grid on one GPU** (every handling under AdamW and Muon, D's cap variant, 3 seeds: 336
+#   runs on an H200 in 526 s; analysis/FIGURES.md has the table). On CUDA some high-lr runs of A–D end
+#   with an infinite gradient norm (12 of 96 under AdamW; none on the CPU: cause not established), so
+#   the CUDA sensitivities are larger and not mixed with the CPU ones. The reading holds: B − A =
+#   +0.148 [−0.001, +0.438], C − A = −0.140 [−0.417, +0.011], D − A = −0.009 [−0.025, +0.001] under
+#   AdamW, and similar with Muon (intervals ±0.4) — no separation beyond seed noise. What separates is
+#   a **cap** on s_Q·s_K (D-cap, `--magnitude cap --qk-cap 4`): no run diverges and the sensitivity
+#   halves (−0.403 [−0.418, −0.393]; Muon −0.136 [−0.393, −0.005]) — magnitude control that bounds the
+#   product does what the shared decay (D) does not. QK-norm stays the most robust (−0.666; Muon −1.133).
+#
 # These are single-architecture, 600-step measurements; the differences among A–D are a few hundredths
 # of a nat, comparable to the seed spread at any one learning rate.
 
