@@ -95,11 +95,32 @@ def _read(f: h5py.File, where: str, n: int | None = None) -> np.ndarray:
     return data
 
 
-def _trimmed(f: h5py.File, wheres: dict[str, str]) -> dict[str, np.ndarray]:
-    """Reads datasets sharing an index, cut to the shortest (a live log may have one a flush ahead)."""
+def _committed(f: h5py.File, key: str) -> int | None:
+    """/commit's row count for a group ("series", "heads", "tables/<name>", "arrays/<name>"): the rows the
+    writer confirmed on disk after a successful flush (a failed flush can leave extents ahead of the data).
+    None for a log without /commit (older versions) or a group it does not count."""
+    if "commit" not in f:
+        return None
+    ds = _dataset(f, "commit")
+    keys = list(json.loads(_text(ds.attrs["groups"]))) if "groups" in ds.attrs else []
+    if key not in keys:
+        return None
+    rows = ds[()]
+    i = keys.index(key)
+    if len(rows) < len(keys) or rows[i] < 0:
+        raise LogError(f"{f.filename}: /commit does not match its groups (the log is damaged)")
+    return int(rows[i])
+
+
+def _trimmed(f: h5py.File, wheres: dict[str, str], key: str) -> dict[str, np.ndarray]:
+    """Reads datasets sharing an index, cut to the shortest (a live log may have one a flush ahead) and to
+    the rows /commit confirms."""
     if not wheres:
         return {}
     n = min(len(_dataset(f, w)) for w in wheres.values())
+    c = _committed(f, key)
+    if c is not None:
+        n = min(n, c)
     return {k: _read(f, w, n) for k, w in wheres.items()}
 
 
@@ -117,7 +138,7 @@ def series(f: h5py.File) -> dict[str, np.ndarray]:
     names = _order(f, "series", "names")
     if not names and "step" not in f["series"]:
         return {}
-    return _trimmed(f, {"step": "series/step", **{n: f"series/{n}" for n in names}})
+    return _trimmed(f, {"step": "series/step", **{n: f"series/{n}" for n in names}}, "series")
 
 
 def heads(f: h5py.File) -> dict[str, np.ndarray]:
@@ -125,7 +146,7 @@ def heads(f: h5py.File) -> dict[str, np.ndarray]:
     names = _order(f, "heads", "names")
     if not names and "step" not in f["heads"]:
         return {}
-    return _trimmed(f, {"step": "heads/step", **{n: f"heads/{n}" for n in names}})
+    return _trimmed(f, {"step": "heads/step", **{n: f"heads/{n}" for n in names}}, "heads")
 
 
 def table_names(f: h5py.File) -> list[str]:
@@ -137,11 +158,11 @@ def table(f: h5py.File, name: str) -> dict[str, np.ndarray]:
     if name not in f["tables"]:
         raise LogError(f"{f.filename}: missing table /tables/{name}")
     cols = _order(f, f"tables/{name}", "columns")
-    return _trimmed(f, {c: f"tables/{name}/{c}" for c in cols})
+    return _trimmed(f, {c: f"tables/{name}/{c}" for c in cols}, f"tables/{name}")
 
 
 def array(f: h5py.File, name: str) -> np.ndarray:
-    return _read(f, f"arrays/{name}")
+    return _read(f, f"arrays/{name}", _committed(f, f"arrays/{name}"))
 
 
 def summary(f: h5py.File) -> dict:

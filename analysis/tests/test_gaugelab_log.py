@@ -131,3 +131,22 @@ def test_live_log_grows_and_survives_sigkill(tmp_path):
         np.testing.assert_array_equal(s["step"], np.arange(len(s["step"])))
         np.testing.assert_array_equal(s["loss"], 1.0 / (1.0 + s["step"]))
         assert gl.summary(f) == {}
+
+
+def test_rows_past_commit_are_not_read(example_log):
+    # A flush that failed part-way can leave extents ahead of the data; /commit holds the confirmed rows.
+    with h5py.File(example_log, "a") as f:
+        n = len(f["series/step"])
+        d = f.create_dataset("commit", data=np.array([n - 2, 3], dtype=np.int64))
+        d.attrs["groups"] = '["series", "heads"]'
+    with gl.open_log(example_log) as f:
+        s = gl.series(f)
+        assert all(len(v) == n - 2 for v in s.values())
+        np.testing.assert_array_equal(s["loss"], EXAMPLE["loss"][: n - 2])
+        assert len(gl.heads(f)["step"]) == 3
+        for t in gl.table_names(f):  # tables are not counted by this /commit: read whole
+            assert len(next(iter(gl.table(f, t).values()))) == len(f[f"tables/{t}/{gl._order(f, f'tables/{t}', 'columns')[0]}"])
+    with h5py.File(example_log, "a") as f:
+        f["commit"][...] = np.array([-1, 3])
+    with gl.open_log(example_log) as f, pytest.raises(gl.LogError, match="commit"):
+        gl.series(f)

@@ -34,6 +34,7 @@ class Appender {
   void truncate(hsize_t rows);
 
   hsize_t rows() const { return file_rows_ + pending_rows_; }  // written + buffered
+  hsize_t written_rows() const { return file_rows_; }
   hsize_t pending_rows() const { return pending_rows_; }
   DType type() const { return type_; }
   std::size_t width() const { return width_; }

@@ -93,12 +93,63 @@ void RunLog::Impl::write_and_flush(bool to_caller) {
     each_appender([](h5::Appender& a) { a.write(); });
     each_appender([](h5::Appender& a) { a.flush(); });
     for (auto& [name, a] : fixed_arrays) h5::check(H5Dflush(a.dset.get()), path, "cannot flush /arrays/" + name);
+    write_commit();
   } catch (...) {
     write_error = std::current_exception();
     write_error_delivered = to_caller;
     throw;
   }
   last_flush = std::chrono::steady_clock::now();
+}
+
+std::vector<std::string> RunLog::Impl::commit_groups() const {
+  std::vector<std::string> keys;
+  if (series_step) keys.emplace_back("series");
+  if (heads_step) keys.emplace_back("heads");
+  for (const auto& [name, t] : tables) keys.push_back("tables/" + name);
+  for (const auto& [name, a] : rows_arrays) keys.push_back("arrays/" + name);
+  return keys;
+}
+
+std::vector<std::int64_t> RunLog::Impl::written_rows() const {
+  auto shortest = [](auto begin, auto end, hsize_t n) {
+    for (auto it = begin; it != end; ++it) n = std::min(n, it->written_rows());
+    return static_cast<std::int64_t>(n);
+  };
+  std::vector<std::int64_t> rows;
+  if (series_step) rows.push_back(shortest(series.begin(), series.end(), series_step->written_rows()));
+  if (heads_step) rows.push_back(shortest(heads.begin(), heads.end(), heads_step->written_rows()));
+  for (const auto& [name, t] : tables) rows.push_back(shortest(t.data.begin(), t.data.end(), t.data.front().written_rows()));
+  for (const auto& [name, a] : rows_arrays) rows.push_back(static_cast<std::int64_t>(a.written_rows()));
+  return rows;
+}
+
+void RunLog::Impl::declare_commit() {
+  const std::vector<std::string> keys = commit_groups();
+  const std::string what = "cannot create /commit";
+  if (h5::link_exists(file.get(), "/commit")) {
+    commit = h5::own(H5Dopen2(file.get(), "/commit", H5P_DEFAULT), H5Dclose, path, "cannot open /commit");
+    if (h5::read_order(commit.get(), "groups", path) == keys) {
+      commit_keys = keys;
+      return;
+    }
+    commit.reset();
+    h5::check(H5Ldelete(file.get(), "/commit", H5P_DEFAULT), path, "cannot replace /commit");
+  }
+  const hsize_t n = std::max<std::size_t>(keys.size(), 1);
+  h5::Handle space = h5::own(H5Screate_simple(1, &n, nullptr), H5Sclose, path, what);
+  commit = h5::own(H5Dcreate2(file.get(), "/commit", H5T_STD_I64LE, space.get(), H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT),
+                   H5Dclose, path, what);
+  h5::write_attr(commit.get(), "groups", nlohmann::json(keys).dump(), path);
+  commit_keys = keys;
+}
+
+void RunLog::Impl::write_commit() {
+  if (!commit.valid() || commit_keys.empty()) return;
+  const std::vector<std::int64_t> rows = written_rows();
+  h5::check(H5Dwrite(commit.get(), H5T_NATIVE_INT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, rows.data()), path,
+            "cannot write /commit");
+  h5::check(H5Dflush(commit.get()), path, "cannot flush /commit");
 }
 
 void RunLog::Impl::after_append(const h5::Appender& a) {
@@ -259,6 +310,7 @@ void RunLog::start() {
   Impl& s = *impl_;
   s.require_open("start()");
   if (s.swmr) s.misuse("start() called twice");
+  s.declare_commit();
   s.write_and_flush();
   h5::check(H5Fstart_swmr_write(s.file.get()), s.path, "cannot start SWMR writing");
   s.swmr = true;
@@ -290,6 +342,7 @@ void RunLog::close() {
   }
   s.each_appender([](h5::Appender& a) { a.close(); });
   s.fixed_arrays.clear();
+  s.commit.reset();
   if (!err && !s.summary.empty()) {
     try {
       if (s.swmr) {  // attributes cannot be created under SWMR: reopen the file in ordinary mode

@@ -1,7 +1,9 @@
 // The HDF5 run log every result-producing verb writes (DESIGN §2, a fixed contract).
 //
 // Schema (HDF5 1.10, libver bounds "latest", SWMR-readable while the run is going):
-//   /  root attributes (strings are variable-length UTF-8, h5py reads them as str):
+//   /  root attributes (strings are fixed-length null-padded UTF-8 of their own length, kept out of the
+//        global heap, which libhdf5 1.10 reads unsafely when damaged; h5py reads them as bytes, the
+//        analysis reader decodes; older logs hold variable-length strings, read as well):
 //        gaugelab_version, git_sha, kind ("toy/relu", "sweep/relu", "diag/heads", "gpt2/train", ...),
 //        command (argv, shell-quoted and space-joined), config_json (the fully resolved config as
 //        JSON text), created_utc ("YYYY-MM-DDTHH:MM:SSZ"), host, threads (int64), seed (uint64)
@@ -12,8 +14,12 @@
 //   /arrays/<name>   float64 or int64: fixed shape written once (write_array), or [rows, ...]
 //                    extendable along dim 0 (append_array_rows)
 //   /summary         attributes (float64, int64 or UTF-8 string): the run's headline figures
+//   /commit          int64 [groups], attribute "groups" (JSON list: "series", "heads", "tables/<t>",
+//                    "arrays/<name>"): each group's rows confirmed on disk, rewritten after every flush
+//                    that succeeded in full (a flush that fails part-way can leave extents ahead of data)
 // The five groups always exist. Lengths are equal in a closed log; a live or killed log may show
-// one dataset a flush ahead of another, so readers trim to the shortest (RunLogReader does).
+// one dataset a flush ahead of another, so readers trim to the shortest and to /commit (RunLogReader
+// does; open_append cuts the same rows).
 //
 // Life cycle: create (or open_append) -> declare_* -> start() -> append_* ... -> close().
 // HDF5 1.10 SWMR cannot create datasets or attributes once SWMR writing has begun, hence every

@@ -45,6 +45,14 @@ struct RunLog::Impl {
   std::map<std::string, FixedArray> fixed_arrays;
   std::map<std::string, h5::Appender> rows_arrays;
   std::map<std::string, Cell> summary;  // written at close
+  // /commit ([groups] int64, its JSON-list attribute "groups" naming them: "series", "heads",
+  // "tables/<name>", "arrays/<name>"): the rows of each appended group known to be on disk. Written
+  // only after a flush of every dataset succeeded. A flush that fails part-way (a full disk) can leave a
+  // dataset's extent on disk ahead of its data: HDF5's metadata cache may write a dataset's new extent
+  // before its chunk cache writes the rows, and such rows read back as fill values. Readers and resumes
+  // trust no row past this count (a log without /commit, from an older version: the shortest member).
+  h5::Handle commit;
+  std::vector<std::string> commit_keys;
   std::chrono::steady_clock::time_point last_flush = std::chrono::steady_clock::now();
 
   // Background flusher: rows buffered after the last append are still flushed within about
@@ -80,6 +88,13 @@ struct RunLog::Impl {
   /// `to_caller`: the exception reaches the user's call (an append, flush, start), not the
   /// background flusher or close(), which report it themselves.
   void write_and_flush(bool to_caller = true);
+  /// The groups /commit counts and their written rows now (each group's shortest member), same order.
+  std::vector<std::string> commit_groups() const;
+  std::vector<std::int64_t> written_rows() const;
+  /// Creates /commit for the declared groups (or re-creates it when they changed); before SWMR writing.
+  void declare_commit();
+  /// Records written_rows() in /commit and flushes it; after every successful flush.
+  void write_commit();
   void after_append(const h5::Appender& a);
   void write_summary(hid_t summary_group);
   /// Records the declared order of a group's members in its JSON-list attribute `attr`.

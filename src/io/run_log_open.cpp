@@ -1,6 +1,7 @@
 // RunLog::create (new log, root attributes, the five groups) and RunLog::open_append (resume).
 #include <cmath>
 #include <filesystem>
+#include <map>
 
 #include "io/build_info.hpp"
 #include "io/run_log.hpp"
@@ -86,12 +87,34 @@ void discover(RunLog::Impl& s) {
   }
 }
 
-// A writer killed between the flushes of two datasets can leave one a few rows ahead:
-// cut every group back to its shortest member so appends keep rows aligned.
-void even_out(std::vector<h5::Appender*> group) {
+// /commit's row count per group (RunLog::Impl::commit); empty for a log written before /commit existed.
+std::map<std::string, hsize_t> read_commit(const RunLog::Impl& s) {
+  std::map<std::string, hsize_t> out;
+  if (!h5::link_exists(s.file.get(), "/commit")) return out;
+  h5::Handle d = h5::own(H5Dopen2(s.file.get(), "/commit", H5P_DEFAULT), H5Dclose, s.path, "cannot open /commit");
+  const std::vector<std::string> keys = h5::read_order(d.get(), "groups", s.path);
+  const std::vector<hsize_t> dims = h5::extent(d.get(), s.path);
+  if (dims.size() != 1 || dims[0] < keys.size()) s.misuse("/commit does not match its groups (the log is damaged)");
+  std::vector<std::int64_t> rows(static_cast<std::size_t>(dims[0]));
+  if (!rows.empty())
+    h5::check(H5Dread(d.get(), H5T_NATIVE_INT64, H5S_ALL, H5S_ALL, H5P_DEFAULT, rows.data()), s.path,
+              "cannot read /commit");
+  for (std::size_t i = 0; i < keys.size(); ++i) {
+    if (rows[i] < 0) s.misuse("/commit does not match its groups (the log is damaged)");
+    out[keys[i]] = static_cast<hsize_t>(rows[i]);
+  }
+  return out;
+}
+
+// A writer killed between the flushes of two datasets can leave one a few rows ahead, and one whose
+// flush failed part-way can leave extents ahead of the data (rows past /commit's count): cut every
+// group back to its shortest member and to its committed rows, so appends keep rows aligned and
+// overwrite what was never confirmed written.
+void even_out(std::vector<h5::Appender*> group, const std::map<std::string, hsize_t>& commit, const std::string& key) {
   if (group.empty()) return;
   hsize_t n = group.front()->rows();
   for (auto* a : group) n = std::min(n, a->rows());
+  if (const auto it = commit.find(key); it != commit.end()) n = std::min(n, it->second);
   for (auto* a : group)
     if (a->rows() != n) a->truncate(n);
 }
@@ -159,18 +182,20 @@ RunLog RunLog::open_append(const std::string& path, Options opts) {
     s->file = h5::Handle(fid, H5Fclose);
   }
   discover(*s);
+  const std::map<std::string, hsize_t> commit = read_commit(*s);
   std::vector<h5::Appender*> series, heads;
   for (auto& a : s->series) series.push_back(&a);
   if (s->series_step) series.push_back(&*s->series_step);
   for (auto& a : s->heads) heads.push_back(&a);
   if (s->heads_step) heads.push_back(&*s->heads_step);
-  even_out(series);
-  even_out(heads);
+  even_out(series, commit, "series");
+  even_out(heads, commit, "heads");
   for (auto& [name, t] : s->tables) {
     std::vector<h5::Appender*> cols;
     for (auto& a : t.data) cols.push_back(&a);
-    even_out(cols);
+    even_out(cols, commit, "tables/" + name);
   }
+  for (auto& [name, a] : s->rows_arrays) even_out({&a}, commit, "arrays/" + name);
   return RunLog(std::move(s));
 }
 

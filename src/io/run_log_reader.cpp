@@ -39,6 +39,20 @@ struct RunLogReader::Impl {
     return dims[0];
   }
 
+  // The rows of a group ("series", "heads", "tables/<name>", "arrays/<name>") that /commit says were
+  // written (RunLog::Impl::commit); no bound for a log without /commit or a group it does not count.
+  hsize_t committed(const std::string& key) const {
+    constexpr hsize_t kAll = std::numeric_limits<hsize_t>::max();
+    if (!h5::link_exists(file.get(), "/commit")) return kAll;
+    const std::vector<std::string> keys = h5::read_order(dataset("/commit").get(), "groups", path);
+    const auto it = std::find(keys.begin(), keys.end(), key);
+    if (it == keys.end()) return kAll;
+    const std::vector<std::int64_t> rows = numeric<std::int64_t>("/commit", kAll);
+    const auto i = static_cast<std::size_t>(it - keys.begin());
+    if (rows.size() < keys.size() || rows[i] < 0) bad("/commit does not match its groups (the log is damaged)");
+    return static_cast<hsize_t>(rows[i]);
+  }
+
   // The first `rows` rows (all if rows is max) of a numeric dataset, converted to T.
   template <class T>
   std::vector<T> numeric(const std::string& where, hsize_t rows, std::vector<hsize_t>* shape_out = nullptr) const {
@@ -164,7 +178,7 @@ std::vector<std::string> RunLogReader::series_names() const {
 std::uint64_t RunLogReader::series_length() const {
   const auto names = series_names();
   if (names.empty() && !h5::link_exists(impl_->file.get(), "/series/step")) return 0;
-  hsize_t n = impl_->length("/series/step");
+  hsize_t n = std::min(impl_->length("/series/step"), impl_->committed("series"));
   for (const auto& name : names) n = std::min(n, impl_->length("/series/" + name));
   return n;
 }
@@ -194,7 +208,7 @@ std::vector<std::string> RunLogReader::heads_names() const {
 }
 
 std::vector<std::int64_t> RunLogReader::heads_step() const {
-  hsize_t n = impl_->length("/heads/step");
+  hsize_t n = std::min(impl_->length("/heads/step"), impl_->committed("heads"));
   for (const auto& name : heads_names()) n = std::min(n, impl_->length("/heads/" + name));
   return impl_->numeric<std::int64_t>("/heads/step", n);
 }
@@ -239,7 +253,7 @@ std::vector<Column> RunLogReader::table_columns(const std::string& name) const {
 TableData RunLogReader::table(const std::string& name) const {
   TableData t;
   t.columns = table_columns(name);
-  hsize_t n = std::numeric_limits<hsize_t>::max();
+  hsize_t n = impl_->committed("tables/" + name);
   for (const auto& c : t.columns) n = std::min(n, impl_->length("/tables/" + name + "/" + c.name));
   t.rows = t.columns.empty() ? 0 : n;
   for (const auto& c : t.columns) {
@@ -279,7 +293,7 @@ std::vector<std::string> RunLogReader::array_names() const {
 ArrayData<double> RunLogReader::array(const std::string& name) const {
   std::vector<hsize_t> shape;
   ArrayData<double> a;
-  a.values = impl_->numeric<double>("/arrays/" + name, std::numeric_limits<hsize_t>::max(), &shape);
+  a.values = impl_->numeric<double>("/arrays/" + name, impl_->committed("arrays/" + name), &shape);
   a.shape.assign(shape.begin(), shape.end());
   return a;
 }
@@ -287,7 +301,7 @@ ArrayData<double> RunLogReader::array(const std::string& name) const {
 ArrayData<std::int64_t> RunLogReader::array_i64(const std::string& name) const {
   std::vector<hsize_t> shape;
   ArrayData<std::int64_t> a;
-  a.values = impl_->numeric<std::int64_t>("/arrays/" + name, std::numeric_limits<hsize_t>::max(), &shape);
+  a.values = impl_->numeric<std::int64_t>("/arrays/" + name, impl_->committed("arrays/" + name), &shape);
   a.shape.assign(shape.begin(), shape.end());
   return a;
 }

@@ -106,6 +106,12 @@ Outcome outcome_of(const std::string& path, bool append) {
   return static_cast<Outcome>(WEXITSTATUS(status));
 }
 
+std::string join(const std::vector<std::size_t>& v) {
+  std::string s;
+  for (std::size_t x : v) s += (s.empty() ? "" : ",") + std::to_string(x);
+  return s.empty() ? "-" : s;
+}
+
 std::string read_bytes(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   return std::string(std::istreambuf_iterator<char>(in), {});
@@ -147,7 +153,8 @@ TEST_CASE("run log: one changed byte gives an error or the data, never a hang", 
     INFO((append ? "open_append" : "reader") << ": " << offsets.size() << " offsets, " << count[kRead] << " read, "
                                              << count[kErrorNamingFile] << " one-line errors, " << count[kHung]
                                              << " hung, " << count[kCrashed] << " crashed, " << count[kErrorOther]
-                                             << " errors not naming the file");
+                                             << " errors not naming the file; crashed at " << join(crashed)
+                                             << "; hung at " << join(hung));
     CHECK(hung.empty());
     CHECK(crashed.empty());
     CHECK(unnamed.empty());

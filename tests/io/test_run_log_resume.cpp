@@ -1,6 +1,7 @@
 // Durability and resume: a writer killed with SIGKILL leaves a readable log with every flushed
 // row, and open_append continues a log (closed cleanly or killed) without losing or shifting rows.
 #include <catch2/catch.hpp>
+#include <hdf5.h>
 
 #include <signal.h>
 #include <sys/wait.h>
@@ -178,4 +179,75 @@ TEST_CASE("run log: open_append resumes a closed log, keeping rows and summary",
   CHECK(std::get<std::int64_t>(sum.at("first")) == 1);
   CHECK(std::get<std::int64_t>(sum.at("second")) == 2);
   CHECK(r.root().kind == "test/kill");  // provenance of the original run is kept
+}
+
+namespace {
+
+// Grows a closed log's datasets by `extra` rows of fill values (zeros) behind /commit's back: what a
+// flush that failed part-way leaves when HDF5 wrote the new extents but not the rows.
+void grow_behind_commit(const std::string& path, const std::vector<std::string>& datasets, hsize_t extra) {
+  const hid_t f = H5Fopen(path.c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
+  REQUIRE(f >= 0);
+  for (const auto& where : datasets) {
+    const hid_t d = H5Dopen2(f, where.c_str(), H5P_DEFAULT);
+    REQUIRE(d >= 0);
+    const hid_t space = H5Dget_space(d);
+    hsize_t dims[4] = {0, 0, 0, 0};
+    const int rank = H5Sget_simple_extent_ndims(space);
+    REQUIRE((rank >= 1 && rank <= 4));
+    REQUIRE(H5Sget_simple_extent_dims(space, dims, nullptr) == rank);
+    H5Sclose(space);
+    dims[0] += extra;
+    REQUIRE(H5Dset_extent(d, dims) >= 0);
+    H5Dclose(d);
+  }
+  H5Fclose(f);
+}
+
+}  // namespace
+
+TEST_CASE("run log: rows past /commit are neither read nor kept by a resume", "[io][run_log]") {
+  TempDir dir;
+  const std::string path = dir.file("log.h5");
+  {
+    RunLog log = RunLog::create(path, provenance(), false);
+    log.declare_series({"loss", "grad_norm"});
+    log.declare_table("events", {{"step", DType::i64}, {"tag", DType::str, 16}});
+    log.declare_rows_array("traj", {2}, DType::f64);
+    log.start();
+    for (std::int64_t i = 0; i < 5; ++i) {
+      log.append_series(i, {loss_at(i), norm_at(i)});
+      log.append_row("events", {Cell(i), Cell("row" + std::to_string(i))});
+      const double traj[2] = {loss_at(i), norm_at(i)};
+      log.append_array_rows("traj", traj, 1);
+    }
+    log.close();
+  }
+  grow_behind_commit(path, {"/series/step", "/series/loss", "/series/grad_norm", "/tables/events/step",
+                            "/tables/events/tag", "/arrays/traj"}, 3);
+  {
+    const RunLogReader r(path);
+    check_series(r, 5);
+    CHECK(r.table("events").rows == 5);
+    CHECK(r.array("traj").shape == std::vector<std::uint64_t>{5, 2});
+  }
+  {  // a resume continues at row 5, over the unconfirmed rows, and counts its own
+    RunLog log = RunLog::open_append(path);
+    log.start();
+    for (std::int64_t i = 5; i < 7; ++i) {
+      log.append_series(i, {loss_at(i), norm_at(i)});
+      log.append_row("events", {Cell(i), Cell("row" + std::to_string(i))});
+      const double traj[2] = {loss_at(i), norm_at(i)};
+      log.append_array_rows("traj", traj, 1);
+    }
+    log.close();
+  }
+  const RunLogReader r(path);
+  check_series(r, 7);
+  const TableData t = r.table("events");
+  REQUIRE(t.rows == 7);
+  for (std::int64_t i = 0; i < 7; ++i) CHECK(t.i64("step")[static_cast<std::size_t>(i)] == i);
+  const auto traj = r.array("traj");
+  REQUIRE(traj.shape == std::vector<std::uint64_t>{7, 2});
+  for (std::size_t i = 0; i < 7; ++i) CHECK(traj.values[2 * i] == loss_at(static_cast<std::int64_t>(i)));
 }
