@@ -27,9 +27,11 @@ int verb_inspect(const Args& args) {
       .add("device", &o.device, "cpu, cuda or cuda:N (the float64 linear algebra runs on the CPU)")
       .add("precision", &o.precision, "model arithmetic for transforms and exactness", {"fp32", "fp64"})
       .add("data", &o.data, "token file for the prompts and the activation sample (default: seeded uniform ids)")
-      .add("valid-tests", &o.valid_tests, "random G_max elements applied to the whole model", io::Range::at_least(1))
+      // At most 10^6: each test is a full forward pass of the model (10^6 is days at 124M), and the
+      // per-test arrays are sized by it before the first test (10^12 asked for a 16 TB file).
+      .add("valid-tests", &o.valid_tests, "random G_max elements applied to the whole model", io::Range::closed(1, 1e6))
       .add("perturbation", &o.perturbation, "delta of the valid draws Q(I + delta G)", io::Range{0.0, 0.5, false, true})
-      .add("invalid-tests", &o.invalid_tests, "draws per invalid family", io::Range::at_least(1))
+      .add("invalid-tests", &o.invalid_tests, "draws per invalid family", io::Range::closed(1, 1e6))
       .add("invalid-kappa", &o.invalid_kappa, "condition number of the invalid families' matrices", io::Range{1.0, {}, true, false})
       .add("prompts", &o.prompts, "fixed prompts (logit errors, Table 9)", io::Range::at_least(1))
       .add("prompt-len", &o.prompt_len, "tokens per prompt", io::Range::at_least(1))
