@@ -204,6 +204,16 @@ void grow_behind_commit(const std::string& path, const std::vector<std::string>&
   H5Fclose(f);
 }
 
+// Steps [from, to): a series row, an "events" row and a "traj" row each.
+void append_steps(RunLog& log, std::int64_t from, std::int64_t to) {
+  for (std::int64_t i = from; i < to; ++i) {
+    log.append_series(i, {loss_at(i), norm_at(i)});
+    log.append_row("events", {Cell(i), Cell("row" + std::to_string(i))});
+    const double traj[2] = {loss_at(i), norm_at(i)};
+    log.append_array_rows("traj", traj, 1);
+  }
+}
+
 }  // namespace
 
 TEST_CASE("run log: rows past /commit are neither read nor kept by a resume", "[io][run_log]") {
@@ -215,12 +225,7 @@ TEST_CASE("run log: rows past /commit are neither read nor kept by a resume", "[
     log.declare_table("events", {{"step", DType::i64}, {"tag", DType::str, 16}});
     log.declare_rows_array("traj", {2}, DType::f64);
     log.start();
-    for (std::int64_t i = 0; i < 5; ++i) {
-      log.append_series(i, {loss_at(i), norm_at(i)});
-      log.append_row("events", {Cell(i), Cell("row" + std::to_string(i))});
-      const double traj[2] = {loss_at(i), norm_at(i)};
-      log.append_array_rows("traj", traj, 1);
-    }
+    append_steps(log, 0, 5);
     log.close();
   }
   grow_behind_commit(path, {"/series/step", "/series/loss", "/series/grad_norm", "/tables/events/step",
@@ -234,12 +239,7 @@ TEST_CASE("run log: rows past /commit are neither read nor kept by a resume", "[
   {  // a resume continues at row 5, over the unconfirmed rows, and counts its own
     RunLog log = RunLog::open_append(path);
     log.start();
-    for (std::int64_t i = 5; i < 7; ++i) {
-      log.append_series(i, {loss_at(i), norm_at(i)});
-      log.append_row("events", {Cell(i), Cell("row" + std::to_string(i))});
-      const double traj[2] = {loss_at(i), norm_at(i)};
-      log.append_array_rows("traj", traj, 1);
-    }
+    append_steps(log, 5, 7);
     log.close();
   }
   const RunLogReader r(path);
