@@ -9,4 +9,5 @@ PYBIND11_MODULE(_core, m) {
   gaugelab::python::bind_fixes(m);
   gaugelab::python::bind_quotient(m);
   gaugelab::python::bind_updates(m);
+  gaugelab::python::bind_lie(m);
 }

@@ -21,6 +21,7 @@ void bind_coordinates(py::module_& m);  // bind_coordinates.cpp: gauge coordinat
 void bind_fixes(py::module_& m);        // bind_fixes.cpp: GaugeFix-LRM, Gram balance, QR slice
 void bind_quotient(py::module_& m);     // bind_quotient.cpp: quotient corrections, represented motion
 void bind_updates(py::module_& m);      // bind_updates.cpp: update rules, optimizer state, steps
+void bind_lie(py::module_& m);          // bind_lie.cpp: orbit tangents, horizontal projections
 
 /// Class-name suffix of scalar T: "_f64" or "_f32".
 template <class T>
