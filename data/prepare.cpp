@@ -192,6 +192,16 @@ std::vector<fs::path> check_outputs(const PrepareOptions& o) {
   return shards;
 }
 
+// Every string of j with its bytes that are not UTF-8 written as \xNN (io::utf8_safe), as the run logs
+// record paths: a file name is legal with any bytes on Linux, JSON holds only UTF-8.
+nlohmann::json utf8_safe_strings(const nlohmann::json& j) {
+  if (j.is_string()) return io::utf8_safe(j.get<std::string>());
+  if (!j.is_structured()) return j;
+  nlohmann::json out = j;
+  for (auto it = out.begin(); it != out.end(); ++it) *it = utf8_safe_strings(*it);
+  return out;
+}
+
 nlohmann::json meta_json(const PrepareOptions& o, const Gpt2Tokenizer& tok, const DocumentSource& src,
                          const PrepareResult& r) {
   auto split_json = [&](const PrepareSplit& s) {
@@ -369,8 +379,7 @@ PrepareResult run_prepare(const PrepareOptions& o) {
     r.meta_path = (fs::path(o.out_dir) / "meta.json").string();
     {
       std::ofstream meta(tmp_name(r.meta_path), std::ios::trunc);
-      // A file name that is not UTF-8 is recorded with U+FFFD for its bad bytes (JSON holds only UTF-8).
-      meta << meta_json(o, tok, src, r).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
+      meta << utf8_safe_strings(meta_json(o, tok, src, r)).dump(2) << "\n";
       meta.close();
       if (!meta) throw std::runtime_error(tmp_name(r.meta_path) + ": write failed");
     }

@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -268,4 +269,19 @@ TEST_CASE("flag bounds: a path holding bytes that are not UTF-8 is used as bytes
   INFO(p.output);
   CHECK(p.status == 0);
   CHECK(fs::exists(data + "/train.bin"));
+  // meta.json records such a name as the logs do (\xNN), not with U+FFFD for the byte: a source file
+  // whose name is not UTF-8, prepared into a second directory
+  const std::string src = dir + "/s\xfe.txt";
+  {
+    std::ofstream f(src);
+    for (int i = 0; i < 40; ++i) f << "Line " << i << " of a small text.\n\n";
+  }
+  const ChildResult q = run({"prepare", "--input", src, "--split-paragraphs", "--val-fraction", "0.25", "--out", dir + "/d2"});
+  INFO(q.output);
+  CHECK(q.status == 0);
+  std::ifstream meta(dir + "/d2/meta.json");
+  const std::string text((std::istreambuf_iterator<char>(meta)), std::istreambuf_iterator<char>());
+  INFO(text);
+  CHECK(text.find("s\\\\xfe.txt") != std::string::npos);
+  CHECK(text.find("\xEF\xBF\xBD") == std::string::npos);
 }
