@@ -186,6 +186,20 @@ TEST_CASE("train faults: --resume on a damaged log ends in one line, never a han
   CHECK(refused > 0);
 }
 
+TEST_CASE("train faults: a run directory whose name is not UTF-8 trains and resumes") {
+  // Legal on Linux; the settings (and the checkpoints' config.json) record it with \xNN escapes.
+  const std::string out = kRoot + "/r\xff\xfe";
+  finished_run(out, 20);
+  const auto ckpts = gpt2::train_checkpoints_newest_first(out);
+  REQUIRE(ckpts.size() >= 2);
+  fs::remove_all(ckpts[0]);  // the newest checkpoint gone: the resume starts from step 10
+  const test::ChildResult r = test::run_child(train_cmd(out, 20, {"--resume"}), {120, -1});
+  INFO(r.output);
+  REQUIRE(r.status == 0);
+  CHECK(r.output.find("resumed from") != std::string::npos);
+  CHECK(logged_steps(out) == one_to(20));
+}
+
 TEST_CASE("train faults: a damaged newest checkpoint falls back to the one before") {
   const std::string out = kRoot + "/fallback";
   finished_run(out, 20);
