@@ -5,20 +5,12 @@ GaugeFix balances s_Q = s_K without changing any q_j·k_j; the full quotient cor
 represented motion of an SGD step gauge-independent; update rules and bad input behave as stated."""
 from __future__ import annotations
 
-import os
-import sys
-from pathlib import Path
-
 import numpy as np
 import pytest
 
-# The module lives in <build>/python (GAUGELAB_BUILD_DIR, default build/). No conftest.py here: the
-# analysis tests import theirs as `conftest`, and one pytest run collects both folders.
-ROOT = Path(__file__).resolve().parents[2]
-PACKAGE_DIR = Path(os.environ.get("GAUGELAB_BUILD_DIR", ROOT / "build")) / "python"
-sys.path.insert(0, str(PACKAGE_DIR))
-g = pytest.importorskip("gaugelab", reason=f"SKIPPED: the gaugelab Python module is not built in {PACKAGE_DIR} "
-                                           "(configure with pybind11 installed: GAUGELAB_PYTHON=ON)")
+from built_module import import_gaugelab
+
+g = import_gaugelab()
 
 DTYPES = [np.float64, np.float32]
 # Tolerance on relative errors: a few hundred ulps of the dtype (κ ≤ 10 gauges, tiny heads).

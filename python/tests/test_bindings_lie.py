@@ -3,18 +3,12 @@ direction is orthogonal to every orbit tangent, Alg. 2's approximation is exact 
 the factor pair's projection keeps the represented first-order motion; float64 and float32."""
 from __future__ import annotations
 
-import os
-import sys
-from pathlib import Path
-
 import numpy as np
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
-PACKAGE_DIR = Path(os.environ.get("GAUGELAB_BUILD_DIR", ROOT / "build")) / "python"
-sys.path.insert(0, str(PACKAGE_DIR))
-g = pytest.importorskip("gaugelab", reason=f"SKIPPED: the gaugelab Python module is not built in {PACKAGE_DIR} "
-                                           "(configure with pybind11 installed: GAUGELAB_PYTHON=ON)")
+from built_module import import_gaugelab
+
+g = import_gaugelab()
 
 DTYPES = [np.float64, np.float32]
 TOL = {np.float64: 1e-10, np.float32: 1e-3}  # relative; float32 Sylvester solves through eigenbases
