@@ -291,6 +291,14 @@ namespace {
 
 // ", line N" of the first line of the INI file `path` that sets the option `e` names ("" if not found).
 std::string config_error_place(const std::string& path, const po::error& e) {
+  if (const auto* s = dynamic_cast<const po::invalid_config_file_syntax*>(&e)) {  // the line itself is known
+    std::ifstream in(path);
+    std::string line;
+    const std::string bad = s->tokens();
+    for (int n = 1; !bad.empty() && std::getline(in, line); ++n)
+      if (line.find(bad) != std::string::npos) return ", line " + std::to_string(n);
+    return "";
+  }
   std::string key;
   if (const auto* u = dynamic_cast<const po::error_with_option_name*>(&e)) key = u->get_option_name();
   while (!key.empty() && key.front() == '-') key.erase(0, 1);
@@ -306,6 +314,33 @@ std::string config_error_place(const std::string& path, const po::error& e) {
     if (k == key) return ", line " + std::to_string(n);
   }
   return "";
+}
+
+// The message of a Boost.Program_options error. Its option errors build theirs by replacing placeholders
+// (%canonical_option%, %value%, %invalid_line%, ...) with the user's text until none is left, so a text
+// holding a placeholder's name loops for ever (Boost 1.74; found by fuzzing: the INI line
+// "%invalid_line%" hung --config). Those errors are described from their parts, never through what().
+std::string po_message(const po::error& e) {
+  const auto* named = dynamic_cast<const po::error_with_option_name*>(&e);
+  if (!named) return e.what();
+  const std::string name = named->get_option_name();
+  if (const auto* s = dynamic_cast<const po::invalid_config_file_syntax*>(&e))
+    return "the line '" + s->tokens() + "' is not KEY = VALUE";
+  if (dynamic_cast<const po::unknown_option*>(&e)) return "unknown option '" + name + "' (see --help)";
+  if (dynamic_cast<const po::ambiguous_option*>(&e)) return "ambiguous option '" + name + "'";
+  if (dynamic_cast<const po::multiple_occurrences*>(&e)) return "option '" + name + "' is given more than once";
+  if (dynamic_cast<const po::multiple_values*>(&e)) return "option '" + name + "' takes one value";
+  if (dynamic_cast<const po::required_option*>(&e)) return "option '" + name + "' is required";
+  if (const auto* s = dynamic_cast<const po::invalid_syntax*>(&e)) {
+    switch (s->kind()) {
+      case po::invalid_syntax::missing_parameter: return "option '" + name + "' needs a value";
+      case po::invalid_syntax::extra_parameter: return "option '" + name + "' takes no value";
+      case po::invalid_syntax::empty_adjacent_parameter: return "option '" + name + "' has an empty value after '='";
+      default: return "malformed option '" + name + "'";
+    }
+  }
+  if (dynamic_cast<const po::validation_error*>(&e)) return "invalid value for option '" + name + "'";
+  return "invalid use of option '" + name + "'";
 }
 
 }  // namespace
@@ -348,7 +383,7 @@ bool Options::parse(const std::vector<std::string>& args) {
       try {
         po::store(po::parse_config_file(in, desc, /*allow_unregistered=*/false), vm);
       } catch (const po::error& e) {
-        throw UsageError("--config " + path + config_error_place(path, e) + ": " + e.what());
+        throw UsageError("--config " + path + config_error_place(path, e) + ": " + po_message(e));
       }
     }
     po::notify(vm);
@@ -357,7 +392,7 @@ bool Options::parse(const std::vector<std::string>& args) {
   } catch (const po::too_many_positional_options_error&) {
     throw UsageError("too many positional arguments (see --help)");
   } catch (const po::error& e) {
-    throw UsageError(e.what());
+    throw UsageError(po_message(e));
   }
 
   given_.clear();
