@@ -44,7 +44,7 @@ Mat<T> solve_sylvester_psd(const Mat<T>& a, const Mat<T>& b, const Mat<T>& c, T 
           "eigendecomposition failed");
   const Vec<T>& la = ea.eigenvalues();  // ascending
   const Vec<T>& lb = eb.eigenvalues();
-  const T scale = std::max(la.cwiseAbs().maxCoeff(), T(0)) + std::max(lb.cwiseAbs().maxCoeff(), T(0));
+  const T scale = la.cwiseAbs().maxCoeff() + lb.cwiseAbs().maxCoeff();
   Mat<T> ct = ea.eigenvectors().transpose() * c * eb.eigenvectors();  // C in the eigenbases
   for (Index i = 0; i < ct.rows(); ++i)
     for (Index j = 0; j < ct.cols(); ++j) {
