@@ -34,6 +34,7 @@ std::string first_line(const char* what) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  gaugelab::cli::remember_command_line(argc, argv);
   if (argc < 2) {
     print_usage(std::cerr);
     return 2;

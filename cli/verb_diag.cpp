@@ -34,6 +34,7 @@ int verb_diag(const Args& args) {
   harness::apply_quick(o, opts.given());
   harness::validate_diag_options(o);
   const auto loader = checkpoint_head_loader();
+  if (!o.checkpoint.empty() && !loader) exec_torch_build();  // reading a checkpoint needs the GPT-2 half
   harness::require_loader(o.checkpoint, loader);  // one line, before anything is printed or written
   const int threads = io::apply_threads(flags.threads);
 

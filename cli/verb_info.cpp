@@ -13,6 +13,9 @@
 namespace gaugelab::cli {
 
 int verb_info(const Args& args) {
+#ifndef GAUGELAB_WITH_TORCH
+  exec_torch_build();  // the LibTorch half reports everything below and its LibTorch; returns if absent
+#endif
   io::Options opts("info", "Prints the build (version, git sha, build type), the cores OpenMP sees and, "
                            "when built with the GPT-2 tier, the LibTorch version and devices.");
   if (!opts.parse(args)) return 0;
@@ -27,6 +30,7 @@ int verb_info(const Args& args) {
 }
 
 int not_built(const char* verb, const char* what) {
+  exec_torch_build();  // returns only when no `gaugelab-torch` is beside this executable
   std::cerr << "gaugelab " << verb << ": not built yet in this version (" << what << ")\n";
   return 1;
 }

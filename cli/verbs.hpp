@@ -34,7 +34,14 @@ int verb_import(const Args& args);
 int verb_plot(const Args& args);     // verb_analysis.cpp: runs analysis/plot_runs.py
 int verb_compare(const Args& args);  // verb_analysis.cpp: runs analysis/compare_runs.py
 
-/// For verbs whose tier is not in this build yet: says so plainly and fails (exit 1).
+/// For verbs whose tier is not in this executable: hands over to `gaugelab-torch` when it is beside this
+/// one (exec_torch_build), else says so plainly and fails (exit 1).
 int not_built(const char* verb, const char* what);
+
+// cli/torch_exec.cpp: the light front door (no LibTorch) hands the GPT-2 verbs to `gaugelab-torch`.
+void remember_command_line(int argc, char** argv);  // main() records its argv for the hand-over
+/// Replaces this process with `gaugelab-torch` (beside this executable) on the same command line; returns
+/// only when there is none, or when this process is it.
+void exec_torch_build();
 
 }  // namespace gaugelab::cli
