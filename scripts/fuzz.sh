@@ -2,6 +2,9 @@
 # Runs every libFuzzer target of fuzz/ for a bounded time on its seed corpus (made by the project's own
 # writers) and prints one line per target: executions, rate, corpus size, outcome.
 #   scripts/fuzz.sh [SECONDS_PER_TARGET]     (default 60; `make fuzz`, `make fuzz FUZZ_SECONDS=600`)
+# FUZZ_TARGETS="a b" picks targets; FUZZ_RUNS=N stops a target after N executions (the time still bounds
+# it); FUZZ_FORK=K runs K worker processes per target (libFuzzer -fork): worth it for run_log, whose
+# damaged inputs spend most of their time asleep in HDF5's metadata-retry backoff, not on the CPU.
 # Needs the sanitizer build (`make test-asan` configures it; BUILD= names it, default build-asan).
 # A crash, hang (-timeout), leak or sanitizer report stops that target; its input is kept as
 # BUILD/fuzz/artifacts/<target>-crash-* and the script exits 1 after running the others.
@@ -31,12 +34,20 @@ for t in $TARGETS; do
   max_len=$(find "$BUILD/fuzz/seeds/$t" -type f -printf '%s\n' | sort -n | tail -1)
   [ "${max_len:-0}" -gt 65536 ] || max_len=65536
   # -timeout: one input running 10 s is a hang; -rss_limit_mb: an input allocating 2 GB is a finding.
+  extra=()
+  [ -n "${FUZZ_RUNS:-}" ] && extra+=(-runs="$FUZZ_RUNS")
+  [ -n "${FUZZ_FORK:-}" ] && extra+=(-fork="$FUZZ_FORK")
   TMPDIR="$work" "$BUILD/fuzz/fuzz_$t" "$corpus" "$BUILD/fuzz/seeds/$t" -max_total_time="$SECONDS_PER" \
-    -timeout=10 -rss_limit_mb=2048 -max_len="$max_len" -print_final_stats=1 \
+    "${extra[@]}" -timeout=10 -rss_limit_mb=2048 -max_len="$max_len" -print_final_stats=1 \
     -artifact_prefix="$BUILD/fuzz/artifacts/$t-" >"$log" 2>&1
   rc=$?
   execs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | grep -o '[0-9]*$' | tail -1)
   rate=$(grep -o 'stat::average_exec_per_sec: *[0-9]*' "$log" | grep -o '[0-9]*$' | tail -1)
+  if [ -z "$execs" ]; then  # fork mode prints progress lines "#N: ... exec/s R ..." and no final stats
+    execs=$(grep -o '^#[0-9]*:' "$log" | tail -1 | tr -d '#:')
+    secs=$(grep -o 'time: [0-9]*s' "$log" | tail -1 | grep -o '[0-9]*')
+    [ -n "$execs" ] && [ "${secs:-0}" -gt 0 ] && rate=$((execs / secs))
+  fi
   size=$(ls "$corpus" | wc -l)
   if [ $rc -eq 0 ]; then outcome=ok; else
     outcome="FAILED (exit $rc): $(grep -m1 -E 'ERROR: (libFuzzer|AddressSanitizer|LeakSanitizer)|runtime error|deadly signal|timeout' "$log" | cut -c1-120); log $log"

@@ -58,6 +58,10 @@ class ReluKernelBase {
   virtual double val_mse() const = 0;
   virtual double penalty() const = 0;    // G(θ), eq. 9
   virtual double max_abs_v() const = 0;  // max_i |v_i|, v_i = log(n1_i + ε) − log(n2_i + ε)
+  /// Seed 004 eq. (20) at the current parameters with the gradient of the last evaluate(), per neuron,
+  /// into caller buffers [H] each, without allocating: v_i, κ_i, v̇_i = −∇v_i·g (the core's
+  /// gauge_coordinate_rates) and c_i = w1_i² + b1_i² − w2_i² (the core's relu_balance); tests/toys checks both.
+  virtual void gauge_dynamics(double* v, double* kappa, double* dv_dt, double* balance) const = 0;
   /// Parameters / gradient, flat in the order w1[H], b1[H], w2[H], b2.
   virtual std::vector<double> params() const = 0;
   virtual std::vector<double> grad() const = 0;
@@ -184,6 +188,22 @@ class ReluKernel final : public ReluKernelBase {
     return v.abs().maxCoeff();
   }
 
+  void gauge_dynamics(double* v, double* kappa, double* dv_dt, double* balance) const override {
+    const Eigen::Index h = w1_.size();
+    Eigen::Map<Arr> mv(v, h), mk(kappa, h), md(dv_dt, h), mb(balance, h);
+    fill_v(mv);
+    const double eps = s_.eps, pre = 2.0 * s_.lambda / static_cast<double>(h);
+    for (Eigen::Index i = 0; i < h; ++i) {
+      const double n1 = std::fabs(w1_(i)), n2 = std::fabs(w2_(i));
+      mk(i) = pre * (1.0 / ((n1 + eps) * (n1 + eps)) + 1.0 / ((n2 + eps) * (n2 + eps)));
+      double dv_dot_g = 0.0;  // ∇v_i·g; a zero norm has no direction (as in the core)
+      if (n1 > 0.0) dv_dot_g += w1_(i) * gw1_(i) / (n1 * (n1 + eps));
+      if (n2 > 0.0) dv_dot_g -= w2_(i) * gw2_(i) / (n2 * (n2 + eps));
+      md(i) = -dv_dot_g;
+    }
+    mb = w1_.square() + b1_.square() - w2_.square();
+  }
+
   std::vector<double> params() const override { return flat(w1_, b1_, w2_, b2_); }
   std::vector<double> grad() const override { return flat(gw1_, gb1_, gw2_, gb2_); }
 
@@ -244,7 +264,8 @@ class ReluKernel final : public ReluKernelBase {
 
   // v_i = log(n1_i + ε) − log(n2_i + ε) into `v` [H]. Vectorised for the fixed width; a plain loop
   // for the dynamic one, whose out-of-line vectorised log GCC 12 flags with the false positive above.
-  void fill_v(Arr& v) const {
+  template <class Out>
+  void fill_v(Out& v) const {
     if constexpr (H == Eigen::Dynamic) {
       for (Eigen::Index i = 0; i < w1_.size(); ++i)
         v(i) = std::log(std::fabs(w1_(i)) + s_.eps) - std::log(std::fabs(w2_(i)) + s_.eps);

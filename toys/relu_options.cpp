@@ -23,6 +23,9 @@ void declare(io::Options& opts, ReluToyOptions& o) {
       .add("init-scale", &o.init_scale, "standard deviation of every parameter under --init small", Range::positive())
       .add("log-every", &o.log_every, "series sample period in steps", Range::at_least(1))
       .add("save-data", &o.save_data, "log the data set and the trained net's validation curve as arrays")
+      .add("sharpness", &o.sharpness,
+           "log the top Hessian eigenvalue of the training loss (and of the MSE alone) at the start and the end: "
+           "GD is stable near a minimum while lr times it < 2")
       .add("diverge-loss", &o.diverge_loss, "training loss above which a run has diverged", Range::positive())
       .add("late-fraction", &o.late_fraction, "final fraction of steps judged for oscillation", Range{0.0, 1.0, true, false})
       .add("oscillation-rise", &o.oscillation_rise, "late-step rise fraction above which a run oscillates", Range::closed(0, 1))

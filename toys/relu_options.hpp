@@ -29,6 +29,8 @@ struct ReluToyOptions {
   double init_scale = 0.1;        // σ of the small init (Fig. 5's Δ_inv ≈ 1e-17 implies outputs ≈ 1e-2; README)
   int log_every = 10;             // series sample every this many steps (and the last step)
   bool save_data = false;         // also log the data set and the trained net's validation curve (Fig. 2)
+  bool sharpness = false;         // also the Hessian's top eigenvalue at the start and end (4 x 122 gradients a run; off in
+                                  // sweeps by default since a 300-step run costs ~300 gradients)
   // --- stability rule (stated here, applied the same everywhere; toys/README.md) ---
   double diverge_loss = 1e6;      // a training loss above this, or non-finite, means divergence
   double late_fraction = 0.2;     // the last 20 % of steps are "late training"

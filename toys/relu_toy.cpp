@@ -1,5 +1,7 @@
 #include "toys/relu_toy.hpp"
 
+#include <Eigen/Eigenvalues>
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -81,16 +83,62 @@ ReluTrainer::ReluTrainer(const ReluToyOptions& o, const ReluData& data, const co
   k_ = fixed_ ? make_kernel<kFixedWidth>(o, data, init) : make_kernel<Eigen::Dynamic>(o, data, init);
 }
 
-core::ReluNet<double> ReluTrainer::net() const {
-  const std::vector<double> p = k_->params();  // w1[H], b1[H], w2[H], b2
-  core::ReluNet<double> n{core::Mat<double>(h_, 1), Vec<double>(h_), core::Mat<double>(1, h_), Vec<double>(1)};
-  for (int i = 0; i < h_; ++i) {
+namespace {
+
+/// A flat w1[H], b1[H], w2[H], b2 vector (the kernel's order) in a net's shapes.
+core::ReluNet<double> unflatten(const std::vector<double>& p, int h) {
+  core::ReluNet<double> n{core::Mat<double>(h, 1), Vec<double>(h), core::Mat<double>(1, h), Vec<double>(1)};
+  for (int i = 0; i < h; ++i) {
     n.W1(i, 0) = p[i];
-    n.b1(i) = p[h_ + i];
-    n.W2(0, i) = p[2 * h_ + i];
+    n.b1(i) = p[h + i];
+    n.W2(0, i) = p[2 * h + i];
   }
-  n.b2(0) = p[3 * h_];
+  n.b2(0) = p[3 * h];
   return n;
+}
+
+/// The inverse of unflatten: w1[H], b1[H], w2[H], b2.
+std::vector<double> flatten(const core::ReluNet<double>& n) {
+  const Index h = n.hidden();
+  std::vector<double> p(static_cast<size_t>(3 * h + 1));
+  for (Index i = 0; i < h; ++i) {
+    p[i] = n.W1(i, 0);
+    p[h + i] = n.b1(i);
+    p[2 * h + i] = n.W2(0, i);
+  }
+  p[3 * h] = n.b2(0);
+  return p;
+}
+
+}  // namespace
+
+core::ReluNet<double> ReluTrainer::net() const { return unflatten(k_->params(), h_); }
+core::ReluNet<double> ReluTrainer::grad_net() const { return unflatten(k_->grad(), h_); }
+
+double relu_sharpness(const ReluToyOptions& o, const ReluData& data, const core::ReluNet<double>& net,
+                      bool with_penalty, std::vector<double>* direction) {
+  ReluToyOptions oo = o;
+  if (!with_penalty) oo.lambda = 0.0;
+  const int h = static_cast<int>(net.hidden());
+  const std::vector<double> p0 = flatten(net);
+  const Index n = static_cast<Index>(p0.size());  // 3H + 1
+  core::Mat<double> hess(n, n);                    // [3H+1, 3H+1]
+  for (Index j = 0; j < n; ++j) {
+    const double step = 1e-5 * std::max(std::abs(p0[j]), 1e-2);
+    std::vector<double> plus = p0, minus = p0;
+    plus[j] += step;
+    minus[j] -= step;
+    ReluTrainer tp(oo, data, unflatten(plus, h)), tm(oo, data, unflatten(minus, h));
+    tp.evaluate();
+    tm.evaluate();
+    const std::vector<double> gp = tp.grad(), gm = tm.grad();
+    for (Index i = 0; i < n; ++i) hess(i, j) = (gp[i] - gm[i]) / (2 * step);
+  }
+  if (!hess.allFinite()) return std::numeric_limits<double>::quiet_NaN();
+  const core::Mat<double> sym = 0.5 * (hess + hess.transpose());
+  const Eigen::SelfAdjointEigenSolver<core::Mat<double>> eig(sym);  // eigenvalues ascending
+  if (direction) direction->assign(eig.eigenvectors().col(n - 1).data(), eig.eigenvectors().col(n - 1).data() + n);
+  return eig.eigenvalues()(n - 1);
 }
 
 std::string classify_run(const std::vector<double>& loss, const ReluToyOptions& o) {
@@ -117,23 +165,68 @@ ToyRun run_relu_seed(const ReluToyOptions& o, std::uint64_t seed) {
   const std::uint64_t data_key = o.data_seed >= 0 ? static_cast<std::uint64_t>(o.data_seed) : seed;
   core::Rng data_rng(data_key * 3 + 0x5eed0001ULL), init_rng(seed * 3 + 0x5eed0002ULL), gauge_rng(seed * 3 + 0x5eed0003ULL);
   const ReluData data = make_relu_data(o, data_rng);
-  ReluTrainer tr(o, data, init_relu_net(o, init_rng));
+  const core::ReluNet<double> init = init_relu_net(o, init_rng);
+  ReluTrainer tr(o, data, init);
 
   ToyRun run;
-  run.series_names = {"train_mse", "val_mse", "penalty", "max_abs_v", "loss"};
+  // The gauge coordinate's dynamics at each logged step (seed 004 eq. 20; the kernel's gauge_dynamics,
+  // tested against core::gauge_coordinate_rates and core::relu_balance):
+  //   kappa_max      max_i κ_i: explicit GD is unstable along neuron i's gauge coordinate once lr·κ_i > 2
+  //   forcing_max    max_i |F₁ᵢ − F₂ᵢ| = max_i |v̇_i + κ_i v_i|, the task's push on v
+  //   damping_max    max_i κ_i|v_i|, the penalty's pull
+  //   eq20_rel_err   max_i |Δv_i − lr·v̇_i| / max_i |lr·v̇_i| over the step taken: how well the flow's eq. 20
+  //                  describes finite-step GD (O(lr) when it does; NaN at the final sample, no step taken)
+  //   balance_drift  max_i |c_i(t) − c_i(0)|, c_i = ‖w1_i‖² + b1_i² − ‖w2_i‖²: conserved by the task loss's
+  //                  gradient flow, so its drift is finite-step GD's (O(lr²) per step) plus the penalty's push
+  run.series_names = {"train_mse", "val_mse", "penalty", "max_abs_v", "loss",
+                      "kappa_max", "forcing_max", "damping_max", "eq20_rel_err", "balance_drift"};
   run.series.assign(run.series_names.size(), {});
   std::vector<double> loss_per_step;
   loss_per_step.reserve(static_cast<size_t>(o.steps) + 1);
-  auto sample = [&](std::int64_t step, const ReluTrainer::Loss& l) {
+  const size_t h = static_cast<size_t>(o.hidden);
+  std::vector<double> v(h), kappa(h), dv_dt(h), balance(h), balance0(h), v_after(h), scratch(3 * h);
+  tr.evaluate();  // the balance at step 0 (the gradient is recomputed by step 0 itself)
+  tr.gauge_dynamics(v.data(), kappa.data(), dv_dt.data(), balance0.data());
+  std::vector<double> v_by_step;  // [logged steps, H] row-major: every neuron's gauge coordinate
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  // One logged sample at the current parameters, whose loss and gradient `l` holds; with `step_taken`
+  // the GD step is taken here too (its Δv checks eq. 20).
+  auto sample = [&](std::int64_t step, const ReluTrainer::Loss& l, bool step_taken) {
+    tr.gauge_dynamics(v.data(), kappa.data(), dv_dt.data(), balance.data());
+    const double val = tr.val_mse(), pen = tr.penalty(), max_v = tr.max_abs_v();
+    double eq20 = nan;
+    if (step_taken) {
+      tr.descend();
+      tr.gauge_dynamics(v_after.data(), scratch.data(), scratch.data() + h, scratch.data() + 2 * h);
+      double err = 0, ref = 0;
+      for (size_t i = 0; i < h; ++i) {
+        err = std::max(err, std::fabs(v_after[i] - v[i] - o.lr * dv_dt[i]));
+        ref = std::max(ref, std::fabs(o.lr * dv_dt[i]));
+      }
+      eq20 = err / ref;
+    }
+    double kappa_max = 0, forcing_max = 0, damping_max = 0, drift = 0;
+    for (size_t i = 0; i < h; ++i) {
+      kappa_max = std::max(kappa_max, kappa[i]);
+      forcing_max = std::max(forcing_max, std::fabs(dv_dt[i] + kappa[i] * v[i]));
+      damping_max = std::max(damping_max, std::fabs(kappa[i] * v[i]));
+      drift = std::max(drift, std::fabs(balance[i] - balance0[i]));
+    }
     run.steps.push_back(step);
-    const double vals[] = {l.mse, tr.val_mse(), tr.penalty(), tr.max_abs_v(), l.total};
+    const double vals[] = {l.mse, val, pen, max_v, l.total, kappa_max, forcing_max, damping_max, eq20, drift};
     for (size_t k = 0; k < run.series.size(); ++k) run.series[k].push_back(vals[k]);
+    v_by_step.insert(v_by_step.end(), v.begin(), v.end());
   };
   bool diverged = false;
   for (std::int64_t t = 0; t < o.steps; ++t) {
-    const auto l = tr.step();  // loss at step t (before its update)
+    ReluTrainer::Loss l;  // loss at step t (before its update)
+    if (t % o.log_every == 0) {
+      l = tr.evaluate();
+      sample(t, l, true);
+    } else {
+      l = tr.step();
+    }
     loss_per_step.push_back(l.total);
-    if (t % o.log_every == 0) sample(t, l);
     if (!std::isfinite(l.total) || l.total > o.diverge_loss) {
       diverged = true;
       break;
@@ -141,7 +234,7 @@ ToyRun run_relu_seed(const ReluToyOptions& o, std::uint64_t seed) {
   }
   const auto final_loss = tr.evaluate();
   loss_per_step.push_back(final_loss.total);
-  sample(diverged ? static_cast<std::int64_t>(loss_per_step.size()) - 1 : o.steps, final_loss);
+  sample(diverged ? static_cast<std::int64_t>(loss_per_step.size()) - 1 : o.steps, final_loss, false);
 
   const std::string label = classify_run(loss_per_step, o);
   // Invariance test (eq. 11): Δ_inv = mean_x |f_θ(x) − f_θ'(x)| over the validation grid.
@@ -156,7 +249,6 @@ ToyRun run_relu_seed(const ReluToyOptions& o, std::uint64_t seed) {
       dinv.push_back(core::invariance_error(f, fg).mean_abs);
     }
   }
-  const double nan = std::numeric_limits<double>::quiet_NaN();
   auto minmax = [&](bool mx) {
     if (dinv.empty()) return nan;
     return mx ? *std::max_element(dinv.begin(), dinv.end()) : *std::min_element(dinv.begin(), dinv.end());
@@ -177,7 +269,15 @@ ToyRun run_relu_seed(const ReluToyOptions& o, std::uint64_t seed) {
                  {"stability", label},
                  {"dinv_min", minmax(false)},
                  {"dinv_max", minmax(true)}};
-  run.arrays = {{"dinv", dinv}};
+  if (o.sharpness) {  // the GD stability numbers: lr × these against 2
+    run.metrics.emplace_back("sharpness_init", relu_sharpness(o, data, init, true));
+    run.metrics.emplace_back("sharpness_task_init", relu_sharpness(o, data, init, false));
+    const double nan_if_diverged = std::numeric_limits<double>::quiet_NaN();
+    run.metrics.emplace_back("sharpness_final", diverged ? nan_if_diverged : relu_sharpness(o, data, tr.net(), true));
+    run.metrics.emplace_back("sharpness_task_final",
+                             diverged ? nan_if_diverged : relu_sharpness(o, data, tr.net(), false));
+  }
+  run.arrays = {{"dinv", dinv}, {"v_by_step", v_by_step}};
   if (o.save_data) {  // Fig. 2: samples, the noiseless target and the trained net on the validation grid
     auto vec = [](const Vec<double>& v) { return std::vector<double>(v.data(), v.data() + v.size()); };
     std::vector<double> f_val(data.x_val.size()), pred_val;

@@ -50,6 +50,8 @@ class ReluTrainer {
   }
   /// Loss and gradient without stepping (gradient left in grad()).
   Loss evaluate() { return k_->evaluate(); }
+  /// One GD step with the gradient of the last evaluate().
+  void descend() { k_->descend(); }
 
   double val_mse() const { return k_->val_mse(); }
   double penalty() const { return k_->penalty(); }      // G(θ)
@@ -60,6 +62,12 @@ class ReluTrainer {
 
   // Flat gradient in the order w1[H], b1[H], w2[H], b2 (for tests).
   std::vector<double> grad() const { return k_->grad(); }
+  /// v, κ, v̇ = −∇v·g and the balance c per neuron [H] each (ReluKernelBase::gauge_dynamics).
+  void gauge_dynamics(double* v, double* kappa, double* dv_dt, double* balance) const {
+    k_->gauge_dynamics(v, kappa, dv_dt, balance);
+  }
+  /// The gradient of the last evaluate() in the net's shapes.
+  core::ReluNet<double> grad_net() const;
 
  private:
   std::unique_ptr<ReluKernelBase> k_;
@@ -75,6 +83,14 @@ std::string classify_run(const std::vector<double>& loss_per_step, const ReluToy
 /// The label of a configuration over its seeds: "stable" if every seed is stable, "unstable" if at
 /// least half are not, "marginal" otherwise.
 std::string classify_seeds(const std::vector<std::string>& labels);
+
+/// The largest eigenvalue of the Hessian [3H+1, 3H+1] of the training loss at `net` — MSE + λG with
+/// `with_penalty`, the MSE alone without — by central differences of the kernel's analytic gradient
+/// (step 1e-5·max(|θ_j|, 1e-2) per coordinate), symmetrised. Explicit GD near a minimum is stable
+/// while lr times it is below 2. Costs 2(3H+1) gradient evaluations.
+/// `direction` (optional, [3H+1] in the kernel's flat order) receives the unit eigenvector.
+double relu_sharpness(const ReluToyOptions& o, const ReluData& data, const core::ReluNet<double>& net,
+                      bool with_penalty, std::vector<double>* direction = nullptr);
 
 /// One seed: data, init, training with series, stability label, invariance samples.
 ToyRun run_relu_seed(const ReluToyOptions& o, std::uint64_t seed);

@@ -55,6 +55,40 @@ Vec<T> relaxation_rates(const ReluNet<T>& n, T lambda, T eps) {
   return (pre * ((c.n1.array() + eps).square().inverse() + (c.n2.array() + eps).square().inverse())).matrix();
 }
 
+/// The gauge coordinate's velocity split as in seed 004 eq. (20), at one point and one parameter
+/// velocity θ̇ = −g (g: the gradient of the whole loss L_task + λG, shaped like the net):
+///   v̇ᵢ = −∇vᵢ·g = −(F₁ᵢ − F₂ᵢ) − κᵢvᵢ,
+/// where the penalty's share is exactly −κᵢvᵢ (∇vᵢ·λ∇G = (2λ/H)vᵢ‖∇vᵢ‖², ‖∇vᵢ‖² = (n₁ᵢ+ε)⁻² + (n₂ᵢ+ε)⁻²)
+/// and the rest, F₁ᵢ − F₂ᵢ = ∇vᵢ·g − κᵢvᵢ, is the task's forcing (eq. 19). b₁ is not in n₁ (eq. 7), so
+/// ∇vᵢ has no b₁ part. All members [H].
+template <class T>
+struct GaugeCoordinateRates {
+  Vec<T> v;        // vᵢ = log(n₁ᵢ+ε) − log(n₂ᵢ+ε)
+  Vec<T> kappa;    // κᵢ (relaxation_rates)
+  Vec<T> dv_dt;    // v̇ᵢ = −∇vᵢ·g
+  Vec<T> forcing;  // F₁ᵢ − F₂ᵢ = ∇vᵢ·g − κᵢvᵢ
+};
+
+/// `grad` holds ∂L/∂W1 [H, d], ∂L/∂b1, ∂L/∂W2 [m, H], ∂L/∂b2 in a net's shapes. A zero block has no
+/// gradient of its norm (its ∇vᵢ part is taken as 0, as in soft_gauge_penalty_gradient).
+template <class T>
+GaugeCoordinateRates<T> gauge_coordinate_rates(const ReluNet<T>& n, const ReluNet<T>& grad, T lambda, T eps) {
+  require_relu_net(n, "gauge_coordinate_rates");
+  require(grad.W1.rows() == n.W1.rows() && grad.W1.cols() == n.W1.cols() && grad.W2.rows() == n.W2.rows() &&
+              grad.W2.cols() == n.W2.cols(),
+          "gauge_coordinate_rates", "grad must have the net's shapes");
+  const ReluCoordinates<T> c = uv_coordinates(n, eps);
+  GaugeCoordinateRates<T> r{c.v, relaxation_rates(n, lambda, eps), Vec<T>(n.hidden()), Vec<T>(n.hidden())};
+  for (Index i = 0; i < n.hidden(); ++i) {
+    T dv_dot_g = T(0);  // ∇vᵢ·g
+    if (c.n1(i) > T(0)) dv_dot_g += n.W1.row(i).dot(grad.W1.row(i)) / (c.n1(i) * (c.n1(i) + eps));
+    if (c.n2(i) > T(0)) dv_dot_g -= n.W2.col(i).dot(grad.W2.col(i)) / (c.n2(i) * (c.n2(i) + eps));
+    r.dv_dt(i) = -dv_dot_g;
+    r.forcing(i) = dv_dot_g - r.kappa(i) * c.v(i);
+  }
+  return r;
+}
+
 template <class T>
 struct BalanceResult {
   ReluNet<T> net;  // the balanced representative

@@ -114,6 +114,58 @@ TEST_CASE("relaxation rates follow eq. 21", "[fix][relu]") {
   }
 }
 
+// Eq. (20)'s split of v̇ = −∇v·g: (a) v̇ is the derivative of v along −g (central differences of v at
+// θ ∓ h·g, truncation O(h²) on log-norms: 1e-6 relative as for G's gradient above); (b) for the penalty's
+// own gradient g = λ∇G the task forcing is 0 and v̇ = −κv (eq. A20), to round-off; (c) for the gradient
+// of a gauge-invariant task term alone (here the MSE of the net's outputs on random inputs: the forcing
+// is whatever it is) adding λ∇G changes v̇ by exactly −κv.
+TEST_CASE("gauge coordinate rates: v̇ = −(F₁ − F₂) − κv with the penalty's share exactly −κv (eq. 20)",
+          "[fix][relu][eq20]") {
+  core::Rng rng(705);
+  double worst_fd = 0, worst_pen = 0, worst_split = 0;
+  for (int i = 0; i < 200; ++i) {
+    const ReluNet<double> net = point<double>(rng, i);
+    const double eps = (i % 2 == 0) ? 1e-3 : 0.2, lambda = 0.3 + 0.1 * (i % 5);
+    // g: an arbitrary direction in the net's shapes (the forcing comes from it).
+    ReluNet<double> g = test::random_relu_net<double>(rng, net.input_dim(), net.hidden(), net.output_dim());
+    const auto r = core::gauge_coordinate_rates(net, g, lambda, eps);
+    const auto c = core::uv_coordinates(net, eps);
+    const double h = kFdRelStep * std::min(c.n1.minCoeff(), c.n2.minCoeff()) / std::sqrt(g.W1.squaredNorm() + g.W2.squaredNorm());
+    auto moved = [&](double t) {
+      ReluNet<double> m = net;
+      m.W1 += t * g.W1;
+      m.b1 += t * g.b1;
+      m.W2 += t * g.W2;
+      m.b2 += t * g.b2;
+      return core::uv_coordinates(m, eps).v;
+    };
+    const Vec<double> fd = (moved(-h) - moved(h)) / (2 * h);  // d v(θ − t·g)/dt at 0
+    worst_fd = std::max(worst_fd, (fd - r.dv_dt).norm() / std::max(r.dv_dt.norm(), 1e-300));
+    // The penalty alone: forcing 0, v̇ = −κv.
+    const auto pg = core::soft_gauge_penalty_gradient(net, eps);
+    ReluNet<double> pen = net;
+    pen.W1 = lambda * pg.dW1;
+    pen.W2 = lambda * pg.dW2;
+    pen.b1.setZero();
+    pen.b2.setZero();
+    const auto rp = core::gauge_coordinate_rates(net, pen, lambda, eps);
+    const double scale = (r.kappa.cwiseProduct(r.v)).norm() + 1e-300;
+    worst_pen = std::max({worst_pen, rp.forcing.norm() / scale,
+                          (rp.dv_dt + r.kappa.cwiseProduct(r.v)).norm() / scale});
+    // g + λ∇G: the forcing is g's alone, v̇ drops by κv.
+    ReluNet<double> both = g;
+    both.W1 += pen.W1;
+    both.W2 += pen.W2;
+    const auto rb = core::gauge_coordinate_rates(net, both, lambda, eps);
+    worst_split = std::max(worst_split, (rb.forcing - (r.forcing + r.kappa.cwiseProduct(r.v))).norm() /
+                                            (r.forcing.norm() + scale));
+  }
+  INFO("v̇ vs central differences " << worst_fd << "; penalty-only forcing " << worst_pen << "; split " << worst_split);
+  CHECK(worst_fd <= kFdTol);
+  CHECK(worst_pen <= 1e-12);
+  CHECK(worst_split <= 1e-12);
+}
+
 namespace {
 
 /// Runs the relaxation matcher on the gauge-only flow θ̇ = −λ∇G of a net (seed 004 eq. A14–A15).

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "core/gauge_fix_relu.hpp"
+#include "core/gauge_lie.hpp"
 #include "core/relu_gauge.hpp"
 #include "toys/relu_toy.hpp"
 #include "toys/toy.hpp"
@@ -186,4 +187,110 @@ TEST_CASE("relu toy: the summary's means leave diverged seeds out and say how ma
   CHECK(std::get<double>(get("final_train_mse_mean")) == Approx(expect).epsilon(1e-12));
   CHECK(std::get<std::int64_t>(get("seeds_in_means")) == 2);
   CHECK(std::get<std::int64_t>(get("seeds_diverged")) == 1);
+}
+
+// The GD stability number's ingredient: relu_sharpness (central differences of the kernel's gradient)
+// against second differences of the core's loss along the eigenvector it returns — an independent route
+// (core::relu_forward, not the kernel). Second differences with h = 1e-5 on a unit direction: truncation
+// (h^2/12)·L'''' (at h = 1e-4 it was 7e-5 relative for λ = 0.2, whose log-penalty has 1/n^4 fourth
+// derivatives at a small weight) plus cancellation ε·L/h² ≈ 1e-6 absolute; kinks crossed by no sample
+// at this h (torch init, O(1) weights). 1e-5 relative; a random direction's Rayleigh quotient stays below.
+TEST_CASE("relu toy: the Hessian's top eigenvalue matches second differences of the core loss", "[toys][relu][sharpness]") {
+  for (const double lambda : {0.0, 0.2}) {
+    toys::ReluToyOptions o;
+    o.lambda = lambda;
+    o.init = "torch";
+    o.n_train = 60;
+    core::Rng rng(7);
+    const auto data = toys::make_relu_data(o, rng);
+    const auto net = toys::init_relu_net(o, rng);
+    std::vector<double> u;
+    const double top = toys::relu_sharpness(o, data, net, true, &u);
+    const int h = o.hidden;
+    REQUIRE(u.size() == static_cast<size_t>(3 * h + 1));
+    auto moved = [&](const std::vector<double>& dir, double t) {
+      auto n = net;
+      for (int i = 0; i < h; ++i) {
+        n.W1(i, 0) += t * dir[i];
+        n.b1(i) += t * dir[h + i];
+        n.W2(0, i) += t * dir[2 * h + i];
+      }
+      n.b2(0) += t * dir[3 * h];
+      return core_loss(n, data, lambda, o.eps);
+    };
+    auto curvature = [&](const std::vector<double>& dir) {
+      const double step = 1e-5;
+      return (moved(dir, step) - 2 * moved(dir, 0) + moved(dir, -step)) / (step * step);
+    };
+    INFO("lambda " << lambda << " top " << top << " second difference " << curvature(u));
+    CHECK(std::fabs(curvature(u) - top) <= 1e-5 * std::fabs(top));
+    CHECK(top >= 2.0 - 1e-6);  // ∂²MSE/∂b2² = 2 exactly: the top is at least that
+    core::Rng r2(8);
+    for (int k = 0; k < 20; ++k) {
+      std::vector<double> d(u.size());
+      double norm = 0;
+      for (auto& x : d) norm += (x = core::normal(r2)) * x;
+      for (auto& x : d) x /= std::sqrt(norm);
+      CHECK(curvature(d) <= top * (1 + 1e-5) + 1e-5);
+    }
+  }
+}
+
+// The logged dynamics series (seed 004 eq. 20): with λ = 0 there is no damping (κ = 0) and the balance
+// drift over 300 steps is GD's O(lr²) per step; with λ > 0 the linear prediction Δv ≈ lr·v̇ holds to
+// O(lr) once the first kicks of the 1/n² stiffness are over (here from step 100 on, relative error < 5 %).
+TEST_CASE("relu toy: the eq. 20 series (kappa, forcing, damping, Δv check, balance drift)", "[toys][relu][eq20]") {
+  toys::ReluToyOptions o;
+  o.lr = 1e-3;
+  o.gauges = 0;
+  for (const double lambda : {0.0, 0.2}) {
+    o.lambda = lambda;
+    const auto run = toys::run_relu_seed(o, 3);
+    const auto& kappa = run.series_of("kappa_max");
+    const auto& damping = run.series_of("damping_max");
+    const auto& err = run.series_of("eq20_rel_err");
+    const auto& drift = run.series_of("balance_drift");
+    REQUIRE(run.steps.size() == kappa.size());
+    CHECK(drift.front() == 0.0);
+    CHECK(std::isnan(err.back()));  // the final sample takes no step
+    for (size_t i = 0; i + 1 < run.steps.size(); ++i) {
+      INFO("lambda " << lambda << " step " << run.steps[i]);
+      if (lambda == 0.0) {
+        CHECK(kappa[i] == 0.0);
+        CHECK(damping[i] == 0.0);
+        CHECK(drift[i] <= 300 * o.lr * o.lr * 10);  // O(lr²) a step, ≤ 10 × lr² each
+      } else {
+        CHECK(kappa[i] > 0.0);
+        if (run.steps[i] >= 100) CHECK(err[i] < 0.05);
+      }
+    }
+  }
+}
+
+// The kernel's allocation-free eq. 20 quantities against the core's reference on the same nets and
+// gradients: H = 7 (dynamic kernel) and 20 (fixed), with and without the penalty.
+TEST_CASE("relu toy: the kernel's gauge dynamics equal core::gauge_coordinate_rates and relu_balance",
+          "[toys][relu][eq20]") {
+  for (const auto& [hidden, lambda] : {std::pair{7, 0.0}, std::pair{7, 0.2}, std::pair{20, 0.0}, std::pair{20, 0.3}}) {
+    toys::ReluToyOptions o;
+    o.lambda = lambda;
+    o.hidden = hidden;
+    o.eps = 1e-3;
+    core::Rng rng(11);
+    const auto data = toys::make_relu_data(o, rng);
+    const auto net = toys::init_relu_net(o, rng);
+    toys::ReluTrainer tr(o, data, net);
+    tr.evaluate();
+    const auto ref = core::gauge_coordinate_rates(net, tr.grad_net(), lambda, o.eps);
+    const core::Vec<double> bal = core::relu_balance(net);
+    std::vector<double> v(hidden), kappa(hidden), dv(hidden), c(hidden);
+    tr.gauge_dynamics(v.data(), kappa.data(), dv.data(), c.data());
+    for (int i = 0; i < hidden; ++i) {
+      INFO("H " << hidden << " lambda " << lambda << " neuron " << i);
+      CHECK(v[i] == Approx(ref.v(i)).epsilon(1e-13).margin(1e-15));
+      CHECK(kappa[i] == Approx(ref.kappa(i)).epsilon(1e-13).margin(1e-15));
+      CHECK(dv[i] == Approx(ref.dv_dt(i)).epsilon(1e-12).margin(1e-15));
+      CHECK(c[i] == Approx(bal(i)).epsilon(1e-13).margin(1e-15));
+    }
+  }
 }
