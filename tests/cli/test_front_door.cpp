@@ -3,6 +3,7 @@
 
 #include <string>
 
+#include "support/child.hpp"
 #include "support/process.hpp"
 
 namespace {
@@ -48,4 +49,31 @@ TEST_CASE("front door: plot and compare run their analysis scripts, errors in on
   CHECK(r.status == 1);
   CHECK(lines(r.output) == 1);
   CHECK(r.output.find("/no/such/python3") != std::string::npos);
+}
+
+// The toy verbs must not pay for the GPT-2 tier: `gaugelab` links no LibTorch, and the verbs that need it
+// re-exec the same command line in gaugelab-torch (same process id, exit status, output). A toy run
+// that loaded LibTorch and its CUDA libraries peaked at ~490 MB; the light one at ~18 MB. Bound 50 MB
+// (the issue's). Sanitizer builds are left out of the bound (their allocator's own memory is counted).
+TEST_CASE("front door: a toy run does not load the GPT-2 tier (peak memory under 50 MB)", "[cli][light]") {
+  const std::string bin = std::string(GAUGELAB_BINARY_DIR) + "/gaugelab";
+  const std::string out = std::string(GAUGELAB_BINARY_DIR) + "/test_light_toy.h5";
+  std::remove(out.c_str());
+  const auto r = gaugelab::test::run_child(
+      {bin, "toy", "relu", "--steps", "1", "--seeds", "1", "--gauges", "0", "--out", out}, {.limit_s = 60});
+  INFO(r.output);
+  REQUIRE(r.status == 0);
+#ifndef GAUGELAB_SANITIZED
+  CHECK(r.max_rss_kb < 50 * 1024);
+#endif
+  std::remove(out.c_str());
+#ifdef GAUGELAB_TEST_WITH_TORCH
+  // The hand-over: a GPT-2 verb through the light executable reaches the LibTorch half.
+  const auto info = gaugelab::test::run_child({bin, "info"}, {.limit_s = 60});
+  CHECK(info.status == 0);
+  CHECK(info.output.find("libtorch   2.") != std::string::npos);
+  const auto train = gaugelab::test::run_child({bin, "train", "--help"}, {.limit_s = 60});
+  CHECK(train.status == 0);
+  CHECK(train.output.find("usage: gaugelab train") != std::string::npos);
+#endif
 }

@@ -24,6 +24,7 @@ struct ChildResult {
   int signal = 0;          // the signal that ended it (0 if it exited)
   bool timed_out = false;  // still running at the bound, killed
   std::string output;      // stdout + stderr
+  long max_rss_kb = 0;     // the child's peak resident memory (getrusage's ru_maxrss, KiB)
 };
 
 struct ChildOptions {
@@ -90,14 +91,16 @@ inline ChildResult run_child(const std::vector<std::string>& argv, const ChildOp
   }
   close(fds[0]);
   int st = 0;
-  while (!r.timed_out && waitpid(pid, &st, WNOHANG) == 0) {
+  rusage ru{};
+  while (!r.timed_out && wait4(pid, &st, WNOHANG, &ru) == 0) {
     if (std::chrono::steady_clock::now() > deadline) {
       r.timed_out = true;
       kill(pid, SIGKILL);
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
-  if (r.timed_out) waitpid(pid, &st, 0);
+  if (r.timed_out) wait4(pid, &st, 0, &ru);
+  r.max_rss_kb = ru.ru_maxrss;
   if (WIFEXITED(st) && !r.timed_out) r.status = WEXITSTATUS(st);
   if (WIFSIGNALED(st)) r.signal = WTERMSIG(st);
   return r;
