@@ -29,6 +29,8 @@ void declare(io::Options& opts, ReluToyOptions& o) {
       .add("diverge-loss", &o.diverge_loss, "training loss above which a run has diverged", Range::positive())
       .add("late-fraction", &o.late_fraction, "final fraction of steps judged for oscillation", Range{0.0, 1.0, true, false})
       .add("oscillation-rise", &o.oscillation_rise, "late-step rise fraction above which a run oscillates", Range::closed(0, 1))
+      .add("rise-tol", &o.rise_tol, "relative loss increase below which a step does not count as a rise (round-off)",
+           Range::closed(0, 1))
       .add("gauges", &o.gauges, "random gauges in the invariance test", Range::at_least(0))
       .add("gauge-log-spread", &o.gauge_log_spread, "gauge scales exp(U(-a, a)); a <= 700 keeps exp(+-a) a finite double",
            Range::closed(0, 700))

@@ -35,6 +35,8 @@ struct ReluToyOptions {
   double diverge_loss = 1e6;      // a training loss above this, or non-finite, means divergence
   double late_fraction = 0.2;     // the last 20 % of steps are "late training"
   double oscillation_rise = 0.05; // a late run is oscillating if the fraction of late steps whose loss rises exceeds this
+  double rise_tol = 1e-9;         // a step rises when L(t) > L(t-1)·(1 + rise_tol): round-off (~1e-14 relative on 200
+                                  // samples) is not a rise; a run at its plateau rose in ~half its steps by 1 ulp (README)
   // --- invariance test (eq. 11, Fig. 5) ---
   int gauges = 200;               // random neuron rescalings applied to the trained net
   double gauge_log_spread = 2.302585092994046;  // s_i = exp(U(-a, a)), a = ln 10: scales in [0.1, 10] (unstated)

@@ -148,7 +148,7 @@ std::string classify_run(const std::vector<double>& loss, const ReluToyOptions& 
   const size_t late = std::max<size_t>(2, static_cast<size_t>(std::ceil(o.late_fraction * n)));
   const size_t start = n > late ? n - late : 0;
   size_t rises = 0, pairs = 0;
-  for (size_t t = start + 1; t < n; ++t, ++pairs) rises += loss[t] > loss[t - 1];
+  for (size_t t = start + 1; t < n; ++t, ++pairs) rises += loss[t] > loss[t - 1] * (1.0 + o.rise_tol);
   return pairs > 0 && static_cast<double>(rises) / pairs > o.oscillation_rise ? "oscillating" : "stable";
 }
 

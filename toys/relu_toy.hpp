@@ -77,7 +77,7 @@ class ReluTrainer {
 
 /// Stability label of one run by the stated rule (toys/README.md): "diverged" if the training loss
 /// went non-finite or above diverge_loss; "oscillating" if, over the last late_fraction of steps,
-/// more than oscillation_rise of the steps raised the loss; else "stable".
+/// more than oscillation_rise of the steps raised the loss by more than rise_tol (relative); else "stable".
 std::string classify_run(const std::vector<double>& loss_per_step, const ReluToyOptions& o);
 
 /// The label of a configuration over its seeds: "stable" if every seed is stable, "unstable" if at
