@@ -25,7 +25,7 @@ PAPER_TABLE2 = {
 
 RULE = ("Stability rule (ours; the paper states none): a seed is diverged if its training loss ever goes "
         "non-finite or above {diverge}, oscillating if more than {rise:.0%} of the steps in the last {late:.0%} "
-        "of training raise the loss, else stable; a configuration is stable if every seed is stable, unstable "
+        "of training raise the loss{tol}, else stable; a configuration is stable if every seed is stable, unstable "
         "if at least half are not, marginal otherwise.")
 
 
@@ -52,13 +52,17 @@ def protocol(settings: dict, seeds: int) -> str:
     val = "noisy" if s.get("val-noise") else "noiseless"
     data = (f"one data set (data seed {s['data-seed']}) shared by all seeds, which differ in initialisation only"
             if int(s["data-seed"]) >= 0 else "a fresh data set per seed")
-    init = (f"every weight and bias N(0, {s['init-scale']:g}²)" if s["init"] == "small"
+    def g(key: str) -> str:  # a setting's value, or "swept" for a sweep's grid axis (absent from the settings)
+        return f"{s[key]:g}" if key in s else "swept"
+
+    init = (f"every weight and bias N(0, {g('init-scale')}²)" if s["init"] == "small"
             else {"torch": "nn.Linear's U(±1/√fan_in)", "he": "He-normal weights"}[s["init"]])
     return (f"Ours: H = {s['hidden']}, {s['n-train']} training points x ~ U[{s['train-lo']:g}, {s['train-hi']:g}] with "
             f"noise σ = {s['noise-std']:g}, {s['n-val']}-point {val} validation grid on [{s['val-lo']:g}, {s['val-hi']:g}], "
-            f"{data}; {init}; {s['steps']} full-batch GD steps on MSE + λG (ε = {s['eps']:g}); "
+            f"{data}; {init}; {s['steps']} full-batch GD steps on MSE + λG (ε = {g('eps')}); "
             f"mean ± population std over {seeds} seeds. "
-            + RULE.format(diverge=f"{s['diverge-loss']:g}", rise=s["oscillation-rise"], late=s["late-fraction"]))
+            + RULE.format(diverge=f"{s['diverge-loss']:g}", rise=s["oscillation-rise"], late=s["late-fraction"],
+                          tol=f" by more than {s['rise-tol']:g} relative" if "rise-tol" in s else ""))
 
 
 def differences() -> str:
@@ -104,3 +108,35 @@ def finite_stats(runs: dict, metric: str, **want: float) -> tuple[float, float, 
     if len(vals) == 0:
         return float("nan"), float("nan"), 0, n_div
     return float(vals.mean()), float(vals.std()), len(vals), n_div
+
+
+def run_series(path: str) -> dict:
+    """/tables/run_series of a sweep log (one row per logged step of every run), as column -> array."""
+    with gl.open_log(path) as f:
+        return gl.table(f, "run_series")
+
+
+# The step-count criterion (ours; the paper states no step count): train until doubling the steps
+# gains less than PLATEAU_GAIN of the training MSE. Scale-free (no window to choose) and blind to the
+# validation set and to Fig. 5.
+PLATEAU_GAIN = 0.01
+
+
+def median_curve(series: dict, runs_sel, metric: str):
+    """(steps, median over the selected runs of `metric` at each step every selected run logged)."""
+    import numpy as np
+
+    rows = [int(r) for r in runs_sel]
+    per_run = [dict(zip(series["step"][series["run"] == r].astype(int), series[metric][series["run"] == r]))
+               for r in rows]
+    common = sorted(set.intersection(*(set(d) for d in per_run))) if per_run else []
+    return np.array(common), np.array([np.median([d[s] for d in per_run]) for s in common])
+
+
+def plateau_step(steps, values, gain: float = PLATEAU_GAIN) -> int | None:
+    """The first logged step T with a logged 2T such that (L(T) − L(2T)) / L(T) < gain; None if none."""
+    at = {int(s): float(v) for s, v in zip(steps, values)}
+    for t in sorted(at):
+        if t > 0 and 2 * t in at and (at[t] - at[2 * t]) / at[t] < gain:
+            return t
+    return None

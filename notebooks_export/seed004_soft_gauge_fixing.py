@@ -47,3 +47,25 @@ show_figure("fig_seed004_invariance")
 
 # %%
 show_figure("fig_seed004_stability_map")
+
+# %% [markdown]
+# ## Principled: how many steps, where is the stability boundary, does λ widen it?
+# The paper's Table I is matched only by nets still at the constant predictor (300 steps). Trained to the
+# plateau instead (T*: doubling the steps gains < 1 % of the training MSE), the λ × lr × initialisation × ε map
+# answers the paper's claim: λ > 0 never keeps every seed from diverging at a larger learning rate; with a small
+# initialisation it reduces late oscillation (GD's edge of stability), and only with a bounded stiffness (ε = 0.05)
+# does it do so without diverging at the higher rates. The overlays are the explicit-GD conditions lr·max κ = 2
+# (the penalty, eq. 21) and lr·S = 2 (the MSE's top Hessian eigenvalue).
+
+# %%
+show_figure("fig_seed004_plateau")
+show_figure("fig_seed004_boundary")
+show_table("table_seed004_boundary")
+
+# %% [markdown]
+# ## Scale drift and eq. (20) during training
+# Without the penalty the initial imbalance stays (there is no drift to suppress at this scale); with it the gauge
+# coordinates relax, after first kicks where lr·κ ≫ 2. Eq. (20) predicts one GD step of v to ~1e-3 once lr·κ < 2.
+
+# %%
+show_figure("fig_seed004_drift")

@@ -22,7 +22,7 @@ void declare(io::Options& opts, ReluToyOptions& o) {
       .add("init", &o.init, "initialisation scheme", {"small", "torch", "he"})
       .add("init-scale", &o.init_scale, "standard deviation of every parameter under --init small", Range::positive())
       .add("log-every", &o.log_every, "series sample period in steps", Range::at_least(1))
-      .add("save-data", &o.save_data, "log the data set and the trained net's validation curve as arrays")
+      .add("save-data", &o.save_data, "log the data set, the trained net's validation curve and every neuron's v at every logged step as arrays")
       .add("sharpness", &o.sharpness,
            "log the top Hessian eigenvalue of the training loss (and of the MSE alone) at the start and the end: "
            "GD is stable near a minimum while lr times it < 2")

@@ -28,7 +28,8 @@ struct ReluToyOptions {
                                   // he: N(0, 2/fan_in) weights, zero b2, kinks uniform over the training interval
   double init_scale = 0.1;        // σ of the small init (Fig. 5's Δ_inv ≈ 1e-17 implies outputs ≈ 1e-2; README)
   int log_every = 10;             // series sample every this many steps (and the last step)
-  bool save_data = false;         // also log the data set and the trained net's validation curve (Fig. 2)
+  bool save_data = false;         // also log the data set, the trained net's validation curve (Fig. 2) and every
+                                  // neuron's gauge coordinate v_i at every logged step (/arrays/v_by_step)
   bool sharpness = false;         // also the Hessian's top eigenvalue at the start and end (4 x 122 gradients a run; off in
                                   // sweeps by default since a 300-step run costs ~300 gradients)
   // --- stability rule (stated here, applied the same everywhere; toys/README.md) ---

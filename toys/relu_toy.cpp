@@ -187,7 +187,7 @@ ToyRun run_relu_seed(const ReluToyOptions& o, std::uint64_t seed) {
   std::vector<double> v(h), kappa(h), dv_dt(h), balance(h), balance0(h), v_after(h), scratch(3 * h);
   tr.evaluate();  // the balance at step 0 (the gradient is recomputed by step 0 itself)
   tr.gauge_dynamics(v.data(), kappa.data(), dv_dt.data(), balance0.data());
-  std::vector<double> v_by_step;  // [logged steps, H] row-major: every neuron's gauge coordinate
+  std::vector<double> v_by_step;  // [logged steps, H] row-major: every neuron's gauge coordinate (--save-data)
   const double nan = std::numeric_limits<double>::quiet_NaN();
   // One logged sample at the current parameters, whose loss and gradient `l` holds; with `step_taken`
   // the GD step is taken here too (its Δv checks eq. 20).
@@ -277,7 +277,10 @@ ToyRun run_relu_seed(const ReluToyOptions& o, std::uint64_t seed) {
     run.metrics.emplace_back("sharpness_task_final",
                              diverged ? nan_if_diverged : relu_sharpness(o, data, tr.net(), false));
   }
-  run.arrays = {{"dinv", dinv}, {"v_by_step", v_by_step}};
+  run.arrays = {{"dinv", dinv}};
+  // Every neuron's gauge coordinate at every logged step, [logged steps, H] row-major: with --save-data only
+  // (a sweep stores every run's arrays element by element; 40 runs of 1000 samples made a 74 MB log).
+  if (o.save_data) run.arrays.emplace_back("v_by_step", v_by_step);
   if (o.save_data) {  // Fig. 2: samples, the noiseless target and the trained net on the validation grid
     auto vec = [](const Vec<double>& v) { return std::vector<double>(v.data(), v.data() + v.size()); };
     std::vector<double> f_val(data.x_val.size()), pred_val;
