@@ -140,40 +140,40 @@ std::string utf8_safe(const std::string& text) {
 
 Options::Options(std::string verb, std::string summary) : verb_(std::move(verb)), summary_(std::move(summary)) {}
 
-Options& Options::push(OptionSpec s, std::function<void()> range_check) {
+Options& Options::push(OptionSpec s, std::function<void()> check, const Range& r) {
   if (find(s.name)) throw std::logic_error("option --" + s.name + " registered twice for " + verb_);
+  if (r.lo || r.hi) s.range = r;
   specs_.push_back(std::move(s));
-  if (range_check) checks_.push_back(std::move(range_check));
+  if (check) checks_.push_back(std::move(check));
   return *this;
 }
 
 Options& Options::add(const std::string& name, double* f, const std::string& help, Range r) {
   const std::string key = "--" + name;
-  if (r.lo || r.hi) ranges_[name] = r;
-  return push({name, help + (r.lo || r.hi ? " (" + r.describe() + ")" : ""), "real", true, false, false,
+  return push({name, help, "real", true, false, false,
                [f, key](const std::string& t) { *f = parse_real(t, key); },
                [f] { return nlohmann::json(*f); }, [f] { return fmt_real(*f); }},
               [f, r, key] {
                 if (!r.contains(*f)) throw UsageError(key + " must be " + r.describe() + ", got " + fmt_real(*f));
-              });
+              },
+              r);
 }
 
 Options& Options::add(const std::string& name, std::int64_t* f, const std::string& help, Range r) {
   const std::string key = "--" + name;
-  if (r.lo || r.hi) ranges_[name] = r;
-  return push({name, help + (r.lo || r.hi ? " (" + r.describe() + ")" : ""), "int", true, false, false,
+  return push({name, help, "int", true, false, false,
                [f, key](const std::string& t) { *f = parse_int(t, key); },
                [f] { return nlohmann::json(*f); }, [f] { return std::to_string(*f); }},
               [f, r, key] {
                 if (!r.contains(static_cast<double>(*f)))
                   throw UsageError(key + " must be " + r.describe() + ", got " + std::to_string(*f));
-              });
+              },
+              r);
 }
 
 Options& Options::add(const std::string& name, int* f, const std::string& help, Range r) {
   const std::string key = "--" + name;
-  if (r.lo || r.hi) ranges_[name] = r;
-  return push({name, help + (r.lo || r.hi ? " (" + r.describe() + ")" : ""), "int", true, false, false,
+  return push({name, help, "int", true, false, false,
                [f, key](const std::string& t) {
                  const auto v = parse_int(t, key);
                  if (v < std::numeric_limits<int>::min() || v > std::numeric_limits<int>::max())
@@ -183,7 +183,8 @@ Options& Options::add(const std::string& name, int* f, const std::string& help, 
                [f] { return nlohmann::json(*f); }, [f] { return std::to_string(*f); }},
               [f, r, key] {
                 if (!r.contains(*f)) throw UsageError(key + " must be " + r.describe() + ", got " + std::to_string(*f));
-              });
+              },
+              r);
 }
 
 Options& Options::add(const std::string& name, std::uint64_t* f, const std::string& help) {
@@ -249,7 +250,8 @@ Options& Options::add(const std::string& name, std::vector<double>* f, const std
               [f, r, key] {
                 for (double v : *f)
                   if (!r.contains(v)) throw UsageError(key + " items must be " + r.describe() + ", got " + fmt_real(v));
-              });
+              },
+              r);
 }
 
 Options& Options::positional(const std::string& name) {
@@ -418,8 +420,8 @@ nlohmann::json Options::describe() const {
   nlohmann::json all = nlohmann::json::array();
   for (const auto& s : specs_) {
     nlohmann::json j = {{"name", s.name}, {"type", s.type}, {"numeric", s.numeric}, {"default", s.get()}};
-    if (const auto it = ranges_.find(s.name); it != ranges_.end()) {
-      const Range& r = it->second;
+    if (s.range) {
+      const Range& r = *s.range;
       if (r.lo) j["lo"] = *r.lo, j["lo_open"] = r.lo_open;
       if (r.hi) j["hi"] = *r.hi, j["hi_open"] = r.hi_open;
     }
@@ -447,7 +449,8 @@ std::string Options::help() const {
   };
   for (const auto& s : specs_) {
     std::string def = s.show();
-    line("--" + s.name + " <" + s.type + ">", s.help + (def.empty() ? "" : " [default: " + def + "]"));
+    const std::string range = s.range ? " (" + s.range->describe() + ")" : "";
+    line("--" + s.name + " <" + s.type + ">", s.help + range + (def.empty() ? "" : " [default: " + def + "]"));
   }
   line("--config <file>", "read options from an INI file; flags on the command line win");
   line("--print-config", "print the resolved settings as JSON and exit (a dry run: nothing is read or written)");

@@ -54,6 +54,8 @@ struct OptionSpec {
   std::function<void(const std::string&)> set;  // parse text into the field; throws UsageError
   std::function<nlohmann::json()> get;          // current value as JSON
   std::function<std::string()> show;            // current value as text (defaults in --help)
+  std::optional<Range> range;                   // the declared range, when one is: the check, --help's
+                                                // "(> 0)" and --describe-options all read this one copy
 };
 
 class Options {
@@ -101,14 +103,13 @@ class Options {
  private:
   OptionSpec& spec(const std::string& name);
   const OptionSpec* find(const std::string& name) const;
-  Options& push(OptionSpec s, std::function<void()> range_check);
+  Options& push(OptionSpec s, std::function<void()> check, const Range& r = Range::any());
 
   std::string verb_, summary_;
   std::vector<OptionSpec> specs_;
   std::vector<std::function<void()>> checks_;
   std::vector<std::string> positional_;
   std::vector<std::string> given_;
-  std::map<std::string, Range> ranges_;  // declared ranges of the numeric options that have one (describe())
 };
 
 /// `text` if it is valid UTF-8, else the same text with every byte that is not part of a valid UTF-8
