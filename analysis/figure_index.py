@@ -120,6 +120,8 @@ ITEMS: list[Item] = [
                    f"{s[0]['sgd_none_first_order_max']:.2g}; Muon orthogonal {s[0]['muon_none_first_order_max_orthogonal']:.1g}"),
     Item("003", "§7/§9 head diagnostic (table)", "spread table", "table_seed003_head_spread", "regenerated",
          "(as above)"),
+    Item("003", "§7 state transport", "next-step spread: none / vector / covector transport x with and without correction",
+         "table_seed003_transport", "regenerated", "(the seed names the question, gives no numbers)"),
     # seed 000 — GaugeFix-LRM
     Item("000", "Table 1", "final/best val loss, drift, stability for A/B/C × 3 seeds", "table_seed000_main",
          "small-scale proxy", "drift A 0.052, B 0.000, C 0.047; B 1/3 unstable", _seed000_grid, FULL_GPT2),
@@ -178,6 +180,8 @@ CLAIMS: dict[tuple[str, str], str] = {
     ("003", "§5 hyperball"): "yes",
     ("003", "§7/§9 head diagnostic"): "yes (SGD + full correction; other rules' spreads are problem-specific)",
     ("003", "§7/§9 head diagnostic (table)"): "yes (as above)",
+    ("003", "§7 state transport"): "answered: covector for momentum with the full correction (exact); without it no "
+                                   "transport helps; Adam's second moment has none for general gauges",
     ("000", "Table 1"): "partly: B's drift 0 yes; B's late instability not seen at this scale",
     ("000", "Fig. 2"): "partly: drift yes; losses not comparable (tiny model)",
     ("000", "Table 2"): "no: at this scale N changes the loss by less than the seeds",

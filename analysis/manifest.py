@@ -75,6 +75,13 @@ EXPERIMENTS = {
                    "out": "runs/relu_drift.h5", "deps": [],
                    "quick": ["sweep", "relu", "--lambda", "0,0.2", "--lr", "0.01", "--steps", "256", "--log-every", "16",
                              "--gauges", "20", "--seeds", "2"]},
+    # which state transport across a gauge move: sgd (control), momentum and adamw-warm, each transport, with and
+    # without the full correction (~15 s); fixture: the quick grid on a small head
+    "diag_transport": {"args": ["diag", "heads", "--rules", "sgd,momentum,adamw-warm", "--momentum-transport", "each",
+                                "--wrappers", "none,full", "--kappa", "1,100,1e4,1e6", "--gauges", "16"],
+                       "out": "runs/diag_transport.h5", "deps": [],
+                       "quick": ["diag", "heads", "--quick", "--d-model", "96", "--d-head", "16", "--rules",
+                                 "sgd,momentum,adamw-warm", "--momentum-transport", "each", "--wrappers", "none,full"]},
     # one-step head diagnostic, the --quick demo grid at GPT-2 shapes; fixture: the same grid on a small head
     "diag_heads": {"args": ["diag", "heads", "--quick"], "out": "runs/diag_heads.h5", "deps": [],
                    "quick": ["diag", "heads", "--quick", "--d-model", "96", "--d-head", "16"]},
@@ -127,6 +134,7 @@ FIGURES = {
     "fig_seed002_noise_wd": {"inputs": ["toy_noise_wd"]},
     "fig_seed003_head_spread": {"inputs": ["diag_heads"]},
     "table_seed003_head_spread": {"inputs": ["diag_heads"]},
+    "table_seed003_transport": {"inputs": ["diag_transport"]},
     "table_seed001_assumptions": {"inputs": ["inspect_trained_tiny"]},
     "table_seed001_transforms": {"inputs": ["inspect_trained_tiny"]},
     "table_seed001_canonical": {"inputs": ["inspect_trained_tiny"]},

@@ -39,8 +39,9 @@ void declare_diag_options(io::Options& opts, DiagOptions& o) {
       .add("rules", &o.rules, "update rules: sgd, momentum, adamw, adamw-warm, muon, hyperball")
       .add("wrappers", &o.wrappers, "quotient wrappers: none, full, diagonal, periodic, smooth")
       .add("transports", &o.transports, "state transports of adamw-warm, one variant each: none, vector, covector")
-      .add("momentum-transport", &o.momentum_transport, "state transport of momentum's warm buffer",
-           {"none", "vector", "covector"})
+      .add("momentum-transport", &o.momentum_transport,
+           "state transport of momentum's warm buffer; each: one variant per --transports mode",
+           {"none", "vector", "covector", "each"})
       .add("gauges", &o.gauges, "gauge draws per (family, kappa) cell", Range::at_least(1))
       .add("step-size", &o.step_size, "relative represented motion of the reference step", Range::positive())
       .add("weight-decay", &o.weight_decay, "decoupled weight decay of every rule", Range::non_negative())

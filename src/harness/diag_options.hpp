@@ -30,7 +30,7 @@ struct DiagOptions {
   std::vector<std::string> rules = {"sgd", "momentum", "adamw", "adamw-warm", "muon", "hyperball"};
   std::vector<std::string> wrappers = {"none", "full", "diagonal", "periodic", "smooth"};
   std::vector<std::string> transports = {"none", "vector", "covector"};  // adamw-warm: one variant per transport
-  std::string momentum_transport = "covector";  // momentum's warm buffer (raw gradients: covector is exact)
+  std::string momentum_transport = "covector";  // momentum's warm buffer (raw gradients: covector is exact); each: per transport
   std::int64_t gauges = 32;      // gauge draws per (family, κ) cell
   // --- the step ---
   double step_size = 1e-3;       // ‖ΔM(I)‖/‖M‖ of the reference step: each rule×wrapper's lr is set to give it

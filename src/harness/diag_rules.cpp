@@ -42,8 +42,10 @@ core::RuleOptions options_for(const std::string& rule, const DiagOptions& o) {
 std::vector<RuleVariant> rule_variants(const DiagOptions& o) {
   std::vector<RuleVariant> out;
   for (const auto& r : o.rules) {
-    if (r == "momentum") {
-      out.push_back({r, o.momentum_transport, true, false, options_for(r, o), core::parse_transport_mode(o.momentum_transport)});
+    if (r == "momentum") {  // one transport, or (each) one variant per transport of o.transports
+      const std::vector<std::string> modes =
+          o.momentum_transport == "each" ? o.transports : std::vector<std::string>{o.momentum_transport};
+      for (const auto& t : modes) out.push_back({r, t, true, false, options_for(r, o), core::parse_transport_mode(t)});
       continue;
     }
     if (r != "adamw-warm") {

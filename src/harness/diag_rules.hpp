@@ -6,7 +6,8 @@
 //   muon        KellerJordan Muon (Nesterov, NS5 in double), fresh buffer
 //   hyperball   sphere retraction of an SGD direction, R = ‖W‖_F of the representative
 // adamw-warm comes once per transport mode of `transports` (none | vector | covector), momentum with
-// `momentum_transport` (default covector: its buffer is a sum of raw gradients): the state warmed at
+// `momentum_transport` (default covector: its buffer is a sum of raw gradients; `each`: once per mode of
+// `transports`, for the transport table): the state warmed at
 // the reference is carried to each representative by core::transport_state. Adam's second moment only
 // has a transport for diagonal gauges; for other gauges it is left untouched (the core's explicit,
 // documented approximation: "full gauges interact poorly with elementwise adaptive state").

@@ -117,6 +117,22 @@ TEST_CASE("physics: a warmed-up raw-gradient buffer must be transported as a cov
   CHECK(spread["none"] >= kLarge);
 }
 
+// --momentum-transport each runs the three transports in one grid (the transport table): the same spreads as
+// three separate runs, one row per transport.
+TEST_CASE("physics: momentum-transport each gives one variant per transport, equal to separate runs",
+          "[harness][physics][transport]") {
+  auto o = test::small_options({"general"}, {100}, {"momentum"}, {"full"});
+  o.momentum_transport = "each";
+  const auto all = harness::run_grid(o, test::small_head(o), 5);
+  for (const char* t : {"none", "vector", "covector"}) {
+    auto one = test::small_options({"general"}, {100}, {"momentum"}, {"full"});
+    one.momentum_transport = t;
+    const double alone = row(harness::run_grid(one, test::small_head(one), 5), "general", 100, "momentum", "full", t).first.max;
+    INFO("transport " << t);
+    CHECK(row(all, "general", 100, "momentum", "full", t).first.max == Approx(alone).epsilon(1e-12));
+  }
+}
+
 TEST_CASE("physics: forward invariance holds for every gauge of the grid", "[harness][physics][forward]") {
   auto o = test::small_options({"diagonal", "orthogonal", "general"}, {1, 100, 1e4}, {"sgd"}, {"none"});
   const auto run = harness::run_grid(o, test::small_head(o), 6);
