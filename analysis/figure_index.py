@@ -180,8 +180,8 @@ CLAIMS: dict[tuple[str, str], str] = {
     ("003", "§5 hyperball"): "yes",
     ("003", "§7/§9 head diagnostic"): "yes (SGD + full correction; other rules' spreads are problem-specific)",
     ("003", "§7/§9 head diagnostic (table)"): "yes (as above)",
-    ("003", "§7 state transport"): "answered: covector for momentum with the full correction (exact); without it no "
-                                   "transport helps; Adam's second moment has none for general gauges",
+    ("003", "§7 state transport"): "— (no claim; measured: covector for momentum with the full correction (exact); without it no "
+                                   "transport helps; Adam's second moment has none for general gauges)",
     ("000", "Table 1"): "partly: B's drift 0 yes; B's late instability not seen at this scale",
     ("000", "Fig. 2"): "partly: drift yes; losses not comparable (tiny model)",
     ("000", "Table 2"): "no: at this scale N changes the loss by less than the seeds",
