@@ -120,6 +120,8 @@ ITEMS: list[Item] = [
                    f"{s[0]['sgd_none_first_order_max']:.2g}; Muon orthogonal {s[0]['muon_none_first_order_max_orthogonal']:.1g}"),
     Item("003", "§7/§9 head diagnostic (table)", "spread table", "table_seed003_head_spread", "regenerated",
          "(as above)"),
+    Item("003", "§7 how often", "multi-step separation under the full correction every k steps",
+         "fig_seed003_trajectory", "regenerated", "(the seed asks how often the full correction is needed)"),
     Item("003", "§7 state transport", "next-step spread: none / vector / covector transport x with and without correction",
          "table_seed003_transport", "regenerated", "(the seed names the question, gives no numbers)"),
     # seed 000 — GaugeFix-LRM
@@ -180,6 +182,8 @@ CLAIMS: dict[tuple[str, str], str] = {
     ("003", "§5 hyperball"): "yes",
     ("003", "§7/§9 head diagnostic"): "yes (SGD + full correction; other rules' spreads are problem-specific)",
     ("003", "§7/§9 head diagnostic (table)"): "yes (as above)",
+    ("003", "§7 how often"): "— (no claim; measured: every step for general gauges — one uncorrected step in two "
+                             "separates by ~0.3 for good; any k for diagonal gauges with the diagonal correction between)",
     ("003", "§7 state transport"): "— (no claim; measured: covector for momentum with the full correction (exact); without it no "
                                    "transport helps; Adam's second moment has none for general gauges)",
     ("000", "Table 1"): "partly: B's drift 0 yes; B's late instability not seen at this scale",

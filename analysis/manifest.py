@@ -82,6 +82,14 @@ EXPERIMENTS = {
                        "out": "runs/diag_transport.h5", "deps": [],
                        "quick": ["diag", "heads", "--quick", "--d-model", "96", "--d-head", "16", "--rules",
                                  "sgd,momentum,adamw-warm", "--momentum-transport", "each", "--wrappers", "none,full"]},
+    # how often is the full correction needed: 64-step trajectories from gauge images, sgd / momentum / adamw x
+    # none, full, full every 2..32 steps, general and diagonal gauges at kappa 10 and 1000 (~2 min on one core)
+    "diag_trajectory": {"args": ["diag", "trajectory", "--rules", "sgd,momentum,adamw", "--families", "general,diagonal",
+                                 "--kappa", "10,1000", "--gauges", "8", "--steps", "64", "--periods", "2,4,8,16,32"],
+                        "out": "runs/diag_trajectory.h5", "deps": [],
+                        "quick": ["diag", "trajectory", "--quick", "--d-model", "96", "--d-head", "16", "--rules",
+                                  "sgd,momentum,adamw", "--families", "general,diagonal", "--kappa", "100",
+                                  "--steps", "16", "--periods", "2,4"]},
     # one-step head diagnostic, the --quick demo grid at GPT-2 shapes; fixture: the same grid on a small head
     "diag_heads": {"args": ["diag", "heads", "--quick"], "out": "runs/diag_heads.h5", "deps": [],
                    "quick": ["diag", "heads", "--quick", "--d-model", "96", "--d-head", "16"]},
@@ -135,6 +143,7 @@ FIGURES = {
     "fig_seed003_head_spread": {"inputs": ["diag_heads"]},
     "table_seed003_head_spread": {"inputs": ["diag_heads"]},
     "table_seed003_transport": {"inputs": ["diag_transport"]},
+    "fig_seed003_trajectory": {"inputs": ["diag_trajectory"]},
     "table_seed001_assumptions": {"inputs": ["inspect_trained_tiny"]},
     "table_seed001_transforms": {"inputs": ["inspect_trained_tiny"]},
     "table_seed001_canonical": {"inputs": ["inspect_trained_tiny"]},

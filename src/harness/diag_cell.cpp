@@ -30,7 +30,8 @@ Mat<double> batch(std::uint64_t seed, Index tokens, Index d) {
   return core::randn<double>(rng, tokens, d);  // [T, d], LayerNorm-like N(0, 1) entries
 }
 
-/// Opposite-Gram correction of both sectors (core::opposite_gram_correction; VO with B = W_oᵀ).
+}  // namespace
+
 HeadFactors opposite_gram(const HeadFactors& at, const HeadFactors& u, const core::QuotientOptions& q) {
   HeadFactors out;
   for (int k = 0; k < 2; ++k) {
@@ -40,6 +41,8 @@ HeadFactors opposite_gram(const HeadFactors& at, const HeadFactors& u, const cor
   }
   return out;
 }
+
+namespace {
 
 HeadFactors lerp(const HeadFactors& a, double wa, const HeadFactors& b, double wb) {
   HeadFactors out;
@@ -56,7 +59,8 @@ bool is_diagonal(const Mat<double>& m) {
 
 bool is_diagonal_pair(const GaugePair& g) { return is_diagonal(g.S) && is_diagonal(g.T); }
 
-/// Gauge image of `x` (harness::gauge_factors; column scalings when both gauges are diagonal).
+}  // namespace
+
 HeadFactors gauge_image(const HeadFactors& x, const GaugePair& g) {
   if (!is_diagonal_pair(g)) return gauge_factors(x, g.S, g.T);
   const Vec<double> s = g.S.diagonal(), t = g.T.diagonal();  // [r]
@@ -67,6 +71,8 @@ HeadFactors gauge_image(const HeadFactors& x, const GaugePair& g) {
   p[kVB] = x[kVB] * t.cwiseInverse().asDiagonal();
   return p;
 }
+
+namespace {
 
 /// U pulled back from the representative (A S, B S⁻ᵀ; A T, B T⁻ᵀ) to the reference coordinates.
 /// S⁻¹ and T⁻¹ [r, r] come from one LU per gauge: a [d, r]·[r, r] product ran 3× faster than the

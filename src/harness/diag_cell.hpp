@@ -41,6 +41,12 @@ struct GaugePair {
   Mat<double> T;
 };
 
+/// Opposite-Gram correction of both sectors at `at` (core::opposite_gram_correction; VO with B = W_oᵀ).
+HeadFactors opposite_gram(const HeadFactors& at, const HeadFactors& u, const core::QuotientOptions& q);
+
+/// Gauge image of `x` (harness::gauge_factors; column scalings when both gauges are diagonal).
+HeadFactors gauge_image(const HeadFactors& x, const GaugePair& g);
+
 /// One gauge [r, r] of `family` (orthogonal | diagonal | general) with condition number κ.
 Mat<double> draw_gauge(const std::string& family, double kappa, Index r, core::Rng& rng);
 
@@ -62,6 +68,22 @@ struct CellRow {
   std::int64_t failures = 0;  // gauges whose step failed (e.g. a Gram not numerically positive definite)
 };
 
+/// One row of `diag trajectory`: a rule variant under one correction schedule, and how far the represented
+/// trajectories from the gauge images drift from the reference's, step by step.
+struct TrajectoryRow {
+  std::string rule, transport;
+  std::string schedule;            // none | full | periodic
+  std::int64_t period = 0;         // periodic: the full correction every `period` steps (full: 1, none: 0)
+  double lr = 0;                   // calibrated at the reference's first step
+  std::vector<Spread> separation;  // [steps]: after step t + 1, over the cell's gauges (see run_trajectory_cell)
+  std::int64_t failures = 0;       // gauges whose trajectory failed (a Gram not numerically positive definite)
+};
+
+struct TrajectoryCell {
+  CellSpec spec;
+  std::vector<TrajectoryRow> rows;  // variants × schedules, variant-major
+};
+
 struct CellResult {
   CellSpec spec;
   std::vector<CellRow> rows;  // variants × wrappers, variant-major
@@ -75,6 +97,14 @@ class HeadDiagnostic {
 
   /// Runs one cell, OpenMP-parallel over its gauges (results do not depend on the thread count).
   CellResult run_cell(const CellSpec& c) const;
+
+  /// Multi-step runs (`diag trajectory`): from the reference and from each gauge image of the cell, `steps`
+  /// steps of every rule variant under each schedule — none, full every step, and full every k steps for k in
+  /// `periods` (o.between on the others) — with the state warmed at the reference and transported as in
+  /// run_cell. Separation after step t: ‖R_g(t) − R_ref(t)‖ / ‖R_ref(t) − R_ref(0)‖, R = the represented
+  /// objects on the batch (logits X̃·M_QK·X̃ᵀ and value-output map X̃·M_VO, r-wide products only): 0 for a
+  /// quotient-compatible trajectory, O(1) once the gauge images have gone elsewhere.
+  TrajectoryCell run_trajectory_cell(const CellSpec& c, std::int64_t steps, const std::vector<std::int64_t>& periods) const;
 
   /// Relative forward error of the gauge image: max of the logits' and the head output's.
   double forward_error(const GaugePair& g) const;

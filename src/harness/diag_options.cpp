@@ -56,6 +56,9 @@ void declare_diag_options(io::Options& opts, DiagOptions& o) {
       .add("period", &o.period, "k of the periodic full correction", Range::at_least(1))
       .add("between", &o.between, "periodic: correction between full steps", {"diagonal", "none"})
       .add("smooth", &o.smooth, "N gauges of random smoothing", Range::at_least(1))
+      .add("steps", &o.steps, "diag trajectory: steps of every trajectory", Range::closed(1, 100000))
+      .add("periods", &o.periods, "diag trajectory: periodic schedules, the full correction every k steps (k >= 2)",
+           Range::closed(2, 100000))
       .add("quick", &o.quick, "demo grid in seconds (kappa 1,100,1e4,1e6; 4 gauges; warm-up 4; 16 tokens)");
   opts.check([&o] { validate_diag_options(o); });
 }
@@ -76,6 +79,8 @@ void validate_diag_options(const DiagOptions& o) {
   if (o.smooth < 1 || o.smooth > 10000) throw io::UsageError("--smooth must be in [1, 10000]");
   if (!(o.step_size > 0.0 && o.step_size < 1.0)) throw io::UsageError("--step-size must be in (0, 1)");
   if (o.tokens < 1 || o.warmup < 1 || o.period < 1) throw io::UsageError("--tokens, --warmup and --period must be >= 1");
+  for (double k : o.periods)
+    if (k != std::floor(k)) throw io::UsageError("--periods values must be whole numbers of steps, got " + std::to_string(k));
 }
 
 void apply_quick(DiagOptions& o, const std::vector<std::string>& given) {

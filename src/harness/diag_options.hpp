@@ -47,6 +47,9 @@ struct DiagOptions {
   std::int64_t period = 4;       // k of the periodic full correction
   std::string between = "diagonal";  // periodic: correction on the other k − 1 steps (diagonal | none)
   std::int64_t smooth = 2;       // N gauges of random smoothing (cell's family and κ); costs N× a rule step, ~1/5 of the grid per unit of N
+  // --- diag trajectory (multi-step) ---
+  std::int64_t steps = 32;       // steps of every trajectory
+  std::vector<double> periods = {2, 4, 8, 16};  // periodic schedules: the full correction every k steps (besides none, full)
   // --- run ---
   bool quick = false;            // demo grid: seconds (κ 1,100,1e4,1e6, 4 gauges, warm-up 4, 16 tokens), explicit flags win
 };

@@ -15,8 +15,6 @@
 
 namespace gaugelab::harness {
 
-namespace {
-
 /// The inner loop allocates and frees [d, r] temporaries at a high rate; glibc would return each to
 /// the kernel (mmap/munmap, trims) and fault it back in. Keeping them in the heap costs no memory
 /// the run does not use anyway and removed ~10 % of the run time (page faults) in a profile.
@@ -27,19 +25,6 @@ void keep_freed_memory() {
 #endif
 }
 
-/// The grid parallelises over gauges (OpenMP); Eigen's own threading of the few [d, r]-sized products
-/// outside those loops only adds fork/join and spinning. One Eigen thread while the grid runs.
-class EigenSingleThread {
- public:
-  EigenSingleThread() : before_(Eigen::nbThreads()) { Eigen::setNbThreads(1); }
-  ~EigenSingleThread() { Eigen::setNbThreads(before_); }
-  EigenSingleThread(const EigenSingleThread&) = delete;
-  EigenSingleThread& operator=(const EigenSingleThread&) = delete;
-
- private:
-  int before_;
-};
-
 RandomHeadOptions random_options(const DiagOptions& o, std::uint64_t seed) {
   RandomHeadOptions r;
   r.d_model = o.d_model;
@@ -49,6 +34,8 @@ RandomHeadOptions random_options(const DiagOptions& o, std::uint64_t seed) {
   r.seed = mix_seed(seed, 1);
   return r;
 }
+
+namespace {
 
 std::vector<io::Column> spread_columns() {
   using io::Column;

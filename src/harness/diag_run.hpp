@@ -4,6 +4,8 @@
 // one-screen summary.
 #pragma once
 
+#include <Eigen/Core>
+
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -15,6 +17,27 @@
 #include "io/run_flags.hpp"
 
 namespace gaugelab::harness {
+
+// Shared by the diag runners (diag heads, diag trajectory).
+/// Keeps freed [d, r] temporaries in the heap: glibc returned each to the kernel and faulted it back in
+/// (~10 % of the run time in a profile).
+void keep_freed_memory();
+
+/// The grid parallelises over gauges (OpenMP); Eigen's own threading of the few [d, r]-sized products
+/// outside those loops only adds fork/join and spinning. One Eigen thread while the grid runs.
+class EigenSingleThread {
+ public:
+  EigenSingleThread() : before_(Eigen::nbThreads()) { Eigen::setNbThreads(1); }
+  ~EigenSingleThread() { Eigen::setNbThreads(before_); }
+  EigenSingleThread(const EigenSingleThread&) = delete;
+  EigenSingleThread& operator=(const EigenSingleThread&) = delete;
+
+ private:
+  int before_;
+};
+
+/// The random head of `o` (d_model, d_head, head_cond, biases), seeded from the run seed.
+RandomHeadOptions random_options(const DiagOptions& o, std::uint64_t seed);
 
 /// The cells of the grid: every family × κ, except the orthogonal family which has κ = 1 only.
 std::vector<CellSpec> grid_cells(const DiagOptions& o, std::uint64_t seed);
