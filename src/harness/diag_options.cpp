@@ -32,7 +32,10 @@ void declare_diag_options(io::Options& opts, DiagOptions& o) {
       .add("head-cond", &o.head_cond, "random head: condition number of each block's d_h mixing", Range::at_least(1))
       .add("biases", &o.biases, "Q/K/V biases (folded into the factors and gauged with them)")
       .add("causal", &o.causal, "causal mask: only logits j <= i enter the data loss")
-      .add("loss", &o.loss, "loss on the represented objects", {"data", "matrix"})
+      .add("loss", &o.loss,
+           "loss on the represented objects: data (logits and value-output map regressed separately), attention "
+           "(the head's output through softmax attention), matrix (the products)",
+           {"data", "attention", "matrix"})
       .add("tokens", &o.tokens, "rows T of the fixed batch X (data loss)", Range::at_least(1))
       .add("kappa", &o.kappa, "condition numbers of the drawn gauges (comma list)", Range::at_least(1))
       .add("families", &o.families, "gauge families: diagonal, orthogonal, general")

@@ -22,7 +22,8 @@ struct DiagOptions {
   bool biases = true;            // GPT-2 heads carry Q/K/V biases (folded into the factors, gauged with them)
   bool causal = true;            // GPT-2 attention is causal: only logits j <= i enter the data loss
   // --- the loss on the represented objects ---
-  std::string loss = "data";     // data: logits + value-output map on a batch vs a teacher head; matrix: ‖M − M*‖²
+  std::string loss = "data";     // data: logits + value-output map on a batch vs a teacher head (a surrogate: no softmax);
+                                 // attention: the head's output softmax(QKᵀ/√r)·V·W_o vs the teacher's; matrix: ‖M − M*‖²
   std::int64_t tokens = 32;      // T, rows of the fixed batch X (data loss)
   // --- the grid ---
   std::vector<double> kappa = {1, 10, 100, 1e3, 1e4, 1e5, 1e6};  // condition numbers of the gauges (1 … 1e6)

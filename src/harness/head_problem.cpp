@@ -19,6 +19,26 @@ Mat<double> stack_bias(const Mat<double>& W /*[d, r]*/, const core::RowVec<doubl
   return out;
 }
 
+/// Row-wise softmax of `logits` [T, T]; with `causal` only j <= i (the rest get probability 0).
+Mat<double> attention_probs(const Mat<double>& logits, bool causal) {
+  Mat<double> p = Mat<double>::Zero(logits.rows(), logits.cols());
+  for (Index i = 0; i < logits.rows(); ++i) {
+    const Index n = causal ? i + 1 : logits.cols();
+    const double mx = logits.row(i).head(n).maxCoeff();
+    double sum = 0;
+    for (Index j = 0; j < n; ++j) sum += (p(i, j) = std::exp(logits(i, j) - mx));
+    p.row(i).head(n) /= sum;
+  }
+  return p;
+}
+
+/// The head's output on X̃ [T, d(+1)]: softmax(X̃A_Q(X̃B_Q)ᵀ/√r)·X̃A_V·B_Vᵀ [T, d] (B_V = W_oᵀ).
+Mat<double> attention_output(const Mat<double>& x, const HeadFactors& p, bool causal) {
+  const double sr = std::sqrt(static_cast<double>(p[kQA].cols()));
+  const Mat<double> probs = attention_probs((x * p[kQA]) * (x * p[kQB]).transpose() / sr, causal);  // [T, T]
+  return probs * (x * p[kVA]) * p[kVB].transpose();
+}
+
 /// tr(X·Y) for square X, Y of one size.
 double trace_product(const Mat<double>& X, const Mat<double>& Y) { return X.cwiseProduct(Y.transpose()).sum(); }
 
@@ -48,8 +68,9 @@ HeadFactors gauge_factors(const HeadFactors& x, const Mat<double>& S, const Mat<
 
 LossKind parse_loss_kind(const std::string& s) {
   if (s == "data") return LossKind::data;
+  if (s == "attention") return LossKind::attention;
   if (s == "matrix") return LossKind::matrix;
-  throw std::invalid_argument("unknown loss '" + s + "' (expected data|matrix)");
+  throw std::invalid_argument("unknown loss '" + s + "' (expected data|attention|matrix)");
 }
 
 HeadProblem::HeadProblem(LossKind kind, const core::AttentionHead<double>& teacher, const Mat<double>& x, bool biases,
@@ -65,7 +86,8 @@ HeadProblem::HeadProblem(LossKind kind, const core::AttentionHead<double>& teach
   const Index t = x_.rows();
   const double r = static_cast<double>(teacher.d_k());
   logit_star_ = (x_ * star_[kQA]) * (x_ * star_[kQB]).transpose() / std::sqrt(r);  // [T, T]
-  out_star_ = (x_ * star_[kVA]) * star_[kVB].transpose();                          // [T, d]
+  out_star_ = kind_ == LossKind::attention ? attention_output(x_, star_, causal_)   // [T, d]
+                                            : (x_ * star_[kVA]) * star_[kVB].transpose();
   logit_count_ = causal_ ? static_cast<double>(t * (t + 1) / 2) : static_cast<double>(t * t);
   for (int s = 0; s < 2; ++s)
     star_norm2_[static_cast<std::size_t>(s)] = trace_product(star_[2 * s].transpose() * star_[2 * s],
@@ -83,6 +105,10 @@ double HeadProblem::loss(const HeadFactors& p) const {
       l += 0.5 * n2 / static_cast<double>(A.rows() * B.rows());
     }
     return l;
+  }
+  if (kind_ == LossKind::attention) {
+    const Mat<double> e = attention_output(x_, p, causal_) - out_star_;  // [T, d]
+    return 0.5 * e.squaredNorm() / static_cast<double>(e.size());
   }
   const double r = static_cast<double>(p[kQA].cols());
   Mat<double> diff = (x_ * p[kQA]) * (x_ * p[kQB]).transpose() / std::sqrt(r) - logit_star_;  // [T, T]
@@ -107,6 +133,23 @@ HeadFactors HeadProblem::gradient(const HeadFactors& p, double* loss_out) const 
       l += 0.5 * (trace_product(ha, hb) - 2.0 * trace_product(asa.transpose(), bsb) +
                   star_norm2_[static_cast<std::size_t>(s)]) / numel;
     }
+  } else if (kind_ == LossKind::attention) {
+    // Back-propagation through out = P·V·B_Vᵀ, P = softmax(S), S = q·kᵀ/√r (masked entries: P = 0, no gradient).
+    const double sr = std::sqrt(static_cast<double>(p[kQA].cols()));
+    const Mat<double> q = x_ * p[kQA], k = x_ * p[kQB], v = x_ * p[kVA];  // [T, r]
+    const Mat<double> P = attention_probs(q * k.transpose() / sr, causal_);  // [T, T]
+    const Mat<double> h = P * v;                                             // [T, r]
+    const Mat<double> e = h * p[kVB].transpose() - out_star_;                // [T, d]
+    l = 0.5 * e.squaredNorm() / static_cast<double>(e.size());
+    const Mat<double> d_out = e / static_cast<double>(e.size());             // ∂ℓ/∂out [T, d]
+    g[kVB] = d_out.transpose() * h;                                          // [d, r]
+    const Mat<double> d_h = d_out * p[kVB];                                  // [T, r]
+    g[kVA] = x_.transpose() * (P.transpose() * d_h);
+    const Mat<double> d_p = d_h * v.transpose();                             // [T, T]
+    const Eigen::VectorXd row_dot = P.cwiseProduct(d_p).rowwise().sum();     // [T]
+    const Mat<double> d_s = P.cwiseProduct(d_p.colwise() - row_dot) / sr;    // softmax backward, then 1/√r
+    g[kQA] = x_.transpose() * (d_s * k);
+    g[kQB] = x_.transpose() * (d_s.transpose() * q);
   } else {
     const double sr = std::sqrt(static_cast<double>(p[kQA].cols()));
     const Mat<double> q = x_ * p[kQA], k = x_ * p[kQB];  // [T, r]

@@ -9,6 +9,9 @@
 //   data    ½·mean over the counted entries of (X̃ M_QK X̃ᵀ/√r − L*)²  +  ½·mean of (X̃ M_VO − Y*)²
 //           on a fixed batch X [T, d] ~ N(0, 1) (LayerNorm-like inputs); L*, Y* are the logits and the
 //           value–output map of a teacher head on the same batch; with `causal` only entries j ≤ i count.
+//   attention  ½·mean of (softmax(X̃ M_QK X̃ᵀ/√r)·X̃ M_VO − Y*)² [T, d]: the head's own output, the value path
+//           through the attention (causal softmax over j ≤ i with `causal`), Y* the teacher head's output on
+//           the batch — the true loss of one head, where `data` is a surrogate regressing the two maps apart.
 //   matrix  ½‖M_QK − M*_QK‖²_F/numel + ½‖M_VO − M*_VO‖²_F/numel against the teacher's products,
 //           evaluated through r×r Grams (never forming the [d+1, d+1] products).
 #pragma once
@@ -42,8 +45,8 @@ HeadFactors factors_of(const core::AttentionHead<double>& h, bool biases);
 /// Gauge image (QA·S, QB·S⁻ᵀ, VA·T, VB·T⁻ᵀ) for S, T [r, r] (solves, never an explicit inverse).
 HeadFactors gauge_factors(const HeadFactors& x, const Mat<double>& S, const Mat<double>& T);
 
-enum class LossKind { data, matrix };
-LossKind parse_loss_kind(const std::string& s);  // "data|matrix"; std::invalid_argument otherwise
+enum class LossKind { data, attention, matrix };
+LossKind parse_loss_kind(const std::string& s);  // "data|attention|matrix"; std::invalid_argument otherwise
 
 class HeadProblem {
  public:
@@ -63,7 +66,7 @@ class HeadProblem {
   bool causal_;
   Mat<double> x_;           // [T, d(+1)]
   Mat<double> logit_star_;  // [T, T]
-  Mat<double> out_star_;    // [T, d]
+  Mat<double> out_star_;    // [T, d]: the teacher's value-output map (data) or its attention output (attention)
   double logit_count_ = 1;  // entries of the logits that count
   HeadFactors star_;        // teacher factors (matrix loss)
   std::array<double, 2> star_norm2_{};  // ‖M*‖² per sector

@@ -81,7 +81,7 @@ TEST_CASE("head source: checkpoint heads come through the loader, or fail in one
 
 TEST_CASE("head problem: the loss sees only the represented objects", "[harness][loss]") {
   for (const bool biases : {true, false})
-    for (const char* kind : {"data", "matrix"}) {
+    for (const char* kind : {"data", "attention", "matrix"}) {
       INFO("loss " << kind << " biases " << biases);
       const auto student = head(40, 6, biases, 1), teacher = head(40, 6, biases, 2);
       core::Rng rng(5);
@@ -97,7 +97,7 @@ TEST_CASE("head problem: the loss sees only the represented objects", "[harness]
 }
 
 TEST_CASE("head problem: the gradient matches central differences", "[harness][loss]") {
-  for (const char* kind : {"data", "matrix"}) {
+  for (const char* kind : {"data", "attention", "matrix"}) {
     INFO("loss " << kind);
     const auto student = head(20, 3, true, 4), teacher = head(20, 3, true, 6);
     core::Rng rng(9);
@@ -115,6 +115,27 @@ TEST_CASE("head problem: the gradient matches central differences", "[harness][l
         const double fd = (p.loss(fp) - p.loss(fm)) / (2 * h);
         CHECK(std::abs(fd - g[i](r, c)) <= kFdTol * std::max(1.0, g[i].cwiseAbs().maxCoeff()));
       }
+  }
+}
+
+// The attention loss's teacher output is the core's forward pass of the teacher head (core::head_output:
+// causal softmax of the logits, the value path through it): one formula, two codes, equal to rounding. A
+// student at the teacher's output has zero loss and zero gradient.
+TEST_CASE("head problem: the attention loss is the core's head output, softmax and all", "[harness][loss]") {
+  for (const bool biases : {true, false}) {
+    const auto student = head(24, 4, biases, 11), teacher = head(24, 4, biases, 12);
+    core::Rng rng(13);
+    const Mat x = core::randn<double>(rng, 9, 24);
+    const harness::HeadProblem p(harness::LossKind::attention, teacher, x, biases, true);
+    const Mat y_s = core::head_output(student, x, core::AttentionOptions{true});
+    const Mat y_t = core::head_output(teacher, x, core::AttentionOptions{true});
+    const double expect = 0.5 * (y_s - y_t).squaredNorm() / static_cast<double>(y_s.size());
+    INFO("biases " << biases);
+    CHECK(p.loss(harness::factors_of(student, biases)) == Approx(expect).epsilon(1e-12));
+    double l = 1;
+    const HeadFactors g = p.gradient(harness::factors_of(teacher, biases), &l);
+    CHECK(l < 1e-28);
+    for (int i = 0; i < harness::kFactors; ++i) CHECK(g[i].cwiseAbs().maxCoeff() < 1e-14);
   }
 }
 
