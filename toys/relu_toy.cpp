@@ -159,7 +159,8 @@ std::string classify_seeds(const std::vector<std::string>& labels) {
   return 2 * bad >= labels.size() ? "unstable" : "marginal";
 }
 
-ToyRun run_relu_seed(const ReluToyOptions& o, std::uint64_t seed) {
+ToyRun run_relu_seed(const ReluToyOptions& o, std::uint64_t seed,
+                     const std::function<void(std::int64_t, const std::vector<double>&)>* sink) {
   // Independent streams for data, init and gauges, so changing --gauges never changes training.
   // --data-seed >= 0: one data set shared by every seed (only the initialisation differs).
   const std::uint64_t data_key = o.data_seed >= 0 ? static_cast<std::uint64_t>(o.data_seed) : seed;
@@ -216,6 +217,7 @@ ToyRun run_relu_seed(const ReluToyOptions& o, std::uint64_t seed) {
     const double vals[] = {l.mse, val, pen, max_v, l.total, kappa_max, forcing_max, damping_max, eq20, drift};
     for (size_t k = 0; k < run.series.size(); ++k) run.series[k].push_back(vals[k]);
     v_by_step.insert(v_by_step.end(), v.begin(), v.end());
+    if (sink) (*sink)(step, std::vector<double>(std::begin(vals), std::end(vals)));
   };
   bool diverged = false;
   for (std::int64_t t = 0; t < o.steps; ++t) {
@@ -294,6 +296,24 @@ ToyRun run_relu_seed(const ReluToyOptions& o, std::uint64_t seed) {
                                          {"pred_val", pred_val}});
   }
   return run;
+}
+
+}  // namespace gaugelab::toys
+
+namespace gaugelab::toys {
+
+ToyRun relu_schema(const ReluToyOptions& o) {
+  ReluToyOptions one = o;
+  one.steps = 1;
+  ToyRun schema = run_relu_seed(one, 0);
+  // Samples a run of o.steps logs when it does not diverge: every log_every-th step from 0, and the end.
+  const std::size_t samples = static_cast<std::size_t>((o.steps + o.log_every - 1) / o.log_every) + 1;
+  for (auto& [name, values] : schema.arrays) {
+    if (name == "v_by_step") values.assign(samples * static_cast<std::size_t>(o.hidden), 0.0);
+    if (name == "dinv") values.assign(static_cast<std::size_t>(o.gauges), 0.0);
+    if (name == "pred_val") values.assign(static_cast<std::size_t>(o.n_val), 0.0);
+  }
+  return schema;
 }
 
 }  // namespace gaugelab::toys

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -92,7 +93,13 @@ std::string classify_seeds(const std::vector<std::string>& labels);
 double relu_sharpness(const ReluToyOptions& o, const ReluData& data, const core::ReluNet<double>& net,
                       bool with_penalty, std::vector<double>* direction = nullptr);
 
-/// One seed: data, init, training with series, stability label, invariance samples.
-ToyRun run_relu_seed(const ReluToyOptions& o, std::uint64_t seed);
+/// One seed: data, init, training with series, stability label, invariance samples. With `sink`, each logged
+/// sample (step, one value per series) is also handed to it as it is made (`gaugelab toy` streams the log).
+ToyRun run_relu_seed(const ReluToyOptions& o, std::uint64_t seed,
+                     const std::function<void(std::int64_t, const std::vector<double>&)>* sink = nullptr);
+
+/// The log layout of a run of `o` (series, metric and array names, arrays at the sizes a run that does not
+/// diverge writes), from a one-step run of the same settings.
+ToyRun relu_schema(const ReluToyOptions& o);
 
 }  // namespace gaugelab::toys

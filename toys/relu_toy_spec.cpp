@@ -20,6 +20,10 @@ class ReluToy final : public Toy {
   void declare(io::Options& opts) override { toys::declare(opts, o_); }
   int seeds() const override { return o_.seeds; }
   ToyRun run(std::uint64_t seed) const override { return run_relu_seed(o_, seed); }
+  ToyRun schema() const override { return relu_schema(o_); }
+  ToyRun run_streamed(std::uint64_t seed, const SampleSink& sink) const override {
+    return run_relu_seed(o_, seed, &sink);
+  }
   std::vector<std::pair<std::string, io::Cell>> summarize(const std::vector<ToyRun>& runs) const override {
     std::vector<std::pair<std::string, io::Cell>> s;
     // Means and stds over the seeds that did not diverge (as the figures draw them): one diverged seed

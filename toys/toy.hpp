@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -24,6 +25,22 @@ class Toy {
   virtual int seeds() const = 0;
   /// One seed of the configuration.
   virtual ToyRun run(std::uint64_t seed) const = 0;
+  /// Receives a run's logged samples (step, one value per series) as they are made.
+  using SampleSink = std::function<void(std::int64_t step, const std::vector<double>& values)>;
+  /// The layout of a run's log (series and metric names, array names and sizes) before any run, when the toy
+  /// can say it; then `gaugelab toy` streams the first seed's /series while it runs. Default: it cannot (empty
+  /// series_names), and the log is written when every seed has finished.
+  virtual ToyRun schema() const { return {}; }
+  /// run(seed), handing each logged sample to `sink` as it is made (default: after the run, all at once).
+  virtual ToyRun run_streamed(std::uint64_t seed, const SampleSink& sink) const {
+    ToyRun r = run(seed);
+    std::vector<double> v(r.series.size());
+    for (std::size_t t = 0; t < r.steps.size(); ++t) {
+      for (std::size_t k = 0; k < v.size(); ++k) v[k] = r.series[k][t];
+      sink(r.steps[t], v);
+    }
+    return r;
+  }
   /// Headline figures over the seeds of one configuration, for /summary and the printed summary.
   virtual std::vector<std::pair<std::string, io::Cell>> summarize(const std::vector<ToyRun>& runs) const = 0;
 };

@@ -1,5 +1,6 @@
 #include "toys/toy_log.hpp"
 
+#include <limits>
 #include <stdexcept>
 
 namespace gaugelab::toys {
@@ -50,6 +51,21 @@ void write_first_series(io::RunLog& log, const ToyRun& run) {
   }
   for (const auto& [name, values] : run.arrays)
     if (!values.empty()) log.write_array(name, values.data(), values.size());
+}
+
+void write_first_arrays(io::RunLog& log, const ToyRun& run, const ToyRun& schema) {
+  for (const auto& [name, declared] : schema.arrays) {
+    if (declared.empty()) continue;
+    for (const auto& [n, values] : run.arrays) {
+      if (n != name || values.empty()) continue;
+      if (values.size() > declared.size())
+        throw std::logic_error("toy log: array " + name + " has " + std::to_string(values.size()) +
+                               " values, more than the " + std::to_string(declared.size()) + " declared");
+      std::vector<double> padded = values;
+      padded.resize(declared.size(), std::numeric_limits<double>::quiet_NaN());
+      log.write_array(name, padded.data(), padded.size());
+    }
+  }
 }
 
 }  // namespace gaugelab::toys

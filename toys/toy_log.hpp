@@ -27,4 +27,8 @@ void append_toy_run(io::RunLog& log, std::int64_t row, const std::vector<double>
 /// Writes the example run's /series and /arrays (call once, after start()).
 void write_first_series(io::RunLog& log, const ToyRun& run);
 
+/// Writes the run's /arrays at the sizes `schema` declared them (its /series was streamed): an array shorter
+/// than declared (a run that diverged logs fewer samples) is padded with NaN; an empty one is not written.
+void write_first_arrays(io::RunLog& log, const ToyRun& run, const ToyRun& schema);
+
 }  // namespace gaugelab::toys

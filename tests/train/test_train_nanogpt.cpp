@@ -9,6 +9,8 @@
 //       paper's multiplier groups and of GaugeFix.
 // The vocabulary is 512 (a multiple of 64): nanoGPT trains padded vocabulary rows as classes, we mask
 // them, and the two agree only without padding (gpt2/README.md, "Deviations from nanoGPT").
+#include <unistd.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -65,8 +67,13 @@ std::string data_dir() {
         x = (rng() % 5 == 0) ? static_cast<std::uint16_t>(rng() % 512) : static_cast<std::uint16_t>((x * 37 + 11) % 512);
         v = x;
       }
-      std::ofstream(d + "/" + split + ".bin", std::ios::binary)
+      // CTest runs this file's test cases as concurrent processes that all make these files: each writes
+      // its own temporary and renames it over (atomic; the contents are identical), so no process ever
+      // reads a file another one is truncating (a failure seen once under `make test -j2`).
+      const std::string tmp = d + "/" + split + ".bin.tmp." + std::to_string(::getpid());
+      std::ofstream(tmp, std::ios::binary)
           .write(reinterpret_cast<const char*>(t.data()), static_cast<std::streamsize>(t.size() * 2));
+      fs::rename(tmp, d + "/" + split + ".bin");
     }
     return d;
   }();
@@ -82,7 +89,12 @@ std::string init_checkpoint(bool lrm) {
   c.gelu = gpt2::Gelu::erf;
   c.lrm = lrm ? gpt2::LrmPlacement{} : gpt2::LrmPlacement::none();
   gpt2::GPT m(c, 1234);
-  gpt2::save_checkpoint(dir, m);
+  // As for the data: written aside and renamed into place; a process that loses the race drops its copy.
+  const std::string tmp = dir + ".tmp." + std::to_string(::getpid());
+  gpt2::save_checkpoint(tmp, m);
+  std::error_code ec;
+  fs::rename(tmp, dir, ec);
+  if (ec) fs::remove_all(tmp);
   return dir;
 }
 
