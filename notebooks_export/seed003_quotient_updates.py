@@ -70,3 +70,18 @@ show_table("table_seed003_muon")
 # %%
 show_figure("fig_seed003_head_spread")
 show_table("table_seed003_head_spread")
+
+# %% [markdown]
+# ## §7 Which state transport, and how often the full correction (beyond one step)
+#
+# After an explicit gauge move, an optimizer's warm state must move too: the table puts no transport, the
+# vector rule and the covector rule side by side, with and without the full correction. Covector makes momentum
+# exact once the step is corrected; uncorrected, no transport helps; Adam's second moment has none for general
+# gauges. Then many steps (`gaugelab diag trajectory`): from gauge images of one head, how far the represented
+# trajectories drift apart when the full correction runs every k steps. For general gauges one uncorrected step in
+# two is enough to leave the orbit for good — the answer to "how often" is every step; for diagonal gauges the
+# diagonal correction between full steps is exact.
+
+# %%
+show_table("table_seed003_transport")
+show_figure("fig_seed003_trajectory")
