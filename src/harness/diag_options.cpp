@@ -39,7 +39,7 @@ void declare_diag_options(io::Options& opts, DiagOptions& o) {
       .add("tokens", &o.tokens, "rows T of the fixed batch X (data loss)", Range::at_least(1))
       .add("kappa", &o.kappa, "condition numbers of the drawn gauges (comma list)", Range::at_least(1))
       .add("families", &o.families, "gauge families: diagonal, orthogonal, general")
-      .add("rules", &o.rules, "update rules: sgd, momentum, adamw, adamw-warm, muon, hyperball")
+      .add("rules", &o.rules, "update rules: sgd, momentum, adamw, adamw-warm, muon, hyperball, scaledgd, rpgd")
       .add("wrappers", &o.wrappers, "quotient wrappers: none, full, diagonal, periodic, smooth")
       .add("transports", &o.transports, "state transports of adamw-warm, one variant each: none, vector, covector")
       .add("momentum-transport", &o.momentum_transport,
@@ -54,6 +54,7 @@ void declare_diag_options(io::Options& opts, DiagOptions& o) {
       .add("beta2", &o.beta2, "AdamW beta2", {0.0, 1.0, false, true})
       .add("adam-eps", &o.adam_eps, "AdamW epsilon", Range::non_negative())
       .add("muon-momentum", &o.muon_momentum, "Muon beta", {0.0, 1.0, false, true})
+      .add("rp-delta", &o.rp_delta, "rpgd: the damping delta of (B^T B + delta I)^-1", Range::non_negative())
       .add("damping", &o.damping, "lambda of the opposite-Gram correction", Range::non_negative())
       .add("solve", &o.solve, "Gram solve of the full correction", {"cholesky", "qr"})
       .add("period", &o.period, "k of the periodic full correction", Range::at_least(1))
@@ -68,7 +69,7 @@ void declare_diag_options(io::Options& opts, DiagOptions& o) {
 
 void validate_diag_options(const DiagOptions& o) {
   require_choice(o.families, {"diagonal", "orthogonal", "general"}, "families");
-  require_choice(o.rules, {"sgd", "momentum", "adamw", "adamw-warm", "muon", "hyperball"}, "rules");
+  require_choice(o.rules, {"sgd", "momentum", "adamw", "adamw-warm", "muon", "hyperball", "scaledgd", "rpgd"}, "rules");
   require_choice(o.wrappers, {"none", "full", "diagonal", "periodic", "smooth"}, "wrappers");
   require_choice(o.transports, {"none", "vector", "covector"}, "transports");
   if (o.kappa.empty()) throw io::UsageError("--kappa needs at least one value");

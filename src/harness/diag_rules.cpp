@@ -1,5 +1,6 @@
 #include "harness/diag_rules.hpp"
 
+#include "core/update_factor_precond.hpp"
 #include "harness/diag_options.hpp"
 
 namespace gaugelab::harness {
@@ -7,7 +8,7 @@ namespace gaugelab::harness {
 namespace {
 
 core::RuleOptions options_for(const std::string& rule, const DiagOptions& o) {
-  if (rule == "sgd") return core::SgdOptions{1.0, 0.0};
+  if (rule == "sgd" || rule == "scaledgd" || rule == "rpgd") return core::SgdOptions{1.0, 0.0};
   if (rule == "momentum") {
     core::MomentumOptions m;
     m.lr = 1.0;
@@ -49,7 +50,10 @@ std::vector<RuleVariant> rule_variants(const DiagOptions& o) {
       continue;
     }
     if (r != "adamw-warm") {
-      out.push_back({r, "-", false, r == "hyperball", options_for(r, o), core::TransportMode::none});
+      RuleVariant v{r, "-", false, r == "hyperball", options_for(r, o), core::TransportMode::none};
+      if (r == "scaledgd") v.pair_delta = 0.0;
+      if (r == "rpgd") v.pair_delta = o.rp_delta;
+      out.push_back(std::move(v));
       continue;
     }
     for (const auto& t : o.transports)
@@ -67,6 +71,13 @@ HeadFactors propose_head(const RuleVariant& v, const HeadFactors& p, const HeadF
       u[i] = core::propose(v.options, w, gw, s).U.transpose();
     } else {
       u[i] = core::propose(v.options, p[i], g[i], s).U;
+    }
+  }
+  if (v.pair_delta >= 0.0) {  // scaledgd / rpgd: the pair's SGD increments through the pair preconditioner
+    for (int k = 0; k < 2; ++k) {
+      auto pu = core::riemannian_preconditioned(p[2 * k], p[2 * k + 1], u[2 * k], u[2 * k + 1], v.pair_delta);
+      u[2 * k] = std::move(pu.U_A);
+      u[2 * k + 1] = std::move(pu.U_B);
     }
   }
   return u;

@@ -5,6 +5,9 @@
 //   adamw-warm  AdamW from a warmed-up state (m and v filled by `warmup` mini-batches)
 //   muon        KellerJordan Muon (Nesterov, NS5 in double), fresh buffer
 //   hyperball   sphere retraction of an SGD direction, R = ‖W‖_F of the representative
+//   scaledgd    ScaledGD (Tong, Ma & Chi 2021): each sector's SGD increments preconditioned by the opposite Gram,
+//               U_A(BᵀB)⁻¹, U_B(AᵀA)⁻¹ (core/update_factor_precond.hpp) — the literature's GL(r)-invariant rule
+//   rpgd        Riemannian-preconditioned (Zhang & Pilanci 2024): the same with (·+δI)⁻¹, δ = --rp-delta
 // adamw-warm comes once per transport mode of `transports` (none | vector | covector), momentum with
 // `momentum_transport` (default covector: its buffer is a sum of raw gradients; `each`: once per mode of
 // `transports`, for the transport table): the state warmed at
@@ -37,6 +40,7 @@ struct RuleVariant {
   bool hyperball = false; // post-step retraction onto ‖W‖_F = R
   core::RuleOptions options;  // lr = 1, weight decay 0
   core::TransportMode mode = core::TransportMode::none;
+  double pair_delta = -1;  // >= 0: a factor-pair preconditioned rule (scaledgd: 0, rpgd: δ) on SGD's increments
 };
 
 /// Every rule of o.rules in that order, adamw-warm once per transport of o.transports.

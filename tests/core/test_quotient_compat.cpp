@@ -7,6 +7,8 @@
 #include <vector>
 
 #include "core/quotient.hpp"
+#include "core/gauge_sampling.hpp"
+#include "core/update_factor_precond.hpp"
 #include "core/update_rules.hpp"
 #include "support/update_matchers.hpp"
 
@@ -252,4 +254,45 @@ TEST_CASE("periodic full correction: full on t = 0 mod k, the between-mode other
   CHECK_THROWS_WITH(parse_quotient_mode("half"), Catch::Contains("half"));
   CHECK(parse_gram_solve("qr") == GramSolve::qr);
   CHECK_THROWS_AS(parse_gram_solve("lu"), std::invalid_argument);
+}
+
+// The literature's factor-pair preconditioners (core/update_factor_precond.hpp), each against its stated
+// invariance at 100 random points × a κ = 100 general gauge, gradients moved as covectors (∇_{AS} = ∇_A S⁻ᵀ,
+// ∇_{BS⁻ᵀ} = ∇_B S): ScaledGD's represented motion is the same from every representative (kCompatTolDouble)
+// and is the undamped opposite-Gram correction exactly; the Riemannian-preconditioned form with δ = 0 is
+// ScaledGD, and with δ = 0.1 (of O(1–10) Gram eigenvalues, pushed down to O(0.1) by the gauge) it is not
+// invariant (off by more than kMustFailBy).
+TEST_CASE("literature rules: ScaledGD is GL(r)-invariant, Riemannian preconditioning only for small delta",
+          "[quotient][literature]") {
+  Rng rng(2024);
+  double worst_scaled = 0, least_damped = 1e300;
+  for (int i = 0; i < kPoints; ++i) {
+    const Mat<double> A = randn<double>(rng, 8, 3), B = randn<double>(rng, 6, 3);
+    const Mat<double> GA = randn<double>(rng, 8, 3), GB = randn<double>(rng, 6, 3);
+    const Mat<double> S = random_gl<double>(rng, 3, kMaxKappaDouble);
+    const Mat<double> S_inv_t = S.inverse().transpose();
+    const Mat<double> A2 = A * S, B2 = B * S_inv_t, GA2 = GA * S_inv_t, GB2 = GB * S;
+    auto motion = [](const Mat<double>& a, const Mat<double>& b, const PairIncrement<double>& u) -> Mat<double> {
+      return u.U_A * b.transpose() + a * u.U_B.transpose();
+    };
+    const auto ref = scaled_gd<double>(A, B, -GA, -GB);
+    const auto moved = scaled_gd<double>(A2, B2, -GA2, -GB2);
+    const Mat<double> m0 = motion(A, B, ref);
+    worst_scaled = std::max(worst_scaled, (motion(A2, B2, moved) - m0).norm() / m0.norm());
+    const auto gram = opposite_gram_correction<double>(A, B, -GA, -GB, QuotientOptions{QuotientMode::full, 0.0});
+    CHECK((ref.U_A - gram.U_A).norm() == 0.0);
+    CHECK((ref.U_B - gram.U_B).norm() == 0.0);
+    const auto rp0 = riemannian_preconditioned<double>(A, B, -GA, -GB, 0.0);
+    CHECK((rp0.U_A - ref.U_A).norm() == 0.0);
+    const auto rp = riemannian_preconditioned<double>(A, B, -GA, -GB, 0.1);
+    const auto rp_moved = riemannian_preconditioned<double>(A2, B2, -GA2, -GB2, 0.1);
+    const Mat<double> r0 = motion(A, B, rp);
+    least_damped = std::min(least_damped, (motion(A2, B2, rp_moved) - r0).norm() / r0.norm());
+  }
+  INFO("ScaledGD worst relative motion difference " << worst_scaled << "; damped least " << least_damped);
+  CHECK(worst_scaled <= kCompatTolDouble);
+  CHECK(least_damped >= kMustFailBy);
+  CHECK_THROWS_AS(riemannian_preconditioned<double>(Mat<double>::Ones(2, 1), Mat<double>::Ones(2, 1),
+                                                    Mat<double>::Ones(2, 1), Mat<double>::Ones(2, 1), -1.0),
+                  std::invalid_argument);
 }

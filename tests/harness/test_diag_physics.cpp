@@ -133,6 +133,20 @@ TEST_CASE("physics: momentum-transport each gives one variant per transport, equ
   }
 }
 
+// The literature's factor-pair rules in the grid: ScaledGD without a wrapper is SGD with the full correction
+// (quotient-compatible: rounding at κ = 100); the full wrapper on top corrects a vector-like increment a second
+// time and is not (O(1)); rpgd with a δ as large as the Grams' small eigenvalues is not either.
+TEST_CASE("physics: ScaledGD is compatible on its own, not under a second correction; rpgd with a large delta is not",
+          "[harness][physics][literature]") {
+  auto o = test::small_options({"general"}, {100}, {"sgd", "scaledgd", "rpgd"}, {"none", "full"});
+  o.rp_delta = 1.0;
+  const auto run = harness::run_grid(o, test::small_head(o), 5);
+  CHECK(row(run, "general", 100, "scaledgd", "none").first.max <= kRoundOffKappa100);
+  CHECK(row(run, "general", 100, "sgd", "full").first.max <= kRoundOffKappa100);
+  CHECK(row(run, "general", 100, "scaledgd", "full").first.max >= kLarge);
+  CHECK(row(run, "general", 100, "rpgd", "none").first.max >= kLarge);
+}
+
 TEST_CASE("physics: forward invariance holds for every gauge of the grid", "[harness][physics][forward]") {
   auto o = test::small_options({"diagonal", "orthogonal", "general"}, {1, 100, 1e4}, {"sgd"}, {"none"});
   const auto run = harness::run_grid(o, test::small_head(o), 6);
