@@ -34,6 +34,9 @@ def _lrs_demo(condition: str, lr: str) -> dict:
                              "30", "--eval-batches", "2"]}
 
 
+# diag heads: the six rules and the literature's factor-pair rules (ScaledGD, Riemannian-preconditioned)
+_ALL_RULES = "sgd,momentum,adamw,adamw-warm,muon,hyperball,scaledgd,rpgd"
+
 EXPERIMENTS = {
     # name: {"args": gaugelab argv after the binary, "out": the log, "deps": files whose change re-runs it}
     "toy_relu": {"args": ["toy", "relu"], "out": "runs/toy_relu.h5", "deps": []},
@@ -91,8 +94,8 @@ EXPERIMENTS = {
                                   "sgd,momentum,adamw", "--families", "general,diagonal", "--kappa", "100",
                                   "--steps", "16", "--periods", "2,4"]},
     # one-step head diagnostic, the --quick demo grid at GPT-2 shapes; fixture: the same grid on a small head
-    "diag_heads": {"args": ["diag", "heads", "--quick"], "out": "runs/diag_heads.h5", "deps": [],
-                   "quick": ["diag", "heads", "--quick", "--d-model", "96", "--d-head", "16"]},
+    "diag_heads": {"args": ["diag", "heads", "--quick", "--rules", _ALL_RULES], "out": "runs/diag_heads.h5", "deps": [],
+                   "quick": ["diag", "heads", "--quick", "--d-model", "96", "--d-head", "16", "--rules", _ALL_RULES]},
     # seed 001 Tables 3-9 on a randomly initialised tiny GPT-2 (4 layers, 4 heads, d 256) until the trained
     # tiny checkpoint exists; fixture: the nano preset with a few tests (seconds)
     "inspect_tiny": {"args": ["inspect", "--init-random", "tiny", "--seed", "1"], "out": "runs/inspect_tiny.h5",
