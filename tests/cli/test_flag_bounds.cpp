@@ -55,7 +55,7 @@ struct VerbCase {
 const std::vector<VerbCase> kVerbs = {
     {"toy relu", ""},  {"toy factor-scalar", ""}, {"toy factor-matrix", ""}, {"toy muon", ""}, {"toy wd-gram", ""},
     {"toy hyperball", ""}, {"toy noise-wd", ""}, {"sweep relu", ""}, {"sweep factor-matrix", ""},
-    {"merge", "a.h5 --out m.h5"}, {"diag heads", ""}, {"prepare", "--synthetic"},
+    {"merge", "a.h5 --out m.h5"}, {"diag heads", ""}, {"diag trajectory", ""}, {"prepare", "--synthetic"},
     {"train", "--data d", true}, {"eval", "ckpt", true}, {"generate", "ckpt", true}, {"inspect", "ckpt", true},
     {"export", "ckpt --out x", true}, {"import", "hf --out x", true},
 };
