@@ -305,6 +305,7 @@ namespace gaugelab::toys {
 ToyRun relu_schema(const ReluToyOptions& o) {
   ReluToyOptions one = o;
   one.steps = 1;
+  one.gauges = 0;  // the invariance test's size is set below; running it here would only cost time
   ToyRun schema = run_relu_seed(one, 0);
   // Samples a run of o.steps logs when it does not diverge: every log_every-th step from 0, and the end.
   const std::size_t samples = static_cast<std::size_t>((o.steps + o.log_every - 1) / o.log_every) + 1;
