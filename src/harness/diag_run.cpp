@@ -107,12 +107,18 @@ DiagRun run_grid(const DiagOptions& o, const core::AttentionHead<double>& head, 
   return run;
 }
 
-DiagRun run_diag_heads(const DiagOptions& o, const io::RunFlags& flags, const io::Provenance& prov,
-                       const CheckpointHeadLoader& loader) {
+core::AttentionHead<double> prepare_diag_run(const DiagOptions& o, const io::RunFlags& flags,
+                                             const CheckpointHeadLoader& loader) {
   validate_diag_options(o);
-  const auto head = resolve_head(o.checkpoint, o.layer, o.head, random_options(o, flags.seed), loader);
+  auto head = resolve_head(o.checkpoint, o.layer, o.head, random_options(o, flags.seed), loader);
   io::prepare_output_path(flags.out, flags.force);
   keep_freed_memory();
+  return head;
+}
+
+DiagRun run_diag_heads(const DiagOptions& o, const io::RunFlags& flags, const io::Provenance& prov,
+                       const CheckpointHeadLoader& loader) {
+  const auto head = prepare_diag_run(o, flags, loader);
   const EigenSingleThread one_eigen_thread;
   auto log = io::RunLog::create(flags.out, prov, flags.force);
   log.declare_table("spread", spread_columns());

@@ -39,6 +39,11 @@ class EigenSingleThread {
 /// The random head of `o` (d_model, d_head, head_cond, biases), seeded from the run seed.
 RandomHeadOptions random_options(const DiagOptions& o, std::uint64_t seed);
 
+/// What every diag runner does before it writes: the settings checked, the head resolved (random, or through
+/// `loader`: a bad checkpoint fails before any file is written), the output path prepared, freed memory kept.
+core::AttentionHead<double> prepare_diag_run(const DiagOptions& o, const io::RunFlags& flags,
+                                             const CheckpointHeadLoader& loader);
+
 /// The cells of the grid: every family × κ, except the orthogonal family which has κ = 1 only.
 std::vector<CellSpec> grid_cells(const DiagOptions& o, std::uint64_t seed);
 

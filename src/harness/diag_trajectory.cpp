@@ -132,10 +132,7 @@ std::vector<io::Column> trajectory_columns() {
 
 TrajectoryRun run_diag_trajectory(const DiagOptions& o, const io::RunFlags& flags, const io::Provenance& prov,
                                   const CheckpointHeadLoader& loader) {
-  validate_diag_options(o);
-  const auto head = resolve_head(o.checkpoint, o.layer, o.head, random_options(o, flags.seed), loader);
-  io::prepare_output_path(flags.out, flags.force);
-  keep_freed_memory();
+  const auto head = prepare_diag_run(o, flags, loader);
   const EigenSingleThread one_eigen_thread;
   auto log = io::RunLog::create(flags.out, prov, flags.force);
   log.declare_table("trajectory", trajectory_columns());
