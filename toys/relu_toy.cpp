@@ -190,6 +190,8 @@ ToyRun run_relu_seed(const ReluToyOptions& o, std::uint64_t seed,
   tr.gauge_dynamics(v.data(), kappa.data(), dv_dt.data(), balance0.data());
   std::vector<double> v_by_step;  // [logged steps, H] row-major: every neuron's gauge coordinate (--save-data)
   const double nan = std::numeric_limits<double>::quiet_NaN();
+  // std::max(a, NaN) is a: a neuron whose numbers went non-finite must show in the maximum, not vanish from it.
+  const auto max_keep_nan = [nan](double a, double b) { return std::isnan(a) || std::isnan(b) ? nan : std::max(a, b); };
   // One logged sample at the current parameters, whose loss and gradient `l` holds; with `step_taken`
   // the GD step is taken here too (its Δv checks eq. 20).
   auto sample = [&](std::int64_t step, const ReluTrainer::Loss& l, bool step_taken) {
@@ -201,17 +203,17 @@ ToyRun run_relu_seed(const ReluToyOptions& o, std::uint64_t seed,
       tr.gauge_dynamics(v_after.data(), scratch.data(), scratch.data() + h, scratch.data() + 2 * h);
       double err = 0, ref = 0;
       for (size_t i = 0; i < h; ++i) {
-        err = std::max(err, std::fabs(v_after[i] - v[i] - o.lr * dv_dt[i]));
-        ref = std::max(ref, std::fabs(o.lr * dv_dt[i]));
+        err = max_keep_nan(err, std::fabs(v_after[i] - v[i] - o.lr * dv_dt[i]));
+        ref = max_keep_nan(ref, std::fabs(o.lr * dv_dt[i]));
       }
       eq20 = err / ref;
     }
     double kappa_max = 0, forcing_max = 0, damping_max = 0, drift = 0;
     for (size_t i = 0; i < h; ++i) {
-      kappa_max = std::max(kappa_max, kappa[i]);
-      forcing_max = std::max(forcing_max, std::fabs(dv_dt[i] + kappa[i] * v[i]));
-      damping_max = std::max(damping_max, std::fabs(kappa[i] * v[i]));
-      drift = std::max(drift, std::fabs(balance[i] - balance0[i]));
+      kappa_max = max_keep_nan(kappa_max, kappa[i]);
+      forcing_max = max_keep_nan(forcing_max, std::fabs(dv_dt[i] + kappa[i] * v[i]));
+      damping_max = max_keep_nan(damping_max, std::fabs(kappa[i] * v[i]));
+      drift = max_keep_nan(drift, std::fabs(balance[i] - balance0[i]));
     }
     run.steps.push_back(step);
     const double vals[] = {l.mse, val, pen, max_v, l.total, kappa_max, forcing_max, damping_max, eq20, drift};
