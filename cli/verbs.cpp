@@ -16,6 +16,7 @@ const std::vector<Verb>& verbs() {
       {"eval",     "validation loss / logits dump from a checkpoint",                  verb_eval},
       {"generate", "text generation from a checkpoint",                                verb_generate},
       {"inspect",  "gauge analysis of a checkpoint (seed 001 Tables 3-9)",             verb_inspect},
+      {"merge-models", "align checkpoint B to A (seed 001 Alg. 3 + MLP units), interpolate, loss barrier", verb_merge_models},
       {"export",   "our checkpoint -> Hugging Face GPT-2 safetensors (multipliers merged)", verb_export},
       {"import",   "Hugging Face GPT-2 safetensors -> our checkpoint (multipliers at 1)", verb_import},
       {"plot",     "curves of run logs on shared axes, differing settings in the legend; --watch", verb_plot},

@@ -2,7 +2,8 @@
 # Checks the floors rule of DESIGN §1: code includes only from its own floor or below.
 #   src/core <- src/io <- {src/harness, toys, data} <- gpt2 <- cli;  python/ (bindings) sits on core+io
 # and inside gpt2 its rooms: gpt2/model <- gpt2/dist <- {gpt2/train, gpt2/inspect, gpt2/use}, the last
-# three never pointing at each other (a trainer change cannot break inspect, and the reverse).
+# three never pointing at each other (a trainer change cannot break inspect, and the reverse), and
+# gpt2/landscape (merging, loss paths) on top of inspect's group actions and use's loaders.
 # Also: LibTorch headers only inside gpt2/; HDF5/Boost/JSON never inside src/core.
 set -u
 root=${1:-.}
@@ -19,14 +20,15 @@ check src/harness 'toys/|data/|gpt2/|cli/|torch/|ATen/|c10/' "harness sits on co
 check toys      'harness/|data/|gpt2/|cli/|torch/|ATen/|c10/' "toys sit on core+io"
 check data      'harness/|toys/|gpt2/|cli/|torch/|ATen/|c10/' "data sits on core+io"
 check gpt2      'cli/' "gpt2 never points up at the front door"
-check gpt2/model   'gpt2/(dist|train|inspect|use)/' "the model room is the tier's ground floor"
-check gpt2/dist    'gpt2/(train|inspect|use)/' "data parallelism sits on the model only"
-check gpt2/train   'gpt2/(inspect|use)/' "the trainer uses model and dist only"
-check gpt2/inspect 'gpt2/(train|use)/' "inspect uses model and dist only"
-check gpt2/use     'gpt2/(train|inspect)/' "the model verbs use model and dist only"
-for f in gpt2/*.cpp gpt2/*.hpp; do [ -e "$f" ] && { echo "floors: $f sits outside the gpt2 rooms (model, dist, train, inspect, use)"; fail=1; }; done
+check gpt2/model   'gpt2/(dist|train|inspect|use|landscape)/' "the model room is the tier's ground floor"
+check gpt2/dist    'gpt2/(train|inspect|use|landscape)/' "data parallelism sits on the model only"
+check gpt2/train   'gpt2/(inspect|use|landscape)/' "the trainer uses model and dist only"
+check gpt2/inspect 'gpt2/(train|use|landscape)/' "inspect uses model and dist only"
+check gpt2/use     'gpt2/(train|inspect|landscape)/' "the model verbs use model and dist only"
+check gpt2/landscape 'gpt2/train/' "the landscape tools use model, dist, inspect and use, never the trainer"
+for f in gpt2/*.cpp gpt2/*.hpp; do [ -e "$f" ] && { echo "floors: $f sits outside the gpt2 rooms (model, dist, train, inspect, use, landscape)"; fail=1; }; done
 check cli       'torch/|ATen/|c10/' "LibTorch headers stay inside gpt2/"
 check python    'harness/|toys/|data/|gpt2/|cli/|torch/|ATen/|c10/' "the bindings use core and io only"
-check fuzz      'cli/|torch/|ATen/|c10/|gpt2/(dist|train|inspect|use)/' "fuzz targets build without LibTorch: only gpt2/model's LibTorch-free readers"
+check fuzz      'cli/|torch/|ATen/|c10/|gpt2/(dist|train|inspect|use|landscape)/' "fuzz targets build without LibTorch: only gpt2/model's LibTorch-free readers"
 [ $fail = 0 ] && echo "floors: ok"
 exit $fail

@@ -17,61 +17,6 @@
 
 namespace gaugelab::gpt2 {
 
-namespace {
-
-// The start of window i of n windows of `span` tokens spread evenly over a file of `total` tokens:
-// the first at 0, the last ending at the file's end (windows overlap only when the file is small).
-std::size_t window_start(std::size_t i, std::size_t n, std::size_t total, std::size_t span) {
-  if (n <= 1) return 0;
-  return static_cast<std::size_t>((static_cast<long double>(total - span) * i) / (n - 1));
-}
-
-// Mean next-token loss over `batches` fixed [B, T] batches; per-batch losses into `per_batch`.
-// --data as given: a token file (*.bin), or a prepared directory, whose val.bin is meant.
-std::string token_file_of(const std::string& data) {
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  if (fs::is_directory(data, ec)) {
-    const std::string val = (fs::path(data) / "val.bin").string();
-    if (!fs::is_regular_file(val, ec))
-      throw io::UsageError("--data " + data + " is a directory without val.bin (give a token file, e.g. DIR/val.bin)");
-    return val;
-  }
-  if (fs::path(data).extension() != ".bin")
-    throw io::UsageError("--data " + data + " is not a token file (nanoGPT or llm.c .bin; see gaugelab prepare)");
-  return data;
-}
-
-double validation_loss(const LoadedModel& lm, const EvalOptions& o, std::int64_t T, std::vector<double>& per_batch) {
-  const data::MappedTokens file = data::MappedTokens::open(token_file_of(o.data));
-  if (!lm.compact()) file.check_ids_below(static_cast<std::size_t>(lm.model->config().vocab_size));
-  const std::size_t span = static_cast<std::size_t>(T) + 1, B = static_cast<std::size_t>(o.batch_size);
-  if (file.size() < span)
-    throw std::runtime_error(o.data + ": " + std::to_string(file.size()) + " tokens, fewer than one sequence of " +
-                             std::to_string(span));
-  const auto tokens = file.tokens();
-  const std::size_t windows = B * static_cast<std::size_t>(o.batches);
-  double sum = 0;
-  for (std::int64_t batch = 0; batch < o.batches; ++batch) {
-    at::Tensor buf = at::empty({o.batch_size, static_cast<std::int64_t>(span)}, at::TensorOptions().dtype(at::kLong));
-    std::int64_t* p = buf.data_ptr<std::int64_t>();
-    for (std::size_t row = 0; row < B; ++row) {
-      const std::size_t start = window_start(static_cast<std::size_t>(batch) * B + row, windows, file.size(), span);
-      for (std::size_t t = 0; t < span; ++t) p[row * span + t] = lm.to_model(tokens[start + t], o.data);
-    }
-    buf = buf.to(lm.device);
-    double loss;
-    {
-      AutocastScope autocast(lm.device, lm.precision);
-      loss = lm.model->loss(buf.narrow(1, 0, T), buf.narrow(1, 1, T)).item<double>();
-    }
-    per_batch.push_back(loss);
-    sum += loss;
-  }
-  return sum / static_cast<double>(o.batches);
-}
-
-}  // namespace
 
 EvalResult run_eval(const EvalOptions& o, io::Provenance prov) {
   if (o.data.empty() && o.tokens.empty())
@@ -129,7 +74,7 @@ EvalResult run_eval(const EvalOptions& o, io::Provenance prov) {
     if (T > cfg.block_size)
       throw io::UsageError("--seq-len " + std::to_string(T) + " exceeds the context " + std::to_string(cfg.block_size));
     std::vector<double> per_batch;
-    res.val_loss = validation_loss(lm, o, T, per_batch);
+    res.val_loss = validation_loss(lm, o.data, o.batch_size, o.batches, T, per_batch);
     res.val_tokens = o.batches * o.batch_size * T;
     std::cout << "val loss   " << res.val_loss << " over " << o.batches << " batches of " << o.batch_size << " x " << T
               << " tokens (" << res.val_tokens << " predictions) from " << o.data << "\n";

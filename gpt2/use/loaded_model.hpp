@@ -38,6 +38,16 @@ struct LoadedModel {
 /// one line describing it to stderr.
 LoadedModel load_for_run(const std::string& checkpoint, const ModelRunOptions& options);
 
+/// --data as given: a token file (*.bin) as is, or a prepared directory's val.bin; anything else is a
+/// usage error naming the flag.
+std::string token_file_of(const std::string& data);
+
+/// Mean next-token loss of lm over `batches` fixed [batch_size, T] batches whose windows are spread
+/// evenly over the token file (the same windows for every model: comparable across checkpoints);
+/// per-batch losses are appended to `per_batch`. Ids are translated for a --compact-vocab model.
+double validation_loss(const LoadedModel& lm, const std::string& data, std::int64_t batch_size, std::int64_t batches,
+                       std::int64_t T, std::vector<double>& per_batch);
+
 /// Token ids from text ("464" ...), each checked to be in [0, vocab); `what` names the flag.
 std::vector<std::int64_t> parse_token_ids(const std::vector<std::string>& ids, std::int64_t vocab, const std::string& what);
 

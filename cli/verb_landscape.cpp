@@ -1,0 +1,56 @@
+// `gaugelab merge-models A B --out DIR` -> gpt2/landscape/api.hpp (no LibTorch header here).
+#include <iostream>
+
+#include "io/options.hpp"
+#include "io/provenance.hpp"
+#include "io/run_flags.hpp"
+#include "verbs.hpp"
+
+#ifdef GAUGELAB_WITH_TORCH
+#include "gpt2/landscape/api.hpp"
+#endif
+
+namespace gaugelab::cli {
+
+#ifdef GAUGELAB_WITH_TORCH
+
+int verb_merge_models(const Args& args) {
+  gpt2::MergeOptions o;
+  io::Options opts("merge-models",
+                   "Align checkpoint B to checkpoint A (seed 001 Algorithm 3: residual-stream permutation, canonical "
+                   "slice + Hungarian head matching + per-head Procrustes, MLP unit matching) and write their "
+                   "interpolation at --t as a checkpoint in --out; with --data, the validation loss along the linear "
+                   "path for every alignment level and its barrier (DIR/merge.h5).");
+  opts.add("model-a", &o.model_a, "checkpoint A, the reference (ours or a Hugging Face directory)")
+      .positional("model-a")
+      .add("model-b", &o.model_b, "checkpoint B, aligned to A (same configuration)")
+      .positional("model-b")
+      .add("align", &o.align, "symmetries removed before interpolating (cumulative)", {"none", "residual", "attention", "full"})
+      .add("slice", &o.slice, "canonical slice of the attention step", {"qr", "gram"})
+      .add("head-cost", &o.head_cost, "head matching cost: procrustes (exact minimiser) or seed (Algorithm 3)",
+           {"procrustes", "seed"})
+      .add("t", &o.t, "where the written model sits on the path (0 = A, 1 = aligned B)", io::Range::closed(0, 1))
+      .add("data", &o.data, "token file: validation loss along the path for every level up to --align")
+      .add("path-points", &o.path_points, "points on the path, t = 0 ... 1", io::Range::closed(2, 1001))
+      .add("batch-size", &o.batch_size, "sequences per validation batch", io::Range::at_least(1))
+      .add("batches", &o.batches, "fixed validation batches, evenly spread over the file", io::Range::at_least(1))
+      .add("seq-len", &o.seq_len, "tokens per sequence, 0 = the model's context", io::Range::non_negative())
+      .add("device", &o.device, "cpu, cuda or cuda:N");
+  io::add_run_flags(opts, o.run, "directory of the merged checkpoint and merge.h5 (required)");
+  if (!opts.parse(args)) return 0;
+  std::cerr << "gaugelab merge-models: settings " << opts.to_json().dump() << "\n";
+  io::Provenance prov{"gpt2/merge-models", {"gaugelab", "merge-models"}, opts.to_json(), o.run.seed, 1};
+  prov.argv.insert(prov.argv.end(), args.begin(), args.end());
+  gpt2::run_merge_models(o, prov);
+  return 0;
+}
+
+#else  // built without the GPT-2 tier
+
+int verb_merge_models(const Args&) {
+  return not_built("merge-models", "model alignment; configure with GAUGELAB_WITH_TORCH=ON");
+}
+
+#endif
+
+}  // namespace gaugelab::cli

@@ -1,0 +1,52 @@
+// The loss-landscape tools on GPT-2 checkpoints (seed 001 §5.3, §7.4, App. H.3), LibTorch-free
+// signatures for the front door (cli/verb_landscape.cpp).
+//
+// `gaugelab merge-models A B --out DIR`: B aligned to A (align_model.hpp, cumulative levels none <
+// residual < attention < full) and the two interpolated at --t, written as a checkpoint in DIR; with
+// --data, the validation loss along the linear path θ(t) = (1−t)·θ_A + t·θ_B for every level up to
+// --align, and its barrier. DIR/merge.h5 (kind "gpt2/merge-models"):
+//   /tables/alignment    level, step, distance: ‖θ_A − θ_B‖_F after each alignment step
+//   /tables/heads        level, layer, position, distance2: matched heads' distance after Procrustes
+//   /tables/preservation level, model (A or B), logit_rel_err, logit_max_abs: each end's logits after
+//                        its moves against the model as loaded (fixed windows; the fp32 level)
+//   /tables/path         level, t, loss (with --data)
+//   /summary             barrier_<level>, loss_a, loss_b, loss_merged, seconds, ...
+// Barrier: max over the path's points of L(θ(t)) − [(1−t)·L(θ_A) + t·L(θ_B)] (Frankle et al.'s linear
+// one; ≥ 0 up to the grid when the path is convex in loss).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+
+#include "io/provenance.hpp"
+#include "io/run_flags.hpp"
+
+namespace gaugelab::gpt2 {
+
+struct MergeOptions {
+  std::string model_a;                   // checkpoint A (ours or Hugging Face): the reference B is aligned to
+  std::string model_b;                   // checkpoint B, same configuration
+  std::string align = "full";            // level of the written model: none, residual, attention, full
+  std::string slice = "qr";              // canonical slice of the attention step: qr (Algorithm 1), gram
+  std::string head_cost = "procrustes";  // head matching cost: procrustes (exact), seed (Algorithm 3's)
+  double t = 0.5;                        // where on the path the written model sits (0 = A, 1 = aligned B)
+  std::string data;                      // token file: loss along the path (and the preservation windows)
+  std::int64_t path_points = 11;         // points t = 0, 1/(n−1), ..., 1 per level (with --data)
+  std::int64_t batch_size = 8;           // sequences per validation batch
+  std::int64_t batches = 8;              // fixed batches, evenly spread over the token file
+  std::int64_t seq_len = 0;              // tokens per sequence; 0 = the model's context
+  std::string device = "cpu";            // cpu, cuda, cuda:N
+  io::RunFlags run;                      // --out (directory, required), --force, --threads, --seed
+};
+
+struct MergeResult {
+  double loss_a = 0, loss_b = 0, loss_merged = 0;  // NaN without --data
+  std::map<std::string, double> barrier;           // per level evaluated (with --data)
+  double logit_rel_err_max = 0;                    // worst function-preservation error of any alignment
+};
+
+/// Throws io::UsageError for bad settings, std::runtime_error for unreadable or mismatched checkpoints.
+MergeResult run_merge_models(const MergeOptions& options, io::Provenance prov);
+
+}  // namespace gaugelab::gpt2

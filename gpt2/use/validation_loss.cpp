@@ -1,0 +1,68 @@
+// The fixed-window validation loss every model verb reports (eval, merge-models): declared in loaded_model.hpp.
+#include <filesystem>
+#include <stdexcept>
+
+#include <ATen/ops/empty.h>
+
+#include "data/token_files.hpp"
+#include "gpt2/use/loaded_model.hpp"
+#include "io/options.hpp"
+
+namespace gaugelab::gpt2 {
+
+namespace {
+
+// The start of window i of n windows of `span` tokens spread evenly over a file of `total` tokens:
+// the first at 0, the last ending at the file's end (windows overlap only when the file is small).
+std::size_t window_start(std::size_t i, std::size_t n, std::size_t total, std::size_t span) {
+  if (n <= 1) return 0;
+  return static_cast<std::size_t>((static_cast<long double>(total - span) * i) / (n - 1));
+}
+
+}  // namespace
+
+std::string token_file_of(const std::string& data) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (fs::is_directory(data, ec)) {
+    const std::string val = (fs::path(data) / "val.bin").string();
+    if (!fs::is_regular_file(val, ec))
+      throw io::UsageError("--data " + data + " is a directory without val.bin (give a token file, e.g. DIR/val.bin)");
+    return val;
+  }
+  if (fs::path(data).extension() != ".bin")
+    throw io::UsageError("--data " + data + " is not a token file (nanoGPT or llm.c .bin; see gaugelab prepare)");
+  return data;
+}
+
+double validation_loss(const LoadedModel& lm, const std::string& data, std::int64_t batch_size, std::int64_t batches,
+                       std::int64_t T, std::vector<double>& per_batch) {
+  const data::MappedTokens file = data::MappedTokens::open(token_file_of(data));
+  if (!lm.compact()) file.check_ids_below(static_cast<std::size_t>(lm.model->config().vocab_size));
+  const std::size_t span = static_cast<std::size_t>(T) + 1, B = static_cast<std::size_t>(batch_size);
+  if (file.size() < span)
+    throw std::runtime_error(data + ": " + std::to_string(file.size()) + " tokens, fewer than one sequence of " +
+                             std::to_string(span));
+  const auto tokens = file.tokens();
+  const std::size_t windows = B * static_cast<std::size_t>(batches);
+  double sum = 0;
+  for (std::int64_t batch = 0; batch < batches; ++batch) {
+    at::Tensor buf = at::empty({batch_size, static_cast<std::int64_t>(span)}, at::TensorOptions().dtype(at::kLong));
+    std::int64_t* p = buf.data_ptr<std::int64_t>();
+    for (std::size_t row = 0; row < B; ++row) {
+      const std::size_t start = window_start(static_cast<std::size_t>(batch) * B + row, windows, file.size(), span);
+      for (std::size_t t = 0; t < span; ++t) p[row * span + t] = lm.to_model(tokens[start + t], data);
+    }
+    buf = buf.to(lm.device);
+    double loss;
+    {
+      AutocastScope autocast(lm.device, lm.precision);
+      loss = lm.model->loss(buf.narrow(1, 0, T), buf.narrow(1, 1, T)).item<double>();
+    }
+    per_batch.push_back(loss);
+    sum += loss;
+  }
+  return sum / static_cast<double>(batches);
+}
+
+}  // namespace gaugelab::gpt2
