@@ -60,8 +60,9 @@ test-py:
 demo: deps build
 	@bash scripts/demo.sh $(BUILD)
 
+# MERGE=full: the merge-barrier experiment at full size (4 seeds x 2000 steps, 6 pairs; ~15 min more on 2 cores)
 figures: build
-	@bash scripts/figures.sh $(BUILD)
+	@GAUGELAB_MERGE=$(MERGE) bash scripts/figures.sh $(BUILD)
 
 report:
 	@bash scripts/report.sh report

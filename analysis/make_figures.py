@@ -36,7 +36,8 @@ def stale(output: Path, deps: list[Path]) -> bool:
 def run_one(binary: Path, name: str, exp: dict) -> tuple[str, float, subprocess.CompletedProcess]:
     out = ROOT / exp["out"]
     # "out_arg": what --out takes when the verb writes a directory (train: DIR, log at DIR/log.h5)
-    cmd = [str(binary)] + exp["args"] + ["--out", str(ROOT / exp.get("out_arg", exp["out"])), "--force"]
+    args = manifest.resolve(exp["args"], lambda n: ROOT / manifest.EXPERIMENTS[n].get("out_arg", manifest.EXPERIMENTS[n]["out"]))
+    cmd = [str(binary)] + args + ["--out", str(ROOT / exp.get("out_arg", exp["out"])), "--force"]
     out.parent.mkdir(parents=True, exist_ok=True)
     t0 = time.time()
     r = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)

@@ -4,7 +4,24 @@ scripts that read their logs. Each experiment is a gaugelab command; `--out LOG 
 Experiment keys: "args" (gaugelab argv after the binary), "out" (the log it writes), "deps" (files
 whose change re-runs it), optionally "out_arg" (what --out takes when the verb writes a directory
 holding "out", e.g. a training run) and "quick" (an argv that runs in seconds, used to make the
-fixture logs every plotting script is tested on; default: "args")."""
+fixture logs every plotting script is tested on; default: "args").
+
+An argument may name another experiment's run directory as "{run:NAME}" (e.g. a checkpoint inside a
+training run): resolve() replaces it by that directory, wherever the runner put it."""
+import os
+import re
+
+# The merge-barrier experiment (seed 001 §7.4 / Alg. 3, gpt2/experiments/merge_barrier.sh): by default a cheap
+# slice (2 seeds x 600 steps, one pair, ~3 min on 2 cores); `make figures MERGE=full` (GAUGELAB_MERGE=full) trains
+# 4 seeds x 2000 steps and merges all 6 pairs (~15 min on 2 idle cores).
+_MERGE_FULL = os.environ.get("GAUGELAB_MERGE", "") == "full"
+_MERGE_SEEDS = (42, 123, 456, 789) if _MERGE_FULL else (42, 123)
+_MERGE_ITERS = 2000 if _MERGE_FULL else 600
+
+
+def resolve(argv: list[str], run_dir) -> list[str]:
+    """argv with every "{run:NAME}" replaced by str(run_dir(NAME))."""
+    return [re.sub(r"\{run:([A-Za-z0-9_]+)\}", lambda m: str(run_dir(m.group(1))), a) for a in argv]
 
 
 def _train_tiny(condition: str, seed: int, every: int | None = None) -> dict:
@@ -33,6 +50,36 @@ def _lrs_demo(condition: str, lr: str) -> dict:
             "quick": args + ["--data", "synthetic:300", "--max-iters", "30", "--warmup-iters", "5", "--eval-every",
                              "30", "--eval-batches", "2"]}
 
+
+def _merge_train(seed: int) -> dict:
+    """One model of the merge-barrier experiment: the LR-sensitivity grid's CPU model on the Shakespeare corpus,
+    condition A (the protocol) at that grid's best AdamW learning rate for A (2.68e-3, gpt2/README.md)."""
+    name = f"merge{_MERGE_ITERS}_train_s{seed}"
+    args = ["train", "--config", "gpt2/configs/lr-sensitivity-cpu.ini", "--condition", "A", "--lr", "2.68e-3",
+            "--min-lr", "2.68e-4", "--seed", str(seed)]
+    return {"args": args + ["--data", "runs/data/shakespeare", "--max-iters", str(_MERGE_ITERS), "--ckpt-every",
+                            str(_MERGE_ITERS), "--eval-every", str(_MERGE_ITERS)],
+            "out": f"runs/{name}/log.h5", "out_arg": f"runs/{name}",
+            "deps": ["gpt2/configs/lr-sensitivity-cpu.ini", "runs/data/shakespeare/meta.json"],
+            "quick": args + ["--data", "synthetic:300", "--max-iters", "30", "--ckpt-every", "30", "--warmup-iters", "5",
+                             "--eval-every", "30", "--eval-batches", "2"]}
+
+
+def _merge(a: int, b: int, slice_: str) -> dict:
+    """Checkpoint b aligned to a at every level, the validation loss along the linear path (11 points)."""
+    ta, tb = (f"merge{_MERGE_ITERS}_train_s{s}" for s in (a, b))
+    name = f"merge{_MERGE_ITERS}_s{a}_s{b}_{slice_}"
+    ckpt = lambda t, n: f"{{run:{t}}}/checkpoints/step_{n:08d}"  # noqa: E731
+    args = ["merge-models", ckpt(ta, _MERGE_ITERS), ckpt(tb, _MERGE_ITERS), "--slice", slice_, "--threads", "1"]
+    return {"args": args + ["--data", "runs/data/shakespeare/val.bin", "--batches", "16", "--path-points", "11"],
+            "out": f"runs/{name}/merge.h5", "out_arg": f"runs/{name}",
+            "deps": [f"runs/{ta}/log.h5", f"runs/{tb}/log.h5"],
+            "quick": ["merge-models", ckpt(ta, 30), ckpt(tb, 30), "--slice", slice_, "--threads", "1",
+                      "--data", "{run:shakespeare_data}/val.bin", "--batches", "2", "--path-points", "3"]}
+
+
+_MERGE_PAIRS = [(a, b) for i, a in enumerate(_MERGE_SEEDS) for b in _MERGE_SEEDS[i + 1:]]
+_MERGE_RUNS = [f"merge{_MERGE_ITERS}_s{a}_s{b}_{sl}" for a, b in _MERGE_PAIRS for sl in ("qr", "gram")]
 
 # diag heads: the six rules and the literature's factor-pair rules (ScaledGD, Riemannian-preconditioned)
 _ALL_RULES = "sgd,momentum,adamw,adamw-warm,muon,hyperball,scaledgd,rpgd"
@@ -122,6 +169,9 @@ EXPERIMENTS = {
                          "out_arg": "runs/data/shakespeare", "deps": [],
                          "quick": ["prepare", "--synthetic", "--docs", "50"]},
     **{f"lrs_demo_{c}_lr{lr}": _lrs_demo(c, lr) for c in "ABC" for lr in ("1e-2", "1e-1")},
+    # seed 001 §7.4: loss barriers between independently trained models, naive and aligned (see _merge_train)
+    **{f"merge{_MERGE_ITERS}_train_s{s}": _merge_train(s) for s in _MERGE_SEEDS},
+    **{f"merge{_MERGE_ITERS}_s{a}_s{b}_{sl}": _merge(a, b, sl) for a, b in _MERGE_PAIRS for sl in ("qr", "gram")},
 }
 
 FIGURES = {
@@ -159,5 +209,7 @@ FIGURES = {
                                            "train_tiny_B_N1000_s42", "train_tiny_A_s42"]},
     "fig_seed000_frequency": {"inputs": ["train_tiny_B_s42", "train_tiny_B_N10_s42", "train_tiny_B_N100_s42",
                                          "train_tiny_B_N1000_s42", "train_tiny_A_s42"]},
+    "fig_seed001_merge_barrier": {"inputs": _MERGE_RUNS},
+    "table_seed001_merge_barrier": {"inputs": _MERGE_RUNS},
     "fig_lr_sensitivity": {"inputs": [f"lrs_demo_{c}_lr{lr}" for c in "ABC" for lr in ("1e-2", "1e-1")]},
 }

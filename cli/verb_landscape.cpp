@@ -26,7 +26,8 @@ int verb_merge_models(const Args& args) {
       .add("model-b", &o.model_b, "checkpoint B, aligned to A (same configuration)")
       .positional("model-b")
       .add("align", &o.align, "symmetries removed before interpolating (cumulative)", {"none", "residual", "attention", "full"})
-      .add("slice", &o.slice, "canonical slice of the attention step", {"qr", "gram"})
+      .add("slice", &o.slice, "canonical slice of the attention step (none: match heads as trained, orthogonal part only)",
+           {"qr", "gram", "none"})
       .add("head-cost", &o.head_cost, "head matching cost: procrustes (exact minimiser) or seed (Algorithm 3)",
            {"procrustes", "seed"})
       .add("t", &o.t, "where the written model sits on the path (0 = A, 1 = aligned B)", io::Range::closed(0, 1))

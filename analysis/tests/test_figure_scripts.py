@@ -33,7 +33,7 @@ def fixture_logs(tmp_path_factory) -> dict[str, Path | str]:
         if "out_arg" in exp:  # the verb writes a directory holding the log
             out_arg = d / name
             log = out_arg / Path(exp["out"]).relative_to(exp["out_arg"])
-        argv = exp.get("quick", exp["args"])
+        argv = manifest.resolve(exp.get("quick", exp["args"]), lambda n: d / n)
         r = subprocess.run([str(BINARY), *argv, "--out", str(out_arg or log), "--force"], cwd=ROOT, capture_output=True,
                            text=True, timeout=EXPERIMENT_TIMEOUT_S)
         if r.returncode == 0 and log.exists():

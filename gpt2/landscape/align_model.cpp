@@ -162,13 +162,15 @@ AlignReport align_models(GPT& a, GPT& b, const AlignSettings& s) {
     record("residual");
   }
   const auto L = static_cast<std::int64_t>(a.h.size());
-  if (s.level >= AlignLevel::attention) {
+  if (s.level >= AlignLevel::attention && s.canonicalize) {
     const core::Mat<double> no_inputs(0, a.config().n_embd);  // the qr and gram slices read no activations
     for (std::int64_t l = 0; l < L; ++l) {
       apply_layer_gauge(a, l, inspect::slice_gauge(attention_layer(a, l), s.slice, no_inputs));
       apply_layer_gauge(b, l, inspect::slice_gauge(attention_layer(b, l), s.slice, no_inputs));
     }
     record("canonical");
+  }
+  if (s.level >= AlignLevel::attention) {
     for (std::int64_t l = 0; l < L; ++l) {
       const core::LayerAlignment<double> al =
           core::align_layer_heads(attention_layer(a, l), attention_layer(b, l), s.head_cost);

@@ -39,6 +39,8 @@ AlignLevel parse_align_level(const std::string& name);  // throws std::invalid_a
 struct AlignSettings {
   AlignLevel level = AlignLevel::full;
   inspect::Slice slice = inspect::Slice::qr;             // canonical slice of step "attention" (qr or gram)
+  bool canonicalize = true;                              // false: no slice — heads matched over S_h × O(d_k) × O(d_v)
+                                                         // as trained (each model keeps its own Q/K, V/O balance)
   core::HeadCost head_cost = core::HeadCost::procrustes;  // how heads are paired
 };
 

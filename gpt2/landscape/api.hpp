@@ -28,7 +28,8 @@ struct MergeOptions {
   std::string model_a;                   // checkpoint A (ours or Hugging Face): the reference B is aligned to
   std::string model_b;                   // checkpoint B, same configuration
   std::string align = "full";            // level of the written model: none, residual, attention, full
-  std::string slice = "qr";              // canonical slice of the attention step: qr (Algorithm 1), gram
+  std::string slice = "qr";              // canonical slice of the attention step: qr (Algorithm 1), gram, or none
+                                         // (no slice: heads matched over S_h × O(d_k) × O(d_v) as trained)
   std::string head_cost = "procrustes";  // head matching cost: procrustes (exact), seed (Algorithm 3's)
   double t = 0.5;                        // where on the path the written model sits (0 = A, 1 = aligned B)
   std::string data;                      // token file: loss along the path (and the preservation windows)

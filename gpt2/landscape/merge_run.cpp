@@ -53,8 +53,10 @@ Parsed validate(const MergeOptions& o) {
     throw io::UsageError(std::string("--align: ") + e.what());
   }
   p.settings.level = p.level;
-  if (o.slice != "qr" && o.slice != "gram") throw io::UsageError("--slice must be qr or gram, not '" + o.slice + "'");
-  p.settings.slice = inspect::parse_slice(o.slice);
+  if (o.slice != "qr" && o.slice != "gram" && o.slice != "none")
+    throw io::UsageError("--slice must be qr, gram or none, not '" + o.slice + "'");
+  p.settings.canonicalize = o.slice != "none";
+  if (p.settings.canonicalize) p.settings.slice = inspect::parse_slice(o.slice);
   if (o.head_cost != "procrustes" && o.head_cost != "seed")
     throw io::UsageError("--head-cost must be procrustes or seed, not '" + o.head_cost + "'");
   p.settings.head_cost = o.head_cost == "seed" ? core::HeadCost::seed : core::HeadCost::procrustes;

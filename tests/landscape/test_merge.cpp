@@ -4,6 +4,7 @@
 // symmetry group (residual permutation, a random valid G_max element per layer, MLP permutations) is
 // aligned back to its own canonical form to the fp32 level, and merging it with that copy gives the
 // model's function back; the front door writes the merged checkpoint and the path, and refuses bad input.
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 
@@ -12,6 +13,7 @@
 #include <ATen/ops/from_blob.h>
 
 #include "core/gauge_align.hpp"
+#include "core/gauge_sampling.hpp"
 #include "core/random.hpp"
 #include "gpt2/inspect/layer_tensors.hpp"
 #include "gpt2/inspect/transforms.hpp"
@@ -124,6 +126,30 @@ TEST_CASE("a model moved by a known symmetry is aligned back to the fp32 level",
     }
 }
 
+TEST_CASE("without a slice, a model moved by an orthogonal symmetry is aligned back as trained", "[landscape]") {
+  auto a = test::small_model(45, false), b = test::small_model(45, false);
+  const auto& c = a->config();
+  core::Rng rng(9);
+  gpt2::permute_residual(*b, core::random_permutation(rng, c.n_embd));
+  for (std::int64_t l = 0; l < c.n_layer; ++l) {
+    core::LayerGauge<double> g;
+    for (std::int64_t i = 0; i < c.n_head; ++i) {
+      g.s.push_back(core::random_orthogonal<double>(rng, c.head_dim()));
+      g.c.push_back(core::random_orthogonal<double>(rng, c.head_dim()));
+    }
+    g.perm = core::random_permutation(rng, c.n_head);
+    gpt2::apply_layer_gauge(*b, l, g);
+    gpt2::permute_mlp_units(b->h[static_cast<std::size_t>(l)], core::random_permutation(rng, 4 * c.n_embd));
+  }
+  auto a0 = test::small_model(45, false);
+  gpt2::AlignSettings s;
+  s.canonicalize = false;
+  const gpt2::AlignReport r = gpt2::align_models(*a, *b, s);
+  CHECK(std::find(r.steps.begin(), r.steps.end(), "canonical") == r.steps.end());
+  CHECK(gpt2::parameter_distance(*a, *a0) == 0);  // A is left as trained
+  CHECK(gpt2::parameter_distance(*a, *b) < 1e-4);
+}
+
 TEST_CASE("without alignment, the merge of a model and its moved copy is a different function", "[landscape]") {
   auto a = test::small_model(51, false), b = test::small_model(51, false);
   const at::Tensor idx = probe(a->config().vocab_size), ref = logits_of(*a, idx);
@@ -178,5 +204,8 @@ TEST_CASE("merge-models: the merged checkpoint, the path log, and one-line refus
   CHECK(mismatch.status == 1);
   CHECK(mismatch.output.find("configuration") != std::string::npos);
   CHECK(test::run_gaugelab("merge-models " + a + " " + b + " --out " + dir + "/m3 --slice covariance").status == 2);
+  // without a slice, a run still aligns (orthogonal part only) and keeps the logits
+  const auto none = test::run_gaugelab("merge-models " + a + " " + b + " --out " + dir + "/m5 --slice none --threads 1");
+  CHECK(none.status == 0);
   CHECK(test::run_gaugelab("merge-models " + a + " " + b + " --out " + dir + "/m4 --t 1.5").status == 2);
 }
