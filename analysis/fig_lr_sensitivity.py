@@ -32,8 +32,12 @@ import gaugelab_log as gl
 
 BOOTSTRAP_DRAWS = 2000
 NAMES = {"A": "A: WD on Q/K", "B": "B: GaugeFix", "C": "C: no control", "D": "D: GaugeFix + Q/K WD",
-         "Dcap": "D: GaugeFix + cap", "Q": "QK-norm (C + RMSNorm)", "E": "E: quotient-aware updates"}
-BASES = ["A", "B", "C", "D", "Dcap", "Q", "E"]
+         "Dcap": "D: GaugeFix + cap", "Q": "QK-norm (C + RMSNorm)", "E": "E: quotient-aware updates",
+         "N": "N: no multipliers (nanoGPT)", "P": "P: N + exact gradient projection",
+         "Pa": "Pa: N + Alg. 2 gradient projection", "Pu": "Pu: N + exact projection of the update",
+         "Pau": "N + Alg. 2 projection of the update"}
+BASES = ["A", "B", "C", "D", "Dcap", "Q", "E", "N", "P", "Pa", "Pu", "Pau"]
+PROJECTIONS = ("P", "Pa", "Pu", "Pau")  # compared with N (the same model without multipliers), not with A
 COLOR = {b: f"C{i}" for i, b in enumerate(BASES)}  # one colour per gauge handling, in both optimizers' rows
 # Muon runs (Muon on the hidden matrices, AdamW on the rest) are the same handlings, prefix "M".
 NAMES.update({"M" + k: "Muon, " + v for k, v in list(NAMES.items())})
@@ -63,6 +67,10 @@ def condition_of(cfg: dict) -> str:
     c = cfg.get("condition", "A")
     if cfg.get("qk-norm", "none") != "none":
         c = "Q"
+    elif cfg.get("multipliers", "default") == "none":
+        c = {"exact": "P", "approx": "Pa"}.get(cfg.get("grad-projection", "none"), "N")
+        if c != "N" and cfg.get("projection-target", "gradient") == "update":
+            c = {"P": "Pu", "Pa": "Pau"}[c]
     elif c == "D" and cfg.get("magnitude", "wd") == "cap":
         c = "Dcap"
     return "M" + c if cfg.get("optimizer", "adamw") == "muon" else c
@@ -159,10 +167,11 @@ def main(argv: list[str]) -> None:
     optimizers = sorted({parts(c)[1] for c in conds})  # a row of panels per optimizer: AdamW, then Muon
     fig, axes_grid = plt.subplots(len(optimizers), 4, figsize=(18, 4.0 * len(optimizers)), squeeze=False)
     rows = []
-    refs = {base: grid(runs, base, L0)[2] for base in ("A", "MA", "oA", "oMA") if base in conds}
+    refs = {base: grid(runs, base, L0)[2] for base in ("A", "MA", "oA", "oMA", "N", "MN", "oN", "oMN") if base in conds}
     for i, c in enumerate(conds):
         fam, muon, handling = parts(c)
-        base = fam + ("MA" if muon else "A")  # each family against its own condition A
+        # each family against its own condition A; the gradient projections against N (no multipliers)
+        base = fam + ("M" if muon else "") + ("N" if handling in PROJECTIONS else "A")
         ref = refs.get(base)
         lrs, seeds, L = grid(runs, c, L0)
         color = COLOR.get(handling, f"C{i % 10}")
@@ -235,7 +244,7 @@ def main(argv: list[str]) -> None:
                   "(embeddings, norms, multipliers); Muon's own is 10 times it. Dashed: runs started off the balanced Q/K "
                   "slice by a pure gauge move (--qk-gauge-init). No paper value exists for this "
                   "experiment (the seeds do not run it); Wortsman et al.'s Fig. 1 is the format.")
-    table = ["| condition | LR sensitivity [95 % CI] | minus A's (same optimizer and start) [95 % CI] | best val loss at lr | diverged | "
+    table = ["| condition | LR sensitivity [95 % CI] | minus A's (N's for P, Pa; same optimizer and start) [95 % CI] | best val loss at lr | diverged | "
              "largest surviving lr | max attention logit | seeds |", "|---|---|---|---|---|---|---|---|", *rows, "",
              f"LR sensitivity: mean over the grid's learning rates of (mean-over-seeds final validation loss − its "
              f"minimum), diverged runs at the initial loss {L0:.3f}; intervals: 95 % percentile bootstrap over seeds "

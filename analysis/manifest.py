@@ -79,7 +79,7 @@ def _merge(a: int, b: int, slice_: str) -> dict:
 
 
 _MERGE_PAIRS = [(a, b) for i, a in enumerate(_MERGE_SEEDS) for b in _MERGE_SEEDS[i + 1:]]
-_MERGE_RUNS = [f"merge{_MERGE_ITERS}_s{a}_s{b}_{sl}" for a, b in _MERGE_PAIRS for sl in ("qr", "gram")]
+_MERGE_RUNS = [f"merge{_MERGE_ITERS}_s{a}_s{b}_{sl}" for a, b in _MERGE_PAIRS for sl in ("qr", "gram", "none")]
 
 # diag heads: the six rules and the literature's factor-pair rules (ScaledGD, Riemannian-preconditioned)
 _ALL_RULES = "sgd,momentum,adamw,adamw-warm,muon,hyperball,scaledgd,rpgd"
@@ -171,7 +171,7 @@ EXPERIMENTS = {
     **{f"lrs_demo_{c}_lr{lr}": _lrs_demo(c, lr) for c in "ABC" for lr in ("1e-2", "1e-1")},
     # seed 001 §7.4: loss barriers between independently trained models, naive and aligned (see _merge_train)
     **{f"merge{_MERGE_ITERS}_train_s{s}": _merge_train(s) for s in _MERGE_SEEDS},
-    **{f"merge{_MERGE_ITERS}_s{a}_s{b}_{sl}": _merge(a, b, sl) for a, b in _MERGE_PAIRS for sl in ("qr", "gram")},
+    **{f"merge{_MERGE_ITERS}_s{a}_s{b}_{sl}": _merge(a, b, sl) for a, b in _MERGE_PAIRS for sl in ("qr", "gram", "none")},
 }
 
 FIGURES = {

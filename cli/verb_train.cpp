@@ -121,6 +121,13 @@ int verb_train(const Args& args) {
            Range::at_least(1))
       .add("quotient-damping", &o.quotient_damping, "condition E: damping added to each Gram", Range::non_negative())
       .add("quotient-vo", &o.quotient_vo, "condition E: also correct the V/O pair")
+      .add("grad-projection", &o.grad_projection,
+           "attention gradients made gauge-orthogonal before clipping (seed 001 Alg. 2 = approx, Remark 51 = exact); "
+           "needs --multipliers without q, k, v, attn_out",
+           {"none", "approx", "exact"})
+      .add("projection-target", &o.projection_target,
+           "what --grad-projection projects: the gradient (before clipping) or the optimizer's update (after it)",
+           {"gradient", "update"})
       .add("gaugefix-every", &o.gaugefix_every, "conditions B, D: GaugeFix after every N-th step", Range::at_least(1))
       .add("gaugefix-mode", &o.gaugefix_mode, "B, D: one GaugeFix factor per head or per coordinate",
            {"head", "coordinate"})

@@ -12,6 +12,10 @@
 #   Dcap  GaugeFix + a cap on each head's s_Q·s_K (--magnitude cap, --qk-cap 4: not function-preserving)
 #   Q  QK-norm (RMSNorm on q and k per head) under C's settings: the architecture fix, no gauge control
 #   E  quotient-aware attention updates (full opposite-Gram correction, damping 1e-3)
+#   N  no multipliers at all (nanoGPT's GPT-2), C's settings otherwise: the reference of the projections
+#   P  N + the exact gauge-orthogonal gradient projection (--grad-projection exact, seed 001 Remark 51)
+#   Pa N + Alg. 2's approximate projection (--grad-projection approx)
+#   Pu N + the exact projection of AdamW's update instead of the gradient (--projection-target update)
 #   MA MB MC MD MDcap MQ ME  Muon (--optimizer muon) on the hidden matrices under each of the above: the grid's
 #      lr is AdamW's (the embeddings, norms and multipliers) and 10x it is Muon's (KellerJordan's 0.02
 #      against Adam's 2e-3); under ME the opposite-Gram correction acts on Muon's orthogonalised increments
@@ -23,8 +27,8 @@
 #
 # Compute budget
 #   default (CPU): gpt2/configs/lr-sensitivity-cpu.ini on the Shakespeare corpus, 600 steps of 512
-#     tokens, ~55 s per run on an idle core: 14 conditions (A B C D Dcap Q E and their Muon runs) x 8 lrs
-#     x 3 seeds = 336 runs ~ 5.1 core-hours (~2 h 35 min with JOBS=2 on 2 idle cores); the offset family
+#     tokens, ~55 s per run on an idle core: 14 conditions (A B C D Dcap Q E and their Muon runs) + N P Pa Pu x 8 lrs
+#     x 3 seeds = 432 runs ~ 6.6 core-hours (~3 h 20 min with JOBS=2 on 2 idle cores); the offset family
 #     A-D x 8 x 3 = 96 runs, ~45 min more. The same model on one GPU: EXTRA="--device cuda" JOBS=8.
 #   --demo: conditions A B C, lrs 1e-2 and 1e-1, seed 42, 200 steps (~2 min with JOBS=2).
 #   GPUs: CONFIG=gpt2/configs/gpt2-124m-owt.ini DATA=... LAUNCH="torchrun --nproc_per_node=8 --no-python"
@@ -53,7 +57,7 @@ else
   ROOT=${ROOT:-runs/lr_sensitivity}
   # 8 values, log-spaced by 10^(3/7) from 1e-3 to 1 (stable to collapsed for this model).
   LRS=${LRS:-"1e-3 2.68e-3 7.2e-3 1.93e-2 5.18e-2 0.139 0.373 1.0"}
-  CONDITIONS=${CONDITIONS:-"A B C D Dcap Q E MA MB MC MD MDcap MQ ME"}
+  CONDITIONS=${CONDITIONS:-"A B C D Dcap Q E N P Pa Pu MA MB MC MD MDcap MQ ME"}
   SEEDS=${SEEDS:-"42 123 456"}
 fi
 if [ ! -f "$DATA/train.bin" ] && [ "$DATA" = runs/data/shakespeare ]; then
@@ -70,6 +74,10 @@ flags_of() {  # condition -> trainer flags
     Dcap) echo "--condition D --gaugefix-every 1 --magnitude cap --qk-cap 4" ;;
     Q) echo "--condition C --qk-norm rms" ;;
     E) echo "--condition E" ;;
+    N) echo "--condition C --multipliers none" ;;
+    P) echo "--condition C --multipliers none --grad-projection exact" ;;
+    Pa) echo "--condition C --multipliers none --grad-projection approx" ;;
+    Pu) echo "--condition C --multipliers none --grad-projection exact --projection-target update" ;;
     M*) echo "$(flags_of "${1#M}" "$2") --optimizer muon --muon-lr $("$ANALYSIS_PY" -c "print($2 * 10)")" ;;
     *) echo "unknown condition $1" >&2; exit 2 ;;
   esac

@@ -102,6 +102,12 @@ struct TrainOptions {
   std::int64_t quotient_every = 1;  // condition E with full: full Grams every k-th step, diagonal between
   double quotient_damping = 1e-3;   // condition E: λ added to each Gram
   bool quotient_vo = true;          // condition E: also correct the V/O pair
+  std::string grad_projection = "none";  // attention gradients made gauge-orthogonal before clipping and the
+                                    // optimizer (seed 001 Alg. 2 / Remark 51; model/head_projection.hpp):
+                                    // none, approx (Alg. 2) or exact (Sylvester); needs attention without multipliers
+  std::string projection_target = "gradient";  // what --grad-projection projects: gradient (before clipping; the
+                                    // raw gradient is already horizontal by Prop. 38, so exact changes it only at
+                                    // rounding) or update (the optimizer's step, after it: Adam's is not horizontal)
   double gaugefix_eps = 1e-12;      // ε of seed 000 eq. 4
   std::string state_transport = "none";  // Adam state under the fix: none (the paper), vector, covector
 

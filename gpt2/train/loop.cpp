@@ -1,5 +1,5 @@
 // `gaugelab train`: the loop. Setup (model, optimizer, data, log, resume) is in setup.cpp; this
-// file runs the steps: accumulate micro-batches -> (average over ranks) -> clip -> AdamW -> GaugeFix
+// file runs the steps: accumulate micro-batches -> (average over ranks) -> (gradient projection) -> clip -> AdamW -> GaugeFix
 // (condition B) -> samples, evaluation, log row, progress line, checkpoints.
 #include <atomic>
 #include <chrono>
@@ -14,6 +14,7 @@
 #include <ATen/TensorOperators.h>
 #include <ATen/core/grad_mode.h>
 
+#include "gpt2/model/head_projection.hpp"
 #include "gpt2/train/checkpoints.hpp"
 #include "gpt2/train/quotient_update.hpp"
 #include "gpt2/train/samples.hpp"
@@ -66,6 +67,8 @@ TrainResult run_train(const TrainOptions& o, io::Provenance prov) {
   const bool fix_enabled = o.condition == "B" || o.condition == "D";
   const bool cap_enabled = o.condition == "D" && o.magnitude == "cap";
   const bool quotient = o.condition == "E";
+  const GradProjection grad_projection = parse_grad_projection(o.grad_projection);
+  const bool project_update = grad_projection != GradProjection::none && o.projection_target == "update";
   const at::Tensor probe = [&] {  // the observables' fixed batch: the first validation batch's inputs
     const at::Tensor b = run.val->batch(0);
     return b.narrow(1, 0, b.size(1) - 1).to(run.device);
@@ -114,6 +117,7 @@ TrainResult run_train(const TrainOptions& o, io::Provenance prov) {
       dist.average_gradients(params);
       loss_v = dist.all_reduce_mean(loss_v);
     }
+    if (!project_update) project_attention_gradients(*run.model, grad_projection);  // a no-op for none
     const GradNorms norms = run.opt->clip_grad_norm(o.grad_clip);
     const double grad_norm = norms.total;
     const double lr = run.schedule.at(it);
@@ -137,7 +141,9 @@ TrainResult run_train(const TrainOptions& o, io::Provenance prov) {
     const bool sample = step % o.log_heads_every == 0 || last;
     const std::vector<at::Tensor> before = sample ? run.opt->snapshot() : std::vector<at::Tensor>{};
     const AttentionSnapshot attn_before = quotient ? snapshot_attention(*run.model) : AttentionSnapshot{};
+    const AttentionWeights weights_before = project_update ? attention_weights(*run.model) : AttentionWeights{};
     run.opt->step(lr, lr / o.lr);  // Muon's η follows the same warm-up and cosine
+    if (project_update) project_attention_updates(*run.model, weights_before, grad_projection);
     if (quotient) {  // condition E: the step's attention increments, corrected by the opposite Gram
       QuotientUpdate q;
       q.full = o.quotient == "full" && it % o.quotient_every == 0;

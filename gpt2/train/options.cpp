@@ -38,6 +38,10 @@ void validate_train_options(const TrainOptions& o) {
   need(o.quotient == "full" || o.quotient == "diagonal", "--quotient must be full or diagonal");
   need(o.quotient_every >= 1, "--quotient-every must be >= 1");
   need(o.quotient_damping >= 0 && std::isfinite(o.quotient_damping), "--quotient-damping must be >= 0");
+  need(o.grad_projection == "none" || o.grad_projection == "approx" || o.grad_projection == "exact",
+       "--grad-projection must be none, approx or exact, not '" + o.grad_projection + "'");
+  need(o.projection_target == "gradient" || o.projection_target == "update",
+       "--projection-target must be gradient or update, not '" + o.projection_target + "'");
   need(o.optimizer == "adamw" || o.optimizer == "muon", "--optimizer must be adamw or muon, not '" + o.optimizer + "'");
   need(o.muon_lr > 0 && o.muon_momentum >= 0 && o.muon_momentum < 1 && o.muon_wd >= 0,
        "--muon-lr must be > 0, --muon-momentum in [0, 1), --muon-wd >= 0");

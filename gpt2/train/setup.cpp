@@ -21,6 +21,7 @@
 
 #include "data/prepare.hpp"
 #include "gpt2/model/checkpoint.hpp"
+#include "gpt2/model/head_projection.hpp"
 #include "gpt2/model/vocab_layout.hpp"
 #include "gpt2/train/checkpoints.hpp"
 #include "gpt2/train/gauge_start.hpp"
@@ -39,7 +40,7 @@ double nan() { return std::numeric_limits<double>::quiet_NaN(); }
 // model, or the optimizer's trajectory); anything else (max-iters, cadences, threads) may change.
 const char* const kIdentityKeys[] = {"data", "seed", "model", "n-layer", "n-head", "n-embd", "block-size", "vocab-size",
                                      "multipliers", "dropout", "compact-vocab", "bias", "gelu", "qk-norm", "magnitude",
-                                     "qk-cap", "quotient", "quotient-every", "quotient-damping", "quotient-vo",
+                                     "qk-cap", "quotient", "quotient-every", "quotient-damping", "quotient-vo", "grad-projection", "projection-target",
                                      "gaugefix-mode", "gaugefix-vo", "qk-gauge-init", "optimizer", "muon-lr", "muon-momentum", "muon-wd", "muon-qkv",
                                      "batch-size",
                                      "grad-accum", "batch-tokens", "multiplier-lr-scale", "spike-on", "lr",
@@ -493,6 +494,14 @@ TrainRun setup_train(const TrainOptions& o, io::Provenance prov) {
   if (o.gaugefix_vo && !has_vo_multipliers(mc))
     throw io::UsageError("--gaugefix-vo needs row multipliers on v and columns on attn_out (--multipliers '" +
                          mc.lrm.spec() + "')");
+  if (o.grad_projection != "none") {
+    try {
+      require_projectable(mc);
+    } catch (const std::invalid_argument& e) {
+      throw io::UsageError(std::string("--grad-projection ") + o.grad_projection + ": " + e.what() +
+                           " (--multipliers '" + mc.lrm.spec() + "')");
+    }
+  }
   if ((o.condition == "B" || o.condition == "D") && !r.has_heads)
     throw io::UsageError("--condition " + o.condition + " needs row multipliers on q and k (--multipliers '" +
                          mc.lrm.spec() + "' has none)");
