@@ -1,4 +1,4 @@
-// `gaugelab merge-models A B --out DIR` -> gpt2/landscape/api.hpp (no LibTorch header here).
+// `gaugelab merge-models A B --out DIR` and `gaugelab hessian CKPT` -> gpt2/landscape/api.hpp (no LibTorch header here).
 #include <iostream>
 
 #include "io/options.hpp"
@@ -46,7 +46,35 @@ int verb_merge_models(const Args& args) {
   return 0;
 }
 
+int verb_hessian(const Args& args) {
+  gpt2::HessianOptions o;
+  io::Options opts("hessian",
+                   "The loss Hessian of a checkpoint on one fixed batch (seed 001 Prop. 9, §5.1): curvature along the "
+                   "attention gauge orbits (Lie-algebra tangents) against random and horizontal directions, with "
+                   "v'Hv = -grad.a checked; the top eigenvalues of H and of the quotient PHP (Lanczos), also under "
+                   "random gauges of the same function. One HDF5 log (--out).");
+  opts.add("checkpoint", &o.checkpoint, "our checkpoint directory or a Hugging Face export directory")
+      .positional("checkpoint")
+      .add("data", &o.data, "token file: the fixed batch the loss is taken on (required)")
+      .add("batch-size", &o.batch_size, "sequences in the batch", io::Range::closed(1, 4096))
+      .add("seq-len", &o.seq_len, "tokens per sequence, 0 = the model's context", io::Range::non_negative())
+      .add("top-k", &o.top_k, "eigenvalues per space", io::Range::closed(1, 64))
+      .add("lanczos-tol", &o.lanczos_tol, "Lanczos relative tolerance on the Ritz values", io::Range{1e-12, 0.1, true, true})
+      .add("gauges", &o.gauges, "random gauge-group elements to re-measure under", io::Range::closed(0, 100))
+      .add("gauge-kappa", &o.gauge_kappa, "condition number of each head's random S and C", io::Range::closed(1, 1e6))
+      .add("device", &o.device, "cpu, cuda or cuda:N");
+  io::add_run_flags(opts, o.run, "HDF5 log (required)");
+  if (!opts.parse(args)) return 0;
+  std::cerr << "gaugelab hessian: settings " << opts.to_json().dump() << "\n";
+  io::Provenance prov{"gpt2/hessian", {"gaugelab", "hessian"}, opts.to_json(), o.run.seed, 1};
+  prov.argv.insert(prov.argv.end(), args.begin(), args.end());
+  gpt2::run_hessian(o, prov);
+  return 0;
+}
+
 #else  // built without the GPT-2 tier
+
+int verb_hessian(const Args&) { return not_built("hessian", "Hessian analysis; configure with GAUGELAB_WITH_TORCH=ON"); }
 
 int verb_merge_models(const Args&) {
   return not_built("merge-models", "model alignment; configure with GAUGELAB_WITH_TORCH=ON");

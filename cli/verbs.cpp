@@ -17,6 +17,7 @@ const std::vector<Verb>& verbs() {
       {"generate", "text generation from a checkpoint",                                verb_generate},
       {"inspect",  "gauge analysis of a checkpoint (seed 001 Tables 3-9)",             verb_inspect},
       {"merge-models", "align checkpoint B to A (seed 001 Alg. 3 + MLP units), interpolate, loss barrier", verb_merge_models},
+      {"hessian",  "loss Hessian: curvature along gauge orbits, full vs quotient sharpness (Lanczos)", verb_hessian},
       {"export",   "our checkpoint -> Hugging Face GPT-2 safetensors (multipliers merged)", verb_export},
       {"import",   "Hugging Face GPT-2 safetensors -> our checkpoint (multipliers at 1)", verb_import},
       {"plot",     "curves of run logs on shared axes, differing settings in the legend; --watch", verb_plot},

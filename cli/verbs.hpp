@@ -30,6 +30,7 @@ int verb_eval(const Args& args);
 int verb_generate(const Args& args);
 int verb_inspect(const Args& args);
 int verb_merge_models(const Args& args);  // verb_landscape.cpp
+int verb_hessian(const Args& args);        // verb_landscape.cpp
 int verb_export(const Args& args);
 int verb_import(const Args& args);
 int verb_plot(const Args& args);     // verb_analysis.cpp: runs analysis/plot_runs.py

@@ -51,3 +51,41 @@ struct MergeResult {
 MergeResult run_merge_models(const MergeOptions& options, io::Provenance prov);
 
 }  // namespace gaugelab::gpt2
+
+namespace gaugelab::gpt2 {
+
+// `gaugelab hessian CKPT --data FILE --out LOG.h5`: the loss Hessian on one fixed batch (hessian.hpp), at the
+// checkpoint as loaded and at --gauges random elements of the attention gauge group applied to it (the same
+// function): per head, the curvature vᵀHv/‖v‖² along a random Lie-algebra tangent (vertical), a random
+// direction of the head's blocks, and its horizontal part, with Prop. 9's identity vᵀHv = −∇L·a checked;
+// the top eigenvalues of H, of the quotient P·H·P and of H in the gauge-covariant metric, by Lanczos. Log (kind "gpt2/hessian"):
+//   /tables/curvature  gauge, layer, head, kind (vertical, random, horizontal), rayleigh, identity_rel_err
+//   /tables/spectrum   gauge, space (full, quotient, metric), rank, eigenvalue: H, P·H·P (Euclidean quotient), and
+//                      M^{-1/2}·H·M^{-1/2} with M the heads' gauge-covariant metric (model/head_projection.hpp)
+//   /tables/cost       gauge, space, products, seconds
+//   /summary           loss, grad_norm, dim, lambda_full, lambda_quotient (as loaded), their largest relative
+//                      change over the gauges, seconds_per_hvp
+struct HessianOptions {
+  std::string checkpoint;          // our checkpoint or a Hugging Face directory (attention without multipliers
+                                   // after folding: any; the quotient needs no QK-norm)
+  std::string data;                // token file: the fixed batch (windows evenly spread); required
+  std::int64_t batch_size = 4;     // sequences in the batch
+  std::int64_t seq_len = 0;        // tokens per sequence; 0 = the model's context
+  std::int64_t top_k = 3;          // eigenvalues per space (Lanczos)
+  double lanczos_tol = 1e-4;       // Spectra's relative tolerance on the Ritz values
+  std::int64_t gauges = 2;         // random gauge-group elements the spectra are re-measured under (0: none)
+  double gauge_kappa = 10;         // condition number of each head's S_i, C_i (core::random_gl), plus a permutation
+  std::string device = "cpu";      // cpu, cuda, cuda:N
+  io::RunFlags run;                // --out (HDF5, required), --force, --threads, --seed
+};
+
+struct HessianResult {
+  double loss = 0, lambda_full = 0, lambda_quotient = 0;
+  double lambda_metric = 0;                           // top eigenvalue of M^{-1/2}·H·M^{-1/2} (hessian.hpp)
+  double full_change_max = 0, quotient_change_max = 0, metric_change_max = 0;  // largest |λ(g) − λ| / |λ| over gauges
+  double seconds_per_hvp = 0;
+};
+
+HessianResult run_hessian(const HessianOptions& options, io::Provenance prov);
+
+}  // namespace gaugelab::gpt2

@@ -8,6 +8,7 @@
 #include <ATen/ops/linalg_eigh.h>
 #include <ATen/ops/linalg_pinv.h>
 #include <ATen/ops/matmul.h>
+#include <ATen/ops/rsqrt.h>
 #include <ATen/ops/where.h>
 #include <ATen/ops/zeros_like.h>
 
@@ -127,6 +128,31 @@ void project_attention_updates(GPT& model, const AttentionWeights& before, GradP
     b.attn_proj.weight.copy_(before.w_proj[l] + d_proj);
     if (d_battn.defined()) b.c_attn.bias.copy_(before.b_attn[l] + d_battn);
   }
+}
+
+void metric_inverse_sqrt_layer(const Tensor& w_attn, const Tensor& b_attn, const Tensor& w_proj, Tensor& d_attn,
+                               Tensor& d_battn, Tensor& d_proj, std::int64_t H) {
+  at::NoGradGuard no_grad;
+  const std::int64_t d = w_attn.size(1), dh = d / H;
+  auto t = [](const Tensor& x) { return x.transpose(-2, -1); };
+  auto inv_sqrt = [](const Tensor& g) {  // [H, n, n] SPD -> g^{-1/2}
+    const auto [l, u] = at::linalg_eigh(g);
+    return at::matmul(u * l.rsqrt().unsqueeze(-2), u.transpose(-2, -1));
+  };
+  const Tensor q = head_blocks(w_attn, b_attn, 0, H), k = head_blocks(w_attn, b_attn, 1, H),
+               v = head_blocks(w_attn, b_attn, 2, H);
+  const Tensor wo = w_proj.to(at::kDouble).reshape({d, H, dh}).permute({1, 2, 0});  // [H, dh, d]
+  Tensor dq = head_blocks(d_attn, d_battn, 0, H), dk = head_blocks(d_attn, d_battn, 1, H),
+         dv = head_blocks(d_attn, d_battn, 2, H);
+  Tensor dwo = d_proj.to(at::kDouble).reshape({d, H, dh}).permute({1, 2, 0});
+  dq = at::matmul(dq, inv_sqrt(at::matmul(t(k), k)));
+  dk = at::matmul(dk, inv_sqrt(at::matmul(t(q), q)));
+  dv = at::matmul(dv, inv_sqrt(at::matmul(wo, t(wo))));
+  dwo = at::matmul(inv_sqrt(at::matmul(t(v), v)), dwo);
+  store_blocks(dq, d_attn, d_battn, 0, H);
+  store_blocks(dk, d_attn, d_battn, 1, H);
+  store_blocks(dv, d_attn, d_battn, 2, H);
+  d_proj.copy_(dwo.permute({2, 0, 1}).reshape({d, d}));
 }
 
 void project_attention_gradients(GPT& model, GradProjection mode) {

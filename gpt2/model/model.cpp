@@ -1,6 +1,7 @@
 #include "gpt2/model/model.hpp"
 
 #include <cmath>
+#include <limits>
 #include <stdexcept>
 #include <vector>
 
@@ -17,6 +18,7 @@
 #include <ATen/ops/stack.h>
 #include <ATen/ops/ones.h>
 #include <ATen/ops/scaled_dot_product_attention.h>
+#include <ATen/ops/softmax.h>
 #include <ATen/ops/zeros.h>
 
 #include "gpt2/model/lm_head_loss.hpp"
@@ -39,6 +41,14 @@ at::Tensor Block::b_v() const {
 at::Tensor causal_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, double dropout_p) {
   // scale defaults to 1/√d_h, as GPT-2's scale_attn_weights.
   return at::scaled_dot_product_attention(q, k, v, /*attn_mask=*/{}, dropout_p, /*is_causal=*/true);
+}
+
+at::Tensor causal_attention_math(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, double dropout_p, bool train) {
+  const std::int64_t T = q.size(-2);
+  const at::Tensor mask = at::ones({T, T}, at::TensorOptions().dtype(at::kBool).device(q.device())).triu(1);
+  const at::Tensor s = at::matmul(q, k.transpose(-2, -1)).div(std::sqrt(static_cast<double>(q.size(-1))))
+                           .masked_fill(mask, -std::numeric_limits<double>::infinity());
+  return at::matmul(at::dropout(at::softmax(s, -1), dropout_p, train), v);
 }
 
 GPT::GPT(const ModelConfig& config, std::uint64_t seed, bool initialise) : cfg_(config) {
@@ -205,7 +215,8 @@ at::Tensor GPT::block_forward(const Block& b, const at::Tensor& x) const {
   const std::int64_t B = x.size(0), T = x.size(1), d = cfg_.n_embd;
   const double p = training_ ? cfg_.dropout : 0.0;
   const auto [q, k, v] = qkv_heads(b, x);
-  at::Tensor y = causal_attention(q, k, v, p);  // [B, H, T, dh]
+  at::Tensor y = twice_differentiable_ ? causal_attention_math(q, k, v, p, training_)
+                                       : causal_attention(q, k, v, p);  // [B, H, T, dh]
   y = y.transpose(1, 2).reshape({B, T, d});
   at::Tensor out = x.add(at::dropout(b.attn_proj.forward(y), p, training_));
   const at::Tensor m = at::layer_norm(out, {d}, b.ln_2_weight, b.ln_2_bias, cfg_.layer_norm_eps);

@@ -76,7 +76,10 @@ class GPT {
   c10::Device device() const { return wte.device(); }
   /// Moves every parameter (as a fresh leaf that requires grad) to `device`.
   void to(c10::Device device);
-  void train(bool on) { training_ = on; }  // dropout (if config().dropout > 0) only while training
+  void train(bool on) { training_ = on; }
+  /// Attention through plain ops (causal_attention_math) instead of the fused kernel, whose backward has no
+  /// derivative: the same function to rounding, slower, differentiable twice (Hessian-vector products).
+  void set_twice_differentiable(bool on) { twice_differentiable_ = on; }  // dropout (if config().dropout > 0) only while training
   bool training() const { return training_; }
 
   /// Final hidden states ln_f(x) [B, T, d] for token ids idx [B, T] (int64, T <= block_size).
@@ -121,6 +124,7 @@ class GPT {
   std::tuple<at::Tensor, at::Tensor, at::Tensor> qkv_heads(const Block& b, const at::Tensor& x) const;
   ModelConfig cfg_;
   bool training_ = false;
+  bool twice_differentiable_ = false;
   mutable LmHeadWorkspace ce_ws_;  // the loss's logits buffers, reused from step to step
 };
 
@@ -128,5 +132,8 @@ class GPT {
 /// scaled_dot_product_attention (flash/memory-efficient kernels on CPU and GPU).
 /// q, k, v [B, H, T, d_h] -> [B, H, T, d_h]; dropout_p applies to the attention weights.
 at::Tensor causal_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, double dropout_p);
+/// The same formula in plain ops (q·kᵀ/√d_h, −∞ above the diagonal, softmax, dropout, ·v): every op has a
+/// derivative of its backward, so second derivatives exist. Shapes as causal_attention.
+at::Tensor causal_attention_math(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, double dropout_p, bool train);
 
 }  // namespace gaugelab::gpt2
