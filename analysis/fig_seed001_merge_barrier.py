@@ -18,7 +18,7 @@ from figstyle import plt
 
 def main(paths: list[str]) -> None:
     recs = sm.load(paths)
-    slices = [s for s in ("qr", "gram") if any(r["slice"] == s for r in recs)]
+    slices = [s for s in ("qr", "gram", "none") if any(r["slice"] == s for r in recs)]
     fig, (a0, a1) = plt.subplots(1, 2, figsize=(10, 3.8))
     ref = slices[0]
     for j, lv in enumerate(sm.LEVELS):
@@ -44,11 +44,13 @@ def main(paths: list[str]) -> None:
             if b.size == 0:
                 continue
             x = j + (k - (len(slices) - 1) / 2) * width
-            a1.bar(x, b.mean(), width * 0.9, color=f"C{j}", alpha=0.45 if k else 0.8,
-                   hatch="//" if k else None, label=f"{sl} slice" if j == 0 else None, edgecolor="0.3", lw=0.5)
+            a1.bar(x, b.mean(), width * 0.9, color=f"C{j}", alpha=(0.8, 0.45, 0.25)[k],
+                   hatch=(None, "//", "..")[k], label=(f"{sl} slice" if sl != "none" else "no slice") if j == 0 else None,
+                   edgecolor="0.3", lw=0.5)
             a1.errorbar(x, b.mean(), yerr=[[b.mean() - b.min()], [b.max() - b.mean()]], color="0.2", capsize=3, lw=1)
             a1.plot(np.full(b.size, x), b, "k.", ms=4)
-            summary.append(f"{sm.LEVEL_LABEL[lv]} ({sl}) {b.mean():.3f} [{b.min():.3f}, {b.max():.3f}]")
+            if k == 0:
+                summary.append(f"{sm.LEVEL_LABEL[lv]} {b.mean():.3f} [{b.min():.3f}, {b.max():.3f}]")
     a1.set_xticks(range(len(sm.LEVELS)), [sm.LEVEL_LABEL[lv] for lv in sm.LEVELS], fontsize=7, rotation=15)
     a1.set_ylabel("loss barrier (nats)")
     a1.set_ylim(bottom=0)
@@ -67,7 +69,8 @@ O(d_k)×O(d_v) by Procrustes), then the MLP's hidden units (weight matching); mu
 alignment preserves each model's logits to ≤ {max(r['levels'][lv]['logit_rel_err'] for r in recs for lv in r['levels']):.1e}
 (relative). Barrier = max over 11 points of L(θ(t)) − [(1−t)L(θ_A) + tL(θ_B)]; error bars min–max over pairs (pairs
 share seeds, so they are not independent). The seed predicts that naive averaging fails and alignment helps; it
-gives no number. Measured: {'; '.join(summary)}.
+gives no number. Measured ({slices[0]} slice, mean [min, max] nats): {'; '.join(summary)}; every slice and each step's
+own contribution: table_seed001_merge_barrier.md.
 """
     figstyle.save(fig, "fig_seed001_merge_barrier", caption)
 

@@ -78,6 +78,19 @@ def _merge(a: int, b: int, slice_: str) -> dict:
                       "--data", "{run:shakespeare_data}/val.bin", "--batches", "2", "--path-points", "3"]}
 
 
+def _hessian(seed: int) -> dict:
+    """The loss Hessian of one merge-experiment model on a fixed batch of 4 x 64 validation tokens: curvature along
+    the gauge orbits and the top-2 eigenvalues of H, P·H·P and M^-1/2·H·M^-1/2, as loaded and under 3 random gauges
+    of condition number 10 per head (~3 min on one core)."""
+    t = f"merge{_MERGE_ITERS}_train_s{seed}"
+    ckpt = lambda n: f"{{run:{t}}}/checkpoints/step_{n:08d}"  # noqa: E731
+    args = ["hessian", ckpt(_MERGE_ITERS), "--data", "runs/data/shakespeare/val.bin", "--batch-size", "4", "--gauges",
+            "3", "--top-k", "2", "--threads", "1"]
+    return {"args": args, "out": f"runs/hessian{_MERGE_ITERS}_s{seed}.h5", "deps": [f"runs/{t}/log.h5"],
+            "quick": ["hessian", ckpt(30), "--data", "{run:shakespeare_data}/val.bin", "--batch-size", "2", "--seq-len",
+                      "16", "--gauges", "1", "--top-k", "1", "--threads", "1"]}
+
+
 _MERGE_PAIRS = [(a, b) for i, a in enumerate(_MERGE_SEEDS) for b in _MERGE_SEEDS[i + 1:]]
 _MERGE_RUNS = [f"merge{_MERGE_ITERS}_s{a}_s{b}_{sl}" for a, b in _MERGE_PAIRS for sl in ("qr", "gram", "none")]
 
@@ -172,6 +185,8 @@ EXPERIMENTS = {
     # seed 001 §7.4: loss barriers between independently trained models, naive and aligned (see _merge_train)
     **{f"merge{_MERGE_ITERS}_train_s{s}": _merge_train(s) for s in _MERGE_SEEDS},
     **{f"merge{_MERGE_ITERS}_s{a}_s{b}_{sl}": _merge(a, b, sl) for a, b in _MERGE_PAIRS for sl in ("qr", "gram", "none")},
+    # seed 001 §5.1 / Prop. 9: curvature along the orbits and the quotient sharpness of the first merge model
+    f"hessian{_MERGE_ITERS}_s{_MERGE_SEEDS[0]}": _hessian(_MERGE_SEEDS[0]),
 }
 
 FIGURES = {
@@ -211,5 +226,6 @@ FIGURES = {
                                          "train_tiny_B_N1000_s42", "train_tiny_A_s42"]},
     "fig_seed001_merge_barrier": {"inputs": _MERGE_RUNS},
     "table_seed001_merge_barrier": {"inputs": _MERGE_RUNS},
+    "table_seed001_sharpness": {"inputs": [f"hessian{_MERGE_ITERS}_s{_MERGE_SEEDS[0]}"]},
     "fig_lr_sensitivity": {"inputs": [f"lrs_demo_{c}_lr{lr}" for c in "ABC" for lr in ("1e-2", "1e-1")]},
 }

@@ -25,7 +25,8 @@ def load(paths: list[str]) -> list[dict]:
             keep = gl.table(f, "preservation")
         rec = {"pair": f"{Path(cfg['model-a']).parts[-3]} / {Path(cfg['model-b']).parts[-3]}"
                if len(Path(cfg["model-a"]).parts) >= 3 else f"{cfg['model-a']} / {cfg['model-b']}",
-               "slice": cfg["slice"], "levels": {}}
+               "slice": cfg["slice"], "levels": {}, "path_points": cfg.get("path-points"), "batches": cfg.get("batches"),
+               "batch_size": cfg.get("batch-size")}
         for lv in LEVELS:
             m = path["level"] == lv
             if not m.any():

@@ -10,7 +10,8 @@
 //   /tables/preservation level, model (A or B), logit_rel_err, logit_max_abs: each end's logits after
 //                        its moves against the model as loaded (fixed windows; the fp32 level)
 //   /tables/path         level, t, loss (with --data)
-//   /summary             barrier_<level>, loss_a, loss_b, loss_merged, seconds, ...
+//   /summary             barrier_<level>, align_seconds_<level> (the alignment alone), loss_a, loss_b,
+//                        loss_merged, logit_rel_err_max, seconds
 // Barrier: max over the path's points of L(θ(t)) − [(1−t)·L(θ_A) + t·L(θ_B)] (Frankle et al.'s linear
 // one; ≥ 0 up to the grid when the path is convex in loss).
 #pragma once

@@ -136,7 +136,9 @@ MergeResult run_merge_models(const MergeOptions& o, io::Provenance prov) {
     restore(*B.model, pristine_b);
     AlignSettings st = p.settings;
     st.level = level;
+    const auto t_align = std::chrono::steady_clock::now();
     const AlignReport r = align_models(*A.model, *B.model, st);
+    log.set_summary("align_seconds_" + name, seconds_since(t_align));
     for (std::size_t k = 0; k < r.steps.size(); ++k) log.append_row("alignment", {name, r.steps[k], r.distance[k]});
     for (std::size_t l = 0; l < r.head_distance2.size(); ++l)
       for (std::size_t j = 0; j < r.head_distance2[l].size(); ++j)
