@@ -94,8 +94,9 @@ def _hessian(seed: int) -> dict:
 _MERGE_PAIRS = [(a, b) for i, a in enumerate(_MERGE_SEEDS) for b in _MERGE_SEEDS[i + 1:]]
 _MERGE_RUNS = [f"merge{_MERGE_ITERS}_s{a}_s{b}_{sl}" for a, b in _MERGE_PAIRS for sl in ("qr", "gram", "none")]
 
-# diag heads: the six rules and the literature's factor-pair rules (ScaledGD, Riemannian-preconditioned)
-_ALL_RULES = "sgd,momentum,adamw,adamw-warm,muon,hyperball,scaledgd,rpgd"
+# diag heads: the six rules and the literature's factor-pair rules (ScaledGD, Riemannian-preconditioned, LoRA-RITE,
+# LoRA-Pro, Circuit-Muon's V/O rebalance)
+_ALL_RULES = "sgd,momentum,adamw,adamw-warm,muon,hyperball,scaledgd,rpgd,lora-rite,lora-pro,circuit-muon"
 
 EXPERIMENTS = {
     # name: {"args": gaugelab argv after the binary, "out": the log, "deps": files whose change re-runs it}

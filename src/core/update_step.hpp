@@ -31,6 +31,8 @@ struct RuleState {
   Mat<T> moment2;      // [m, n] elementwise second moment (AdamW only; empty otherwise)
   long long step = 0;  // number of steps taken (AdamW bias correction counts from 1)
   double radius = 0;   // Hyperball radius R once fixed (0: not yet fixed)
+  Mat<T> basis;        // LoRA-RITE (update_factor_literature.hpp): the partner factor's previous orthonormal basis;
+                       // there moment2 is its r×r second moment
 };
 
 /// Decoupled weight-decay shrink ρ = 1 − η·λ (torch.optim.AdamW, KellerJordan Muon). Throws when the

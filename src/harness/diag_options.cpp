@@ -39,7 +39,9 @@ void declare_diag_options(io::Options& opts, DiagOptions& o) {
       .add("tokens", &o.tokens, "rows T of the fixed batch X (data loss)", Range::at_least(1))
       .add("kappa", &o.kappa, "condition numbers of the drawn gauges (comma list)", Range::at_least(1))
       .add("families", &o.families, "gauge families: diagonal, orthogonal, general")
-      .add("rules", &o.rules, "update rules: sgd, momentum, adamw, adamw-warm, muon, hyperball, scaledgd, rpgd")
+      .add("rules", &o.rules,
+           "update rules: sgd, momentum, adamw, adamw-warm, muon, hyperball, scaledgd, rpgd, lora-rite, lora-pro, "
+           "circuit-muon")
       .add("wrappers", &o.wrappers, "quotient wrappers: none, full, diagonal, periodic, smooth")
       .add("transports", &o.transports, "state transports of adamw-warm, one variant each: none, vector, covector")
       .add("momentum-transport", &o.momentum_transport,
@@ -55,6 +57,8 @@ void declare_diag_options(io::Options& opts, DiagOptions& o) {
       .add("adam-eps", &o.adam_eps, "AdamW epsilon", Range::non_negative())
       .add("muon-momentum", &o.muon_momentum, "Muon beta", {0.0, 1.0, false, true})
       .add("rp-delta", &o.rp_delta, "rpgd: the damping delta of (B^T B + delta I)^-1", Range::non_negative())
+      .add("pro-delta", &o.pro_delta, "lora-pro: delta added to each Gram before its inverse", Range::non_negative())
+      .add("circuit-lambda", &o.circuit_lambda, "circuit-muon: damping of the V/O trace rebalance", Range::non_negative())
       .add("damping", &o.damping, "lambda of the opposite-Gram correction", Range::non_negative())
       .add("solve", &o.solve, "Gram solve of the full correction", {"cholesky", "qr"})
       .add("period", &o.period, "k of the periodic full correction", Range::at_least(1))
@@ -69,7 +73,10 @@ void declare_diag_options(io::Options& opts, DiagOptions& o) {
 
 void validate_diag_options(const DiagOptions& o) {
   require_choice(o.families, {"diagonal", "orthogonal", "general"}, "families");
-  require_choice(o.rules, {"sgd", "momentum", "adamw", "adamw-warm", "muon", "hyperball", "scaledgd", "rpgd"}, "rules");
+  require_choice(o.rules,
+                 {"sgd", "momentum", "adamw", "adamw-warm", "muon", "hyperball", "scaledgd", "rpgd", "lora-rite", "lora-pro",
+                  "circuit-muon"},
+                 "rules");
   require_choice(o.wrappers, {"none", "full", "diagonal", "periodic", "smooth"}, "wrappers");
   require_choice(o.transports, {"none", "vector", "covector"}, "transports");
   if (o.kappa.empty()) throw io::UsageError("--kappa needs at least one value");

@@ -28,7 +28,8 @@ struct DiagOptions {
   // --- the grid ---
   std::vector<double> kappa = {1, 10, 100, 1e3, 1e4, 1e5, 1e6};  // condition numbers of the gauges (1 … 1e6)
   std::vector<std::string> families = {"diagonal", "orthogonal", "general"};  // gauge families
-  std::vector<std::string> rules = {"sgd", "momentum", "adamw", "adamw-warm", "muon", "hyperball"};  // also: scaledgd, rpgd
+  std::vector<std::string> rules = {"sgd", "momentum", "adamw", "adamw-warm", "muon", "hyperball"};  // also: scaledgd,
+                                 // rpgd, lora-rite, lora-pro, circuit-muon (core/update_factor_literature.hpp)
   std::vector<std::string> wrappers = {"none", "full", "diagonal", "periodic", "smooth"};
   std::vector<std::string> transports = {"none", "vector", "covector"};  // adamw-warm: one variant per transport
   std::string momentum_transport = "covector";  // momentum's warm buffer (raw gradients: covector is exact); each: per transport
@@ -43,6 +44,8 @@ struct DiagOptions {
   double adam_eps = 1e-8;        // AdamW ε (torch default)
   double muon_momentum = 0.95;   // Muon β (KellerJordan), Nesterov, NS5
   double rp_delta = 1e-6;        // rpgd's δ in (BᵀB + δI)⁻¹ (ours: a numerical-safety damping; Grams here are O(1))
+  double pro_delta = 1e-8;       // lora-pro: δ added to each Gram before its inverse (the reference's)
+  double circuit_lambda = 1e-3;  // circuit-muon: the rebalance's damping λ (the reference's CIRCUIT_OV_DAMPING)
   // --- the wrappers ---
   double damping = 0.0;          // λ of the opposite-Gram correction (0: exact quotient compatibility)
   std::string solve = "cholesky";  // Gram solve of the full correction: cholesky (normal equations) | qr

@@ -1,5 +1,6 @@
 #include "harness/diag_rules.hpp"
 
+#include "core/update_factor_literature.hpp"
 #include "core/update_factor_precond.hpp"
 #include "harness/diag_options.hpp"
 
@@ -8,7 +9,8 @@ namespace gaugelab::harness {
 namespace {
 
 core::RuleOptions options_for(const std::string& rule, const DiagOptions& o) {
-  if (rule == "sgd" || rule == "scaledgd" || rule == "rpgd") return core::SgdOptions{1.0, 0.0};
+  if (rule == "sgd" || rule == "scaledgd" || rule == "rpgd" || rule == "lora-rite" || rule == "lora-pro")
+    return core::SgdOptions{1.0, 0.0};
   if (rule == "momentum") {
     core::MomentumOptions m;
     m.lr = 1.0;
@@ -24,7 +26,7 @@ core::RuleOptions options_for(const std::string& rule, const DiagOptions& o) {
     a.weight_decay = 0.0;
     return a;
   }
-  if (rule == "muon") {
+  if (rule == "muon" || rule == "circuit-muon") {
     core::MuonOptions m;
     m.lr = 1.0;
     m.momentum = o.muon_momentum;
@@ -53,6 +55,9 @@ std::vector<RuleVariant> rule_variants(const DiagOptions& o) {
       RuleVariant v{r, "-", false, r == "hyperball", options_for(r, o), core::TransportMode::none};
       if (r == "scaledgd") v.pair_delta = 0.0;
       if (r == "rpgd") v.pair_delta = o.rp_delta;
+      if (r == "lora-rite" || r == "lora-pro" || r == "circuit-muon") v.pair_rule = r;
+      if (r == "lora-pro") v.pair_param = o.pro_delta;
+      if (r == "circuit-muon") v.pair_param = o.circuit_lambda;
       out.push_back(std::move(v));
       continue;
     }
@@ -64,6 +69,25 @@ std::vector<RuleVariant> rule_variants(const DiagOptions& o) {
 
 HeadFactors propose_head(const RuleVariant& v, const HeadFactors& p, const HeadFactors& g, HeadStates& st) {
   HeadFactors u;
+  if (v.pair_rule == "lora-rite") {  // both pairs' unmagnified gradients, then each pair's step (states per factor)
+    core::RiteOptions ro;
+    ro.clip_unmagnified = 0, ro.update_skipping = 0;
+    for (int k = 0; k < 2; ++k) {
+      const auto un = core::rite_unmagnify<double>(p[2 * k], p[2 * k + 1], g[2 * k], g[2 * k + 1], ro);
+      auto d = core::rite_increments(un, st[static_cast<std::size_t>(2 * k)], st[static_cast<std::size_t>(2 * k + 1)], ro);
+      u[2 * k] = std::move(d.U_A);
+      u[2 * k + 1] = std::move(d.U_B);
+    }
+    return u;
+  }
+  if (v.pair_rule == "lora-pro") {  // SGD on the adjusted gradients
+    for (int k = 0; k < 2; ++k) {
+      const auto a = core::lora_pro_gradients<double>(p[2 * k], p[2 * k + 1], g[2 * k], g[2 * k + 1], v.pair_param);
+      u[2 * k] = -a.U_A;
+      u[2 * k + 1] = -a.U_B;
+    }
+    return u;
+  }
   for (int i = 0; i < kFactors; ++i) {
     auto& s = st[static_cast<std::size_t>(i)];
     if (i == kVB) {  // the rule sees W_o [r, d]
@@ -72,6 +96,11 @@ HeadFactors propose_head(const RuleVariant& v, const HeadFactors& p, const HeadF
     } else {
       u[i] = core::propose(v.options, p[i], g[i], s).U;
     }
+  }
+  if (v.pair_rule == "circuit-muon") {  // Muon's increments, then the V/O pair rebalanced (W_O's columns = p[kVB])
+    auto d = core::vo_trace_rebalance<double>(p[kVA], p[kVB], u[kVA], u[kVB], v.pair_param, /*whiten=*/true);
+    u[kVA] = std::move(d.U_A);
+    u[kVB] = std::move(d.U_B);
   }
   if (v.pair_delta >= 0.0) {  // scaledgd / rpgd: the pair's SGD increments through the pair preconditioner
     for (int k = 0; k < 2; ++k) {

@@ -8,6 +8,11 @@
 //   scaledgd    ScaledGD (Tong, Ma & Chi 2021): each sector's SGD increments preconditioned by the opposite Gram,
 //               U_A(BᵀB)⁻¹, U_B(AᵀA)⁻¹ (core/update_factor_precond.hpp) — the literature's GL(r)-invariant rule
 //   rpgd        Riemannian-preconditioned (Zhang & Pilanci 2024): the same with (·+δI)⁻¹, δ = --rp-delta
+//   lora-rite   LoRA-RITE (Yen et al. 2025) on each pair, fresh state; its RMS skip and joint-norm clip off (they act
+//               on the gradient's scale, which the harness's lr calibration normalises; both are gauge-invariant)
+//   lora-pro    SGD on LoRA-Pro's adjusted gradients (Wang et al. 2025; δ = --pro-delta): the equivalent-gradient
+//               claim is a claim about the represented motion, so the adjusted gradients step without AdamW
+//   circuit-muon  Muon, then modded-nanogpt's per-head V/O trace rebalance (λ = --circuit-lambda) on the V/O pair
 // adamw-warm comes once per transport mode of `transports` (none | vector | covector), momentum with
 // `momentum_transport` (default covector: its buffer is a sum of raw gradients; `each`: once per mode of
 // `transports`, for the transport table): the state warmed at
@@ -41,6 +46,8 @@ struct RuleVariant {
   core::RuleOptions options;  // lr = 1, weight decay 0
   core::TransportMode mode = core::TransportMode::none;
   double pair_delta = -1;  // >= 0: a factor-pair preconditioned rule (scaledgd: 0, rpgd: δ) on SGD's increments
+  std::string pair_rule;   // "" or lora-rite, lora-pro, circuit-muon: a literature rule acting on each pair
+  double pair_param = 0;   // lora-pro's δ, circuit-muon's λ
 };
 
 /// Every rule of o.rules in that order, adamw-warm once per transport of o.transports.
