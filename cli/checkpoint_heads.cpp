@@ -18,4 +18,14 @@ harness::CheckpointHeadLoader checkpoint_head_loader() {
 #endif
 }
 
+harness::CheckpointInputsLoader checkpoint_inputs_loader() {
+#ifdef GAUGELAB_WITH_TORCH
+  return [](const std::string& checkpoint, std::int64_t layer, const std::string& data, std::int64_t rows) {
+    return gpt2::load_layer_inputs(checkpoint, layer, data, rows);
+  };
+#else
+  return {};
+#endif
+}
+
 }  // namespace gaugelab::cli

@@ -52,11 +52,11 @@ int verb_diag(const Args& args) {
   prov.argv.insert(prov.argv.end(), args.begin(), args.end());
   std::cerr << "gaugelab " << opts.verb() << ": " << threads << " thread(s); settings " << opts.to_json().dump() << "\n";
   if (trajectory) {
-    const auto run = harness::run_diag_trajectory(o, flags, prov, loader);
+    const auto run = harness::run_diag_trajectory(o, flags, prov, loader, checkpoint_inputs_loader());
     std::cout << "diag trajectory -> " << flags.out << "\n" << harness::format_trajectory_summary(run, o);
     return 0;
   }
-  const auto run = harness::run_diag_heads(o, flags, prov, loader);
+  const auto run = harness::run_diag_heads(o, flags, prov, loader, checkpoint_inputs_loader());
   std::cout << "diag heads -> " << flags.out << "\n" << harness::format_diag_summary(run, o);
   return 0;
 }

@@ -16,4 +16,11 @@ namespace gaugelab::gpt2 {
 /// naming the checkpoint for an unreadable checkpoint or a layer/head out of range.
 core::AttentionHead<double> load_checkpoint_head(const std::string& checkpoint, std::int64_t layer, std::int64_t head);
 
+/// What layer `layer`'s attention sees in the checkpoint's model (its ln_1 outputs, float64) for `rows` tokens of
+/// the token file `data` (nanoGPT .bin or llm.c shard), read from the file's start in windows of the model's
+/// context (a --compact-vocab model's ids translated): [rows, d]. Throws std::runtime_error with one line for an
+/// unreadable checkpoint or file, a layer out of range, too few tokens, or an id outside the model's vocabulary.
+core::Mat<double> load_layer_inputs(const std::string& checkpoint, std::int64_t layer, const std::string& data,
+                                    std::int64_t rows);
+
 }  // namespace gaugelab::gpt2

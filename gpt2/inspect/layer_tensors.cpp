@@ -2,14 +2,18 @@
 
 #include <stdexcept>
 #include <string>
+#include <unordered_map>
+#include <vector>
 
 #include <ATen/Parallel.h>
 #include <ATen/core/grad_mode.h>
 #include <ATen/ops/arange.h>
 #include <ATen/ops/empty.h>
 #include <ATen/ops/index_select.h>
+#include <ATen/ops/from_blob.h>
 #include <ATen/ops/linear.h>
 
+#include "data/token_files.hpp"
 #include "gpt2/model/checkpoint.hpp"
 #include "gpt2/model/head_gauge.hpp"
 #include "gpt2/inspect/head_loader.hpp"
@@ -194,6 +198,44 @@ core::AttentionHead<double> load_checkpoint_head(const std::string& checkpoint, 
     throw std::runtime_error(checkpoint + ": head " + std::to_string(head) + " is outside [0, " +
                              std::to_string(cfg.n_head) + ")");
   return core::head(attention_layer(*model, layer), head);
+}
+
+core::Mat<double> load_layer_inputs(const std::string& checkpoint, std::int64_t layer, const std::string& data,
+                                    std::int64_t rows) {
+  std::unique_ptr<GPT> model;
+  try {
+    model = load_any_model(checkpoint, c10::Device(c10::kCPU));
+  } catch (const std::exception& e) {
+    throw std::runtime_error(std::string("cannot read checkpoint: ") + e.what());
+  }
+  const ModelConfig& cfg = model->config();
+  if (layer < 0 || layer >= cfg.n_layer)
+    throw std::runtime_error(checkpoint + ": layer " + std::to_string(layer) + " is outside [0, " +
+                             std::to_string(cfg.n_layer) + ")");
+  const data::MappedTokens file = data::MappedTokens::open(data);
+  const std::vector<std::int64_t> vocab_ids = stored_vocab_ids(checkpoint, cfg.vocab_size);
+  std::unordered_map<std::int64_t, std::int64_t> model_id;
+  for (std::size_t k = 0; k < vocab_ids.size(); ++k) model_id.emplace(vocab_ids[k], static_cast<std::int64_t>(k));
+  const std::int64_t T = std::min<std::int64_t>(cfg.block_size, rows), S = (rows + T - 1) / T;
+  if (file.size() < static_cast<std::size_t>(S * T))
+    throw std::runtime_error(data + ": " + std::to_string(file.size()) + " tokens, fewer than the " +
+                             std::to_string(S * T) + " asked for");
+  const auto tokens = file.tokens();
+  std::vector<std::int64_t> ids(static_cast<std::size_t>(S * T));
+  for (std::size_t i = 0; i < ids.size(); ++i) {
+    const std::int64_t id = tokens[i];
+    if (vocab_ids.empty()) {
+      if (id >= cfg.vocab_size) throw std::runtime_error(data + ": token id " + std::to_string(id) + " is outside the model's vocabulary");
+      ids[i] = id;
+    } else {
+      const auto it = model_id.find(id);
+      if (it == model_id.end()) throw std::runtime_error(data + ": token id " + std::to_string(id) + " is not in the model's compact vocabulary");
+      ids[i] = it->second;
+    }
+  }
+  const at::Tensor idx = at::from_blob(ids.data(), {S, T}, at::TensorOptions().dtype(at::kLong)).clone();
+  at::NoGradGuard no_grad;
+  return attention_inputs(*model, idx)[static_cast<std::size_t>(layer)].topRows(rows);
 }
 
 }  // namespace gaugelab::gpt2

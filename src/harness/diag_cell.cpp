@@ -30,6 +30,25 @@ Mat<double> batch(std::uint64_t seed, Index tokens, Index d) {
   return core::randn<double>(rng, tokens, d);  // [T, d], LayerNorm-like N(0, 1) entries
 }
 
+/// Batch k (0: the problem's, 1 + t: warm-up t): real rows in blocks of T when given, else N(0, 1) draws.
+Mat<double> batch_k(const HeadData& data, std::uint64_t seed, std::int64_t k, Index tokens, Index d) {
+  if (data.rows.rows() == 0) return batch(k == 0 ? mix_seed(seed, 3) : mix_seed(seed, 100 + static_cast<std::uint64_t>(k - 1)), tokens, d);
+  const Index n = data.rows.rows();
+  core::require(n >= tokens && data.rows.cols() == d, "HeadDiagnostic", "real inputs must be [>= T, d]");
+  const Index blocks = n / tokens;
+  return data.rows.middleRows((k % blocks) * tokens, tokens);
+}
+
+core::AttentionHead<double> teacher_of(const core::AttentionHead<double>& head, const DiagOptions& o, std::uint64_t seed,
+                                       const HeadData& data) {
+  if (!data.teacher) return teacher_for(head, o.biases, seed);
+  core::AttentionHead<double> t = *data.teacher;
+  core::require(t.d_model() == head.d_model() && t.d_k() == head.d_k() && t.d_v() == head.d_v(), "HeadDiagnostic",
+                "the teacher head's shapes differ from the head's");
+  if (!o.biases) t.b_q.setZero(), t.b_k.setZero(), t.b_v.setZero();
+  return t;
+}
+
 }  // namespace
 
 HeadFactors opposite_gram(const HeadFactors& at, const HeadFactors& u, const core::QuotientOptions& q) {
@@ -134,21 +153,21 @@ struct HeadDiagnostic::RefStep {
   MotionGrams grams;  // A and U blocks
 };
 
-HeadDiagnostic::HeadDiagnostic(const DiagOptions& o, const core::AttentionHead<double>& head, std::uint64_t seed)
+HeadDiagnostic::HeadDiagnostic(const DiagOptions& o, const core::AttentionHead<double>& head, std::uint64_t seed,
+                               const HeadData& data)
     : o_(o),
       head_(head),
-      x_(batch(mix_seed(seed, 3), static_cast<Index>(o.tokens), head.d_model())),
+      x_(batch_k(data, seed, 0, static_cast<Index>(o.tokens), head.d_model())),
       base_(factors_of(head, o.biases)),
       base_gram_(),
-      problem_(parse_loss_kind(o.loss), teacher_for(head, o.biases, seed), x_, o.biases, o.causal) {
+      problem_(parse_loss_kind(o.loss), teacher_of(head, o, seed, data), x_, o.biases, o.causal) {
   if (!o_.biases) head_.b_q.setZero(), head_.b_k.setZero(), head_.b_v.setZero();
   if (head_.d_k() != head_.d_v()) throw std::invalid_argument("HeadDiagnostic: d_k must equal d_v");
-  const auto teacher = teacher_for(head, o.biases, seed);
+  const auto teacher = teacher_of(head, o, seed, data);
   const LossKind kind = parse_loss_kind(o.loss);
   std::vector<HeadFactors> grads;
   for (std::int64_t t = 0; t < o.warmup; ++t) {
-    const HeadProblem p(kind, teacher, batch(mix_seed(seed, 100 + static_cast<std::uint64_t>(t)), x_.rows(), x_.cols()),
-                        o.biases, o.causal);
+    const HeadProblem p(kind, teacher, batch_k(data, seed, 1 + t, x_.rows(), x_.cols()), o.biases, o.causal);
     grads.push_back(p.gradient(base_));
   }
   variants_ = rule_variants(o);

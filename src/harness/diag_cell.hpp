@@ -32,6 +32,7 @@
 #include "harness/diag_rules.hpp"
 #include "harness/diag_spread.hpp"
 #include "harness/head_problem.hpp"
+#include "harness/head_source.hpp"
 
 namespace gaugelab::harness {
 
@@ -93,7 +94,8 @@ struct CellResult {
 class HeadDiagnostic {
  public:
   /// Builds the loss problem, the warm states and the rule variants for `head`; seeds derive from `seed`.
-  HeadDiagnostic(const DiagOptions& o, const core::AttentionHead<double>& head, std::uint64_t seed);
+  /// `data`: a checkpoint's teacher head and real input rows (head_source.hpp); empty: random teacher, N(0, 1) batches.
+  HeadDiagnostic(const DiagOptions& o, const core::AttentionHead<double>& head, std::uint64_t seed, const HeadData& data = {});
 
   /// Runs one cell, OpenMP-parallel over its gauges (results do not depend on the thread count).
   CellResult run_cell(const CellSpec& c) const;

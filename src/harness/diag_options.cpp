@@ -32,6 +32,9 @@ void declare_diag_options(io::Options& opts, DiagOptions& o) {
       .add("head-cond", &o.head_cond, "random head: condition number of each block's d_h mixing", Range::at_least(1))
       .add("biases", &o.biases, "Q/K/V biases (folded into the factors and gauged with them)")
       .add("causal", &o.causal, "causal mask: only logits j <= i enter the data loss")
+      .add("teacher-checkpoint", &o.teacher_checkpoint,
+           "with --checkpoint: the teacher is this checkpoint's head at the same layer and head (default: random)")
+      .add("data", &o.data, "with --checkpoint: token file; the batch is the layer's real inputs on its tokens")
       .add("loss", &o.loss,
            "loss on the represented objects: data (logits and value-output map regressed separately), attention "
            "(the head's output through softmax attention), matrix (the products)",
@@ -84,6 +87,8 @@ void validate_diag_options(const DiagOptions& o) {
     if (!(k >= 1.0) || !std::isfinite(k) || k > 1e12)
       throw io::UsageError("--kappa values must be in [1, 1e12] (a condition number), got " + std::to_string(k));
   if (o.layer < 0 || o.head < 0) throw io::UsageError("--layer and --head must be >= 0");
+  if (o.checkpoint.empty() && (!o.teacher_checkpoint.empty() || !o.data.empty()))
+    throw io::UsageError("--teacher-checkpoint and --data need --checkpoint (they are read through its model)");
   if (o.checkpoint.empty() && (o.d_model < 1 || o.d_head < 1 || o.d_head > o.d_model))
     throw io::UsageError("--d-head must be in [1, --d-model]");
   if (o.gauges < 1 || o.gauges > 100000) throw io::UsageError("--gauges must be in [1, 100000]");

@@ -16,6 +16,10 @@ struct DiagOptions {
   std::string checkpoint;        // "" = random GPT-2-shaped head; else a checkpoint directory (GPT-2 tier loader)
   std::int64_t layer = 0;        // checkpoint layer ℓ
   std::int64_t head = 0;         // checkpoint head h
+  std::string teacher_checkpoint;  // with --checkpoint: the teacher is this checkpoint's head (same layer and head; e.g.
+                                 // a later step of the same run), so the step is the one toward it; "" = random teacher
+  std::string data;              // with --checkpoint: token file whose tokens, through the checkpoint's model, give the
+                                 // batch (the layer's real inputs, ln_1 outputs); "" = N(0, 1) batches
   std::int64_t d_model = 768;    // random head: d (GPT-2 124M)
   std::int64_t d_head = 64;      // random head: d_h = d_k = d_v (GPT-2 124M)
   double head_cond = 1.0;        // random head: condition number of the d_h mixing of each weight block

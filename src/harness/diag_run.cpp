@@ -107,28 +107,35 @@ DiagRun run_grid(const DiagOptions& o, const core::AttentionHead<double>& head, 
   return run;
 }
 
-core::AttentionHead<double> prepare_diag_run(const DiagOptions& o, const io::RunFlags& flags,
-                                             const CheckpointHeadLoader& loader) {
+DiagHead prepare_diag_run(const DiagOptions& o, const io::RunFlags& flags, const CheckpointHeadLoader& loader,
+                          const CheckpointInputsLoader& inputs) {
   validate_diag_options(o);
-  auto head = resolve_head(o.checkpoint, o.layer, o.head, random_options(o, flags.seed), loader);
+  DiagHead out{resolve_head(o.checkpoint, o.layer, o.head, random_options(o, flags.seed), loader), {}};
+  if (!o.teacher_checkpoint.empty()) out.data.teacher = resolve_head(o.teacher_checkpoint, o.layer, o.head, {}, loader);
+  if (!o.data.empty()) {
+    if (!inputs) throw std::runtime_error("this build cannot read checkpoints (--data needs the GPT-2 tier)");
+    out.data.rows = inputs(o.checkpoint, o.layer, o.data, o.tokens * (1 + o.warmup));
+  }
   io::prepare_output_path(flags.out, flags.force);
   keep_freed_memory();
-  return head;
+  return out;
 }
 
 DiagRun run_diag_heads(const DiagOptions& o, const io::RunFlags& flags, const io::Provenance& prov,
-                       const CheckpointHeadLoader& loader) {
-  const auto head = prepare_diag_run(o, flags, loader);
+                       const CheckpointHeadLoader& loader, const CheckpointInputsLoader& inputs) {
+  const auto [head, data] = prepare_diag_run(o, flags, loader, inputs);
   const EigenSingleThread one_eigen_thread;
   auto log = io::RunLog::create(flags.out, prov, flags.force);
   log.declare_table("spread", spread_columns());
   log.start();
 
-  const HeadDiagnostic diag(o, head, flags.seed);
+  const HeadDiagnostic diag(o, head, flags.seed, data);
   DiagRun run;
   run.head_source = o.checkpoint.empty()
                         ? "random"
-                        : o.checkpoint + " layer " + std::to_string(o.layer) + " head " + std::to_string(o.head);
+                        : o.checkpoint + " layer " + std::to_string(o.layer) + " head " + std::to_string(o.head) +
+                              (o.teacher_checkpoint.empty() ? "" : ", teacher " + o.teacher_checkpoint) +
+                              (o.data.empty() ? "" : ", inputs from " + o.data);
   run.loss_before = diag.loss_before();
   const auto cells = grid_cells(o, flags.seed);
   const auto t0 = std::chrono::steady_clock::now();

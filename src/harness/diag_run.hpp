@@ -41,8 +41,12 @@ RandomHeadOptions random_options(const DiagOptions& o, std::uint64_t seed);
 
 /// What every diag runner does before it writes: the settings checked, the head resolved (random, or through
 /// `loader`: a bad checkpoint fails before any file is written), the output path prepared, freed memory kept.
-core::AttentionHead<double> prepare_diag_run(const DiagOptions& o, const io::RunFlags& flags,
-                                             const CheckpointHeadLoader& loader);
+struct DiagHead {
+  core::AttentionHead<double> head;
+  HeadData data;  // the teacher's head and the real inputs, when --teacher-checkpoint / --data are given
+};
+DiagHead prepare_diag_run(const DiagOptions& o, const io::RunFlags& flags, const CheckpointHeadLoader& loader,
+                          const CheckpointInputsLoader& inputs = {});
 
 /// The cells of the grid: every family × κ, except the orthogonal family which has κ = 1 only.
 std::vector<CellSpec> grid_cells(const DiagOptions& o, std::uint64_t seed);
@@ -58,7 +62,7 @@ struct DiagRun {
 /// Resolves the head (random, or through `loader` for --checkpoint; fails before any file is
 /// written), runs the grid and writes the log to flags.out.
 DiagRun run_diag_heads(const DiagOptions& o, const io::RunFlags& flags, const io::Provenance& prov,
-                       const CheckpointHeadLoader& loader);
+                       const CheckpointHeadLoader& loader, const CheckpointInputsLoader& inputs = {});
 
 /// Runs the grid on `head` without writing anything (tests, benchmarks).
 DiagRun run_grid(const DiagOptions& o, const core::AttentionHead<double>& head, std::uint64_t seed);

@@ -131,13 +131,13 @@ std::vector<io::Column> trajectory_columns() {
 }
 
 TrajectoryRun run_diag_trajectory(const DiagOptions& o, const io::RunFlags& flags, const io::Provenance& prov,
-                                  const CheckpointHeadLoader& loader) {
-  const auto head = prepare_diag_run(o, flags, loader);
+                                  const CheckpointHeadLoader& loader, const CheckpointInputsLoader& inputs) {
+  const auto [head, data] = prepare_diag_run(o, flags, loader, inputs);
   const EigenSingleThread one_eigen_thread;
   auto log = io::RunLog::create(flags.out, prov, flags.force);
   log.declare_table("trajectory", trajectory_columns());
   log.start();
-  const HeadDiagnostic diag(o, head, flags.seed);
+  const HeadDiagnostic diag(o, head, flags.seed, data);
   std::vector<std::int64_t> periods;
   for (double k : o.periods) periods.push_back(static_cast<std::int64_t>(k));
   TrajectoryRun run;

@@ -25,7 +25,8 @@ std::vector<io::Column> trajectory_columns();
 
 /// Resolves the head (as diag heads), runs every cell's trajectories and writes the log to flags.out.
 TrajectoryRun run_diag_trajectory(const DiagOptions& o, const io::RunFlags& flags, const io::Provenance& prov,
-                                  const CheckpointHeadLoader& loader);
+                                  const CheckpointHeadLoader& loader,
+                                  const CheckpointInputsLoader& inputs = {});
 
 /// The one-screen summary: the separation after the last step per cell, rule and schedule.
 std::string format_trajectory_summary(const TrajectoryRun& run, const DiagOptions& o);

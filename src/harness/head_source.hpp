@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 
 #include "core/attention_head.hpp"
@@ -17,6 +18,18 @@ namespace gaugelab::harness {
 /// with a one-line message for a bad checkpoint or a layer/head out of range.
 using CheckpointHeadLoader =
     std::function<core::AttentionHead<double>(const std::string& checkpoint, std::int64_t layer, std::int64_t head)>;
+
+/// The inputs layer `layer`'s attention sees in a checkpoint's model (its ln_1 outputs) for `rows` tokens of the
+/// token file `data`: [rows, d] float64. Same error contract as CheckpointHeadLoader.
+using CheckpointInputsLoader = std::function<core::Mat<double>(const std::string& checkpoint, std::int64_t layer,
+                                                               const std::string& data, std::int64_t rows)>;
+
+/// What a checkpoint gives the problem besides the head: the teacher (another checkpoint's head at the same layer
+/// and head; none: a random teacher) and real inputs (rows [N, d]; empty: N(0, 1) batches).
+struct HeadData {
+  std::optional<core::AttentionHead<double>> teacher;
+  core::Mat<double> rows;  // [N, d]: the batch is the first T rows, warm-up batch t the (t+1)-th block of T
+};
 
 /// A random head with GPT-2 shapes and a chosen conditioning.
 struct RandomHeadOptions {

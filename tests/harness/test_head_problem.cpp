@@ -156,3 +156,25 @@ TEST_CASE("forward invariance: logits and head output unchanged under every fami
       }
     }
 }
+
+TEST_CASE("a given teacher and real input rows replace the random ones", "[harness][teacher]") {
+  for (const char* loss : {"data", "attention"}) {
+    auto o = test::small_options({"general"}, {10}, {"sgd"}, {"none"});
+    o.loss = loss;
+    const auto head = test::small_head(o);
+    core::Rng rng(5);
+    const Mat rows = core::randn<double>(rng, o.tokens * (1 + o.warmup), head.d_model());
+    // the head as its own teacher: nothing to learn, on any inputs
+    const harness::HeadDiagnostic self(o, head, 1, harness::HeadData{head, rows});
+    CHECK(self.loss_before() < 1e-28);
+    // another head as teacher: a loss, which depends on the rows given
+    const auto other = test::small_head(o, 99);
+    const harness::HeadDiagnostic a(o, head, 1, harness::HeadData{other, rows});
+    const harness::HeadDiagnostic b(o, head, 1, harness::HeadData{other, Mat(2.0 * rows)});
+    CHECK(a.loss_before() > 1e-6);
+    CHECK(std::abs(a.loss_before() - b.loss_before()) > 1e-6 * a.loss_before());
+    // fewer rows than one batch is refused
+    CHECK_THROWS_AS(harness::HeadDiagnostic(o, head, 1, harness::HeadData{other, Mat(rows.topRows(o.tokens - 1))}),
+                    std::invalid_argument);
+  }
+}

@@ -208,4 +208,12 @@ TEST_CASE("merge-models: the merged checkpoint, the path log, and one-line refus
   const auto none = test::run_gaugelab("merge-models " + a + " " + b + " --out " + dir + "/m5 --slice none --threads 1");
   CHECK(none.status == 0);
   CHECK(test::run_gaugelab("merge-models " + a + " " + b + " --out " + dir + "/m4 --t 1.5").status == 2);
+  // the harness on a real head: B's head as the teacher, the layer's real inputs from the token file
+  const auto diag = test::run_gaugelab("diag heads --quick --checkpoint " + a + " --teacher-checkpoint " + b + " --data " +
+                                       data + " --layer 1 --head 1 --rules sgd --wrappers none,full --kappa 1,100 " +
+                                       "--gauges 2 --tokens 16 --threads 1 --out " + dir + "/diag.h5");
+  INFO(diag.output);
+  CHECK(diag.status == 0);
+  CHECK(diag.output.find("teacher " + b) != std::string::npos);
+  CHECK(diag.output.find("inputs from " + data) != std::string::npos);
 }
