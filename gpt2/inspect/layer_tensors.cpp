@@ -183,17 +183,27 @@ std::optional<QkRowScales> qk_row_scales(const GPT& model, std::int64_t layer) {
   return QkRowScales{to_vec(rq), to_vec(rk), bias_or_zero(b.b_q(), dd).transpose(), bias_or_zero(b.b_k(), dd).transpose()};
 }
 
-core::AttentionHead<double> load_checkpoint_head(const std::string& checkpoint, std::int64_t layer, std::int64_t head) {
+namespace {
+
+/// The checkpoint's model on the CPU, with `layer` checked; one-line errors naming the checkpoint.
+std::unique_ptr<GPT> load_model_with_layer(const std::string& checkpoint, std::int64_t layer) {
   std::unique_ptr<GPT> model;
   try {
     model = load_any_model(checkpoint, c10::Device(c10::kCPU));
   } catch (const std::exception& e) {
     throw std::runtime_error(std::string("cannot read checkpoint: ") + e.what());
   }
-  const ModelConfig& cfg = model->config();
-  if (layer < 0 || layer >= cfg.n_layer)
+  if (layer < 0 || layer >= model->config().n_layer)
     throw std::runtime_error(checkpoint + ": layer " + std::to_string(layer) + " is outside [0, " +
-                             std::to_string(cfg.n_layer) + ")");
+                             std::to_string(model->config().n_layer) + ")");
+  return model;
+}
+
+}  // namespace
+
+core::AttentionHead<double> load_checkpoint_head(const std::string& checkpoint, std::int64_t layer, std::int64_t head) {
+  const std::unique_ptr<GPT> model = load_model_with_layer(checkpoint, layer);
+  const ModelConfig& cfg = model->config();
   if (head < 0 || head >= cfg.n_head)
     throw std::runtime_error(checkpoint + ": head " + std::to_string(head) + " is outside [0, " +
                              std::to_string(cfg.n_head) + ")");
@@ -202,16 +212,8 @@ core::AttentionHead<double> load_checkpoint_head(const std::string& checkpoint, 
 
 core::Mat<double> load_layer_inputs(const std::string& checkpoint, std::int64_t layer, const std::string& data,
                                     std::int64_t rows) {
-  std::unique_ptr<GPT> model;
-  try {
-    model = load_any_model(checkpoint, c10::Device(c10::kCPU));
-  } catch (const std::exception& e) {
-    throw std::runtime_error(std::string("cannot read checkpoint: ") + e.what());
-  }
+  const std::unique_ptr<GPT> model = load_model_with_layer(checkpoint, layer);
   const ModelConfig& cfg = model->config();
-  if (layer < 0 || layer >= cfg.n_layer)
-    throw std::runtime_error(checkpoint + ": layer " + std::to_string(layer) + " is outside [0, " +
-                             std::to_string(cfg.n_layer) + ")");
   const data::MappedTokens file = data::MappedTokens::open(data);
   const std::vector<std::int64_t> vocab_ids = stored_vocab_ids(checkpoint, cfg.vocab_size);
   std::unordered_map<std::int64_t, std::int64_t> model_id;

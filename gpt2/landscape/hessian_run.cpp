@@ -17,6 +17,7 @@
 #include "data/token_files.hpp"
 #include "gpt2/inspect/layer_tensors.hpp"
 #include "gpt2/landscape/api.hpp"
+#include "gpt2/landscape/log_columns.hpp"
 #include "gpt2/landscape/hessian.hpp"
 #include "gpt2/model/head_projection.hpp"
 #include "gpt2/model/runtime.hpp"
@@ -29,15 +30,10 @@ namespace gaugelab::gpt2 {
 namespace {
 
 using at::Tensor;
-using io::Column;
-using io::DType;
-Column f(const char* n) { return {n, DType::f64}; }
-Column i(const char* n) { return {n, DType::i64}; }
-Column s(const char* n) { return {n, DType::str, 16}; }
-
-double seconds_since(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
+using landscape_log::f;
+using landscape_log::i;
+using landscape_log::s;
+using landscape_log::seconds_since;
 
 /// The fixed batch: B windows of T + 1 tokens spread evenly over the file, as model ids [B, T + 1].
 Tensor fixed_batch(const LoadedModel& lm, const std::string& data, std::int64_t B, std::int64_t T) {

@@ -17,6 +17,7 @@
 #include "gpt2/inspect/layer_tensors.hpp"
 #include "gpt2/landscape/align_model.hpp"
 #include "gpt2/landscape/api.hpp"
+#include "gpt2/landscape/log_columns.hpp"
 #include "gpt2/model/checkpoint.hpp"
 #include "gpt2/model/runtime.hpp"
 #include "gpt2/use/loaded_model.hpp"
@@ -27,15 +28,10 @@ namespace gaugelab::gpt2 {
 
 namespace {
 
-using io::Column;
-using io::DType;
-Column f(const char* n) { return {n, DType::f64}; }
-Column i(const char* n) { return {n, DType::i64}; }
-Column s(const char* n) { return {n, DType::str, 16}; }
-
-double seconds_since(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
+using landscape_log::f;
+using landscape_log::i;
+using landscape_log::s;
+using landscape_log::seconds_since;
 
 struct Parsed {
   AlignLevel level;
