@@ -24,6 +24,12 @@ SEED = {
     ("adamw-warm", "none"): "§7: state must move with the gauge",
     ("momentum", "none"): "§7: first moments move with the gauge",
     ("hyperball", "none"): "§5: radial control ≠ factor balance",
+    # the literature's rules: the invariance each source states (core/update_factor_literature.hpp, _precond.hpp)
+    ("scaledgd", "none"): "source: GL(r)-invariant (= sgd + full)",
+    ("rpgd", "none"): "source: invariant while δ ≪ the Grams",
+    ("lora-rite", "none"): "source: GL(r)-invariant at every step",
+    ("lora-pro", "none"): "source: equivalent gradient invariant",
+    ("circuit-muon", "none"): "source: rebalances the scalar V/O direction only",
 }
 
 
