@@ -17,6 +17,14 @@ FLOOR = 1e-17  # exact zeros (e.g. diagonal gauges that are exact in floating po
 MARKERS = "osD^v<>pXh"
 
 
+
+def rule_color(i: int):
+    """A distinct colour per rule: the default 10-colour cycle repeats from the 11th rule on (with the literature's
+    rules there are 11), so tab20's 20 colours are used: its 10 dark shades first, then the light ones."""
+    from matplotlib import colormaps
+
+    return colormaps["tab20"]((2 * i) % 20 + (2 * i // 20) % 2)
+
 def curves(t: dict, family: str, wrapper: str, metric: str) -> dict[str, tuple[np.ndarray, np.ndarray]]:
     out = {}
     sel = (t["family"] == family) & (t["wrapper"] == wrapper)
@@ -47,12 +55,12 @@ def main(path: str) -> None:
         for j, w in enumerate(wrappers):
             ax = axes[i][j]
             for rule, (k, med) in curves(t, fam, w, "first_order_spread_median").items():
-                c = f"C{rules.index(rule)}"
+                c = rule_color(rules.index(rule))
                 ax.loglog(k, med, marker=MARKERS[rules.index(rule) % len(MARKERS)], ms=3, color=c, label=rule)
                 _, mx = curves(t, fam, w, "first_order_spread_max")[rule]
                 ax.loglog(k, mx, ls=":", lw=0.8, color=c)
             for rule, (_, med) in curves(t, "orthogonal", w, "first_order_spread_median").items():
-                ax.plot([1.0], [med[0]], "x", color=f"C{rules.index(rule)}", ms=6)
+                ax.plot([1.0], [med[0]], "x", color=rule_color(rules.index(rule)), ms=6)
             ax.set_title(f"{w} — {fam}", fontsize=9)
             if i == len(families) - 1:
                 ax.set_xlabel("κ of the gauge")
