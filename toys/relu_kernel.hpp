@@ -1,4 +1,6 @@
 // The relu toy's full-batch GD step (seed 004 eq. 10 with d = m = 1), templated on the hidden width.
+// The task pass (MSE's residuals and backward sums) is the sorted O(N + H) one of
+// toys/relu_sorted_pass.hpp by default, or the dense O(N·H) one below (Setup::sorted = false).
 // ReluKernel<20> (the paper's H) keeps every parameter, gradient and per-sample buffer in fixed-size
 // Eigen arrays: the step is unrolled and vectorised over the 20 neurons, on the stack, no allocation.
 // ReluKernel<Eigen::Dynamic> runs the same code for any other H on arrays sized once in the
@@ -16,7 +18,10 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <optional>
 #include <vector>
+
+#include "toys/relu_sorted_pass.hpp"
 
 namespace gaugelab::toys {
 struct MaskedResidual;
@@ -85,11 +90,13 @@ class ReluKernel final : public ReluKernelBase {
     const double *x_val, *y_val;      // [n_val]
     Eigen::Index n_train, n_val;
     double lr, lambda, eps;
+    bool sorted = true;  // the O(N + H) sorted task pass (toys/relu_sorted_pass.hpp); false: the dense O(N·H) one
   };
 
   /// `w1, b1, w2` [H] and b2: the initial net. The data pointers must outlive the kernel.
   ReluKernel(const Setup& s, const double* w1, const double* b1, const double* w2, double b2, Eigen::Index h)
-      : s_(s), w1_(h), b1_(h), w2_(h), gw1_(h), gb1_(h), gw2_(h), n1_(h), n2_(h), v_(h), b2_(b2) {
+      : s_(s), w1_(h), b1_(h), w2_(h), gw1_(h), gb1_(h), gw2_(h), n1_(h), n2_(h), v_(h), sb_(h), sx_(h), b2_(b2) {
+    if (s.sorted) sorted_.emplace(s.x_train, s.y_train, s.n_train, h);
     for (Eigen::Index i = 0; i < h; ++i) {
       w1_(i) = w1[i];
       b1_(i) = b1[i];
@@ -109,43 +116,25 @@ class ReluKernel final : public ReluKernelBase {
   }
 
   ReluLoss evaluate() override {
-    // Pass 1 (forward), samples in blocks of kBlock (one SIMD register of doubles), the neuron loop
-    // unrolled for fixed H: residuals r = f(x) − y of every sample (0 on padding).
-    const Eigen::Index h = w1_.size();
-    Blk sse = Blk::Zero(), rsum = Blk::Zero();
-    for (Eigen::Index b = 0; b < xb_.cols(); ++b) {
-      const auto x = xb_.col(b);
-      // Four partial sums over the neurons, so consecutive multiply-adds do not wait on each other.
-      Blk p0 = Blk::Constant(b2_), p1 = Blk::Zero(), p2 = Blk::Zero(), p3 = Blk::Zero();
-      Eigen::Index i = 0;
-      for (; i + 4 <= h; i += 4) {
-        p0 += w2_(i) * (w1_(i) * x + b1_(i)).max(0.0);
-        p1 += w2_(i + 1) * (w1_(i + 1) * x + b1_(i + 1)).max(0.0);
-        p2 += w2_(i + 2) * (w1_(i + 2) * x + b1_(i + 2)).max(0.0);
-        p3 += w2_(i + 3) * (w1_(i + 3) * x + b1_(i + 3)).max(0.0);
-      }
-      if constexpr (H == Eigen::Dynamic || H % 4 != 0)
-        for (; i < h; ++i) p0 += w2_(i) * (w1_(i) * x + b1_(i)).max(0.0);
-      const Blk r = ((p0 + p1) + (p2 + p3) - yb_.col(b)) * mb_.col(b);
-      rb_.col(b) = r;
-      sse += r.square();
-      rsum += r;
+    // The task pass: residuals and the per-neuron backward sums sb = Σ r·1[z>0], sx = Σ r·1[z>0]·x,
+    // stored as unscaled gradients by store_group_sums().
+    TaskSums t;
+    if (sorted_) {
+      const auto s = sorted_->run(w1_, b1_, w2_, b2_, sb_, sx_);
+      for (Eigen::Index i = 0; i < w1_.size(); ++i) store_group_sums(i, sb_(i), sx_(i));
+      t = {s.sse, s.rsum};
+    } else {
+      t = dense_pass();
     }
-    // Pass 2 (backward), kGroup neurons at a time over all blocks (their sums in registers, and
-    // independent of each other so the adds overlap): sb = Σ r·1[z>0], sx = Σ r·1[z>0]·x. The
-    // w2 gradient Σ r·max(z, 0) is w1·sx + b1·sb (z = w1·x + b1 where it is positive), one sum fewer.
-    Eigen::Index i = 0;
-    for (; i + kGroup <= h; i += kGroup) backward_group<kGroup>(i);
-    if constexpr (H == Eigen::Dynamic || H % kGroup != 0)
-      for (; i < h; ++i) backward_group<1>(i);
+    const Eigen::Index h = w1_.size();
     // d(mean r²)/dθ = (2/N) Σ r ∂f/∂θ, with ∂f/∂w1_i = w2_i 1[z>0] x, ∂f/∂b1_i = w2_i 1[z>0].
     const double scale = 2.0 / static_cast<double>(s_.n_train);
     gw2_ *= scale;
     gb1_ *= scale;
     gw1_ *= scale;
-    gb2_ = scale * rsum.sum();
+    gb2_ = scale * t.rsum;
     ReluLoss l;
-    l.mse = sse.sum() / static_cast<double>(s_.n_train);
+    l.mse = t.sse / static_cast<double>(s_.n_train);
     if (s_.lambda > 0) {
       // (A11)-(A12): ∇_{w1_i} G = (2/H) v_i w1_i / (n1 (n1 + ε)), ∇_{w2_i} G = −(2/H) v_i w2_i / (n2 (n2 + ε));
       // a zero norm has no direction and contributes nothing (as in the core).
@@ -208,6 +197,45 @@ class ReluKernel final : public ReluKernelBase {
   std::vector<double> grad() const override { return flat(gw1_, gb1_, gw2_, gb2_); }
 
  private:
+  struct TaskSums {
+    double sse = 0, rsum = 0;  // Σ r², Σ r
+  };
+
+  // The dense task pass, O(N·H): every neuron on every sample (--kernel dense; the reference the
+  // sorted pass is checked against, and the FMA-peak figure of bench/toys_relu).
+  TaskSums dense_pass() {
+    // Pass 1 (forward), samples in blocks of kBlock (one SIMD register of doubles), the neuron loop
+    // unrolled for fixed H: residuals r = f(x) − y of every sample (0 on padding).
+    const Eigen::Index h = w1_.size();
+    Blk sse = Blk::Zero(), rsum = Blk::Zero();
+    for (Eigen::Index b = 0; b < xb_.cols(); ++b) {
+      const auto x = xb_.col(b);
+      // Four partial sums over the neurons, so consecutive multiply-adds do not wait on each other.
+      Blk p0 = Blk::Constant(b2_), p1 = Blk::Zero(), p2 = Blk::Zero(), p3 = Blk::Zero();
+      Eigen::Index i = 0;
+      for (; i + 4 <= h; i += 4) {
+        p0 += w2_(i) * (w1_(i) * x + b1_(i)).max(0.0);
+        p1 += w2_(i + 1) * (w1_(i + 1) * x + b1_(i + 1)).max(0.0);
+        p2 += w2_(i + 2) * (w1_(i + 2) * x + b1_(i + 2)).max(0.0);
+        p3 += w2_(i + 3) * (w1_(i + 3) * x + b1_(i + 3)).max(0.0);
+      }
+      if constexpr (H == Eigen::Dynamic || H % 4 != 0)
+        for (; i < h; ++i) p0 += w2_(i) * (w1_(i) * x + b1_(i)).max(0.0);
+      const Blk r = ((p0 + p1) + (p2 + p3) - yb_.col(b)) * mb_.col(b);
+      rb_.col(b) = r;
+      sse += r.square();
+      rsum += r;
+    }
+    // Pass 2 (backward), kGroup neurons at a time over all blocks (their sums in registers, and
+    // independent of each other so the adds overlap): sb = Σ r·1[z>0], sx = Σ r·1[z>0]·x. The
+    // w2 gradient Σ r·max(z, 0) is w1·sx + b1·sb (z = w1·x + b1 where it is positive), one sum fewer.
+    Eigen::Index i = 0;
+    for (; i + kGroup <= h; i += kGroup) backward_group<kGroup>(i);
+    if constexpr (H == Eigen::Dynamic || H % kGroup != 0)
+      for (; i < h; ++i) backward_group<1>(i);
+    return {sse.sum(), rsum.sum()};
+  }
+
   static constexpr int kGroup = 4;  // neurons per backward group (8 accumulators + 8 constants in registers)
 
   // The backward sums of neurons i0 .. i0+P-1 over every block.
@@ -286,9 +314,11 @@ class ReluKernel final : public ReluKernelBase {
   Arr w1_, b1_, w2_;     // [H] parameters
   Arr gw1_, gb1_, gw2_;  // [H] gradients
   Arr n1_, n2_, v_;      // [H] penalty scratch: |w1_i|, |w2_i|, v_i
+  Arr sb_, sx_;          // [H] the sorted pass's backward sums
   double b2_ = 0, gb2_ = 0;
   Data xb_, yb_, mb_;    // [kBlock, blocks] training x, y, and 1 for a real sample / 0 for padding
   Data rb_;              // [kBlock, blocks] residuals of the current step
+  std::optional<ReluSortedPass<H>> sorted_;  // the sorted task pass, when Setup::sorted
 };
 
 #pragma GCC diagnostic pop

@@ -21,6 +21,10 @@ void declare(io::Options& opts, ReluToyOptions& o) {
       .add("steps", &o.steps, "GD steps", Range::at_least(1))
       .add("init", &o.init, "initialisation scheme", {"small", "torch", "he"})
       .add("init-scale", &o.init_scale, "standard deviation of every parameter under --init small", Range::positive())
+      .add("kernel", &o.kernel,
+           "task pass of the GD step: sorted (O(N + H) a step, exact for the scalar input) or dense (O(N*H), every "
+           "neuron on every sample; the reference)",
+           {"sorted", "dense"})
       .add("log-every", &o.log_every, "series sample period in steps", Range::at_least(1))
       .add("save-data", &o.save_data, "log the data set, the trained net's validation curve and every neuron's v at every logged step as arrays")
       .add("sharpness", &o.sharpness,

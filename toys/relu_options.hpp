@@ -27,6 +27,8 @@ struct ReluToyOptions {
   std::string init = "small";     // small: every weight and bias N(0, init_scale²) (hand-written NumPy nets); torch: U(±1/√fan_in) (nn.Linear);
                                   // he: N(0, 2/fan_in) weights, zero b2, kinks uniform over the training interval
   double init_scale = 0.1;        // σ of the small init (Fig. 5's Δ_inv ≈ 1e-17 implies outputs ≈ 1e-2; README)
+  std::string kernel = "sorted";  // the step's task pass: sorted, O(N + H) by sorting x once and tracking each neuron's
+                                  // kink (toys/relu_sorted_pass.hpp); dense, O(N·H), the reference. Same sums, other order
   int log_every = 10;             // series sample every this many steps (and the last step)
   bool save_data = false;         // also log the data set, the trained net's validation curve (Fig. 2) and every
                                   // neuron's gauge coordinate v_i at every logged step (/arrays/v_by_step)

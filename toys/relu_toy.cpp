@@ -69,7 +69,8 @@ template <int H>
 std::unique_ptr<ReluKernelBase> make_kernel(const ReluToyOptions& o, const ReluData& d,
                                             const core::ReluNet<double>& n) {
   typename ReluKernel<H>::Setup s{d.x_train.data(), d.y_train.data(), d.x_val.data(), d.y_val.data(),
-                                  d.x_train.size(), d.x_val.size(), o.lr, o.lambda, o.eps};
+                                  d.x_train.size(), d.x_val.size(), o.lr, o.lambda, o.eps,
+                                  o.kernel == "sorted"};
   const core::Vec<double> w1 = n.W1.col(0), w2 = n.W2.row(0).transpose();  // [H]
   return std::make_unique<ReluKernel<H>>(s, w1.data(), n.b1.data(), w2.data(), n.b2(0), n.hidden());
 }

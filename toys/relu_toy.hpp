@@ -2,7 +2,8 @@
 // trained by full-batch plain GD on MSE + λG(θ) (eq. 10), and the 200-gauge invariance test (eq. 11).
 //
 // The training step (toys/relu_kernel.hpp) is a fixed-size Eigen kernel for H = 20, no allocation
-// per step: this is the hot path of every sweep. It is checked against the core's reference
+// per step, whose task pass is O(N + H) by default (toys/relu_sorted_pass.hpp): this is the hot path
+// of every sweep. It is checked against the core's reference
 // (core::relu_forward for the loss, core::soft_gauge_penalty_gradient for ∇G) in tests/toys, so the
 // formulas still have one home in src/core.
 #pragma once

@@ -229,7 +229,10 @@ TEST_CASE("relu toy: the Hessian's top eigenvalue matches second differences of 
     for (int k = 0; k < 20; ++k) {
       std::vector<double> d(u.size());
       double norm = 0;
-      for (auto& x : d) norm += (x = core::normal(r2)) * x;
+      for (auto& x : d) {
+        x = core::normal(r2);
+        norm += x * x;
+      }
       for (auto& x : d) x /= std::sqrt(norm);
       CHECK(curvature(d) <= top * (1 + 1e-5) + 1e-5);
     }
