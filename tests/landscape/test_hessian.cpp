@@ -14,6 +14,7 @@
 #include <ATen/ops/zeros.h>
 #include <Eigen/Eigenvalues>
 
+#include "core/gauge_lie.hpp"
 #include "core/gauge_sampling.hpp"
 #include "core/random.hpp"
 #include "gpt2/inspect/layer_tensors.hpp"
@@ -135,6 +136,60 @@ TEST_CASE("Prop. 9's identity along orbit tangents, and the horizontal projectio
     const Tensor pr = gpt2::horizontal_projection(*m, h, r);
     CHECK(std::abs(dot_f64(pr, j.tangent)) < 1e-10 * pr.norm().item<double>() * j.tangent.norm().item<double>());
     CHECK((gpt2::horizontal_projection(*m, h, pr) - pr).norm().item<double>() < 1e-10 * pr.norm().item<double>());
+  }
+}
+
+TEST_CASE("the orbit tangent of one head equals the core's head_orbit_tangent on the same weights", "[landscape][hessian]") {
+  // head_orbit_jet writes ξ·θ in torch's layout into the flat parameter vector; core::head_orbit_tangent is
+  // the reference in the row-vector convention. Same head, same (X, Y): every block must agree, the other
+  // head's blocks and every other parameter must stay 0. float64 on O(1) matrices of size ≤ 8: ~1e-14.
+  auto m = tiny_model(12);
+  const Batch b = batch(13);
+  const gpt2::LossHessian h(*m, b.idx, b.targets);
+  const std::int64_t d = 8, dh = 4;
+  auto segment = [&](const std::string& name) {
+    for (std::size_t i = 0; i < h.names().size(); ++i)
+      if (h.names()[i] == name) return i;
+    FAIL("no parameter " << name);
+    return std::size_t{0};
+  };
+  const std::size_t iw = segment("h.0.attn.c_attn.weight"), ib = segment("h.0.attn.c_attn.bias"),
+                    ip = segment("h.0.attn.c_proj.weight");
+  auto view = [&](const Tensor& flat, std::size_t i, at::IntArrayRef shape) {
+    const std::int64_t n = (i + 1 < h.offsets().size() ? h.offsets()[i + 1] : h.dim()) - h.offsets()[i];
+    return flat.narrow(0, h.offsets()[i], n).view(shape);
+  };
+  // Head `hd` of (w [3d, d], bias [3d], proj [d, d]) in the core's convention (as in model/head_projection).
+  auto core_head = [&](const Tensor& w, const Tensor& bias, const Tensor& p, std::int64_t hd) {
+    auto rows = [&](std::int64_t s) { return gpt2::to_mat(w.narrow(0, s * d + hd * dh, dh)).transpose().eval(); };
+    auto bv = [&](std::int64_t s) { return core::RowVec<double>(gpt2::to_vec(bias.narrow(0, s * d + hd * dh, dh)).transpose()); };
+    return core::AttentionHead<double>{rows(0), rows(1), rows(2), gpt2::to_mat(p.narrow(1, hd * dh, dh)).transpose(),
+                                       bv(0), bv(1), bv(2)};
+  };
+  const Tensor theta = h.flat_parameters();
+  auto gen = at::make_generator<at::CPUGeneratorImpl>(14);
+  const auto f64 = at::TensorOptions().dtype(at::kDouble);
+  for (std::int64_t head = 0; head < 2; ++head) {
+    const Tensor x = at::randn({dh, dh}, gen, f64), y = at::randn({dh, dh}, gen, f64);
+    const Tensor t = gpt2::head_orbit_jet(*m, h, 0, head, x, y).tangent;
+    const auto want = core::head_orbit_tangent(
+        core_head(view(theta, iw, {3 * d, d}), view(theta, ib, {3 * d}), view(theta, ip, {d, d}), head),
+        core::HeadAlgebra<double>{gpt2::to_mat(x), gpt2::to_mat(y)});
+    const auto got = core_head(view(t, iw, {3 * d, d}), view(t, ib, {3 * d}), view(t, ip, {d, d}), head);
+    INFO("head " << head);
+    CHECK((got.W_q - want.W_q).cwiseAbs().maxCoeff() < 1e-12);
+    CHECK((got.W_k - want.W_k).cwiseAbs().maxCoeff() < 1e-12);
+    CHECK((got.W_v - want.W_v).cwiseAbs().maxCoeff() < 1e-12);
+    CHECK((got.W_o - want.W_o).cwiseAbs().maxCoeff() < 1e-12);
+    CHECK((got.b_q - want.b_q).cwiseAbs().maxCoeff() < 1e-12);
+    CHECK((got.b_k - want.b_k).cwiseAbs().maxCoeff() < 1e-12);
+    CHECK((got.b_v - want.b_v).cwiseAbs().maxCoeff() < 1e-12);
+    CHECK(want.W_q.cwiseAbs().maxCoeff() > 1e-3);  // a non-trivial tangent
+    // Everything outside this head's blocks is 0: the tangent's norm is that of its blocks.
+    const double in_head = want.W_q.squaredNorm() + want.W_k.squaredNorm() + want.W_v.squaredNorm() +
+                           want.W_o.squaredNorm() + want.b_q.squaredNorm() + want.b_k.squaredNorm() +
+                           want.b_v.squaredNorm();
+    CHECK(std::abs(t.square().sum().item<double>() - in_head) < 1e-10 * in_head);
   }
 }
 
