@@ -132,8 +132,7 @@ class ReluSortedPass {
     // Active set at sample 0 and the neurons in boundary order (insertion sort: last step's order is
     // nearly right). A neuron with w1 > 0 switches on at its t_i, one with w1 < 0 off.
     // Each neuron's terms of A and C, rounded once and stored: the same value is added when it switches on
-    // and subtracted when it switches off (computed inline, -ffp-contract could fuse one of the two
-    // products into the sum and leave its rounding behind).
+    // and subtracted when it switches off.
     for (Index i = 0; i < h; ++i) {
       term_a_(i) = w2(i) * w1(i);
       term_c_(i) = w2(i) * std::fma(w1(i), xbar_, b1(i));
@@ -175,6 +174,9 @@ class ReluSortedPass {
   struct Affine {
     double A = 0, Alo = 0, C = 0, Clo = 0;
     static void two_sum(double& hi, double& lo, double v) {
+      // v through memory: the compiler cannot fuse the product that made it into hi + v (-ffp-contract),
+      // which would add the exact product while the error term below uses the rounded one.
+      asm("" : "+m"(v));
       const double s = hi + v, bp = s - hi;
       lo += (hi - (s - bp)) + (v - bp);
       hi = s;
