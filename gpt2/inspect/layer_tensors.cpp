@@ -2,7 +2,6 @@
 
 #include <stdexcept>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 #include <ATen/Parallel.h>
@@ -16,6 +15,7 @@
 #include "data/token_files.hpp"
 #include "gpt2/model/checkpoint.hpp"
 #include "gpt2/model/head_gauge.hpp"
+#include "gpt2/model/vocab_ids.hpp"
 #include "gpt2/inspect/head_loader.hpp"
 
 namespace gaugelab::gpt2 {
@@ -216,8 +216,7 @@ core::Mat<double> load_layer_inputs(const std::string& checkpoint, std::int64_t 
   const ModelConfig& cfg = model->config();
   const data::MappedTokens file = data::MappedTokens::open(data);
   const std::vector<std::int64_t> vocab_ids = stored_vocab_ids(checkpoint, cfg.vocab_size);
-  std::unordered_map<std::int64_t, std::int64_t> model_id;
-  for (std::size_t k = 0; k < vocab_ids.size(); ++k) model_id.emplace(vocab_ids[k], static_cast<std::int64_t>(k));
+  const auto model_id_of = model_ids_of(vocab_ids);
   const std::int64_t T = std::min<std::int64_t>(cfg.block_size, rows), S = (rows + T - 1) / T;
   if (file.size() < static_cast<std::size_t>(S * T))
     throw std::runtime_error(data + ": " + std::to_string(file.size()) + " tokens, fewer than the " +
@@ -225,15 +224,9 @@ core::Mat<double> load_layer_inputs(const std::string& checkpoint, std::int64_t 
   const auto tokens = file.tokens();
   std::vector<std::int64_t> ids(static_cast<std::size_t>(S * T));
   for (std::size_t i = 0; i < ids.size(); ++i) {
-    const std::int64_t id = tokens[i];
-    if (vocab_ids.empty()) {
-      if (id >= cfg.vocab_size) throw std::runtime_error(data + ": token id " + std::to_string(id) + " is outside the model's vocabulary");
-      ids[i] = id;
-    } else {
-      const auto it = model_id.find(id);
-      if (it == model_id.end()) throw std::runtime_error(data + ": token id " + std::to_string(id) + " is not in the model's compact vocabulary");
-      ids[i] = it->second;
-    }
+    ids[i] = to_model_id(tokens[i], vocab_ids, model_id_of, data);
+    if (ids[i] >= cfg.vocab_size)
+      throw std::runtime_error(data + ": token id " + std::to_string(ids[i]) + " is outside the model's vocabulary");
   }
   const at::Tensor idx = at::from_blob(ids.data(), {S, T}, at::TensorOptions().dtype(at::kLong)).clone();
   at::NoGradGuard no_grad;

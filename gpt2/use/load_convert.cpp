@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 #include "gpt2/use/loaded_model.hpp"
 #include "gpt2/model/vocab_layout.hpp"
+#include "gpt2/model/vocab_ids.hpp"
 #include "io/options.hpp"
 
 namespace gaugelab::gpt2 {
@@ -28,8 +29,7 @@ LoadedModel load_for_run(const std::string& checkpoint, const ModelRunOptions& o
   std::cerr << "model      " << checkpoint << ": " << describe_model(*out.model) << "\n"
             << "runs on    " << out.device.str() << ", " << precision_name(out.precision) << "\n";
   out.vocab_ids = stored_vocab_ids(checkpoint, out.model->config().vocab_size);
-  for (std::size_t k = 0; k < out.vocab_ids.size(); ++k)
-    out.model_id_of.emplace(out.vocab_ids[k], static_cast<std::int64_t>(k));
+  out.model_id_of = model_ids_of(out.vocab_ids);
   if (out.compact())
     std::cerr << "vocabulary compact: " << out.vocab_ids.size()
               << " ids (trained with --compact-vocab); ids in and out are GPT-2's\n";
@@ -44,12 +44,7 @@ std::int64_t LoadedModel::id_bound() const {
 }
 
 std::int64_t LoadedModel::to_model(std::int64_t id, const std::string& what) const {
-  if (!compact()) return id;
-  const auto it = model_id_of.find(id);
-  if (it == model_id_of.end())
-    throw std::runtime_error(what + ": token id " + std::to_string(id) + " is not in the model's compact vocabulary (" +
-                             std::to_string(vocab_ids.size()) + " ids seen in its training data)");
-  return it->second;
+  return to_model_id(id, vocab_ids, model_id_of, what);
 }
 
 std::vector<std::int64_t> parse_token_ids(const std::vector<std::string>& ids, std::int64_t vocab, const std::string& what) {
