@@ -17,13 +17,13 @@ FLOOR = 1e-17  # exact zeros (e.g. diagonal gauges that are exact in floating po
 MARKERS = "osD^v<>pXh"
 
 
-
 def rule_color(i: int):
     """A distinct colour per rule: the default 10-colour cycle repeats from the 11th rule on (with the literature's
     rules there are 11), so tab20's 20 colours are used: its 10 dark shades first, then the light ones."""
     from matplotlib import colormaps
 
     return colormaps["tab20"]((2 * i) % 20 + (2 * i // 20) % 2)
+
 
 def curves(t: dict, family: str, wrapper: str, metric: str) -> dict[str, tuple[np.ndarray, np.ndarray]]:
     out = {}

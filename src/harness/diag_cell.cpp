@@ -218,9 +218,17 @@ std::vector<std::shared_ptr<const HeadDiagnostic::Wrapped>> HeadDiagnostic::wrap
   if (var.warm && !rep.identity) transport_states(st, rep.g.S, rep.g.T, var.mode);
   const bool smoothing = std::find(o_.wrappers.begin(), o_.wrappers.end(), "smooth") != o_.wrappers.end();
   const HeadStates st0 = smoothing && var.warm ? st : HeadStates{};
-  const HeadFactors raw = propose_head(var, rep.F, rep.grad, st);
   const std::size_t W = o_.wrappers.size();
   std::vector<std::shared_ptr<const Wrapped>> out(W);
+  // A rule that fails at this representative (e.g. scaledgd's (BᵀB)⁻¹ of a numerically singular Gram) fails
+  // every wrapper of this variant only, never the other variants measured at the same gauge.
+  HeadFactors raw;
+  try {
+    raw = propose_head(var, rep.F, rep.grad, st);
+  } catch (const std::exception&) {
+    ok.assign(W, false);
+    return out;
+  }
   ok.assign(W, true);
   // Each form is computed at most once and shared (never copied) by the wrappers that use it.
   std::shared_ptr<Wrapped> rw, fw, dw;
@@ -262,11 +270,16 @@ std::vector<std::shared_ptr<const HeadDiagnostic::Wrapped>> HeadDiagnostic::wrap
       HeadFactors acc;
       for (int i = 0; i < kFactors; ++i) acc[i] = Mat<double>::Zero(raw[i].rows(), raw[i].cols());
       const auto& sm = *rep.smooth;
-      for (std::size_t i = 0; i < sm.size(); ++i) {
-        HeadStates si = st0;
-        if (var.warm) transport_states(si, sm[i].S, sm[i].T, var.mode);
-        const HeadFactors u = pull(propose_head(var, rep.F_s[i], rep.grad_s[i], si), sm[i], rep.s_inv_i[i], rep.t_inv_i[i]);
-        for (int f = 0; f < kFactors; ++f) acc[f] += u[f];
+      try {
+        for (std::size_t i = 0; i < sm.size(); ++i) {
+          HeadStates si = st0;
+          if (var.warm) transport_states(si, sm[i].S, sm[i].T, var.mode);
+          const HeadFactors u = pull(propose_head(var, rep.F_s[i], rep.grad_s[i], si), sm[i], rep.s_inv_i[i], rep.t_inv_i[i]);
+          for (int f = 0; f < kFactors; ++f) acc[f] += u[f];
+        }
+      } catch (const std::exception&) {  // the rule failed at one of the averaged representatives
+        ok[w] = false;
+        continue;
       }
       for (int f = 0; f < kFactors; ++f) acc[f] /= static_cast<double>(sm.size());
       auto x = std::make_shared<Wrapped>();

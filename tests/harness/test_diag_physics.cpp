@@ -173,3 +173,17 @@ TEST_CASE("harness: results do not depend on the thread count", "[harness][deter
       CHECK(one.cells[c].rows[r].loss.median == two.cells[c].rows[r].loss.median);
     }
 }
+
+TEST_CASE("physics: a rule that fails at a gauge hides no other rule's measurement there", "[harness][physics]") {
+  // ScaledGD's undamped (BᵀB)⁻¹ cannot be formed at κ = 1e12 (the Gram's condition number is ~1e24); the rules
+  // after it in the list are still measured at every gauge, under every wrapper that needs no Gram solve of its
+  // own (the full correction fails there for every rule, as it should).
+  auto o = test::small_options({"general"}, {1e12}, {"scaledgd", "sgd", "muon"}, {"none", "smooth"});
+  const auto run = harness::run_grid(o, test::small_head(o), 4);
+  CHECK(row(run, "general", 1e12, "scaledgd", "none").failures > 0);
+  for (const char* rule : {"sgd", "muon"})
+    for (const char* w : {"none", "smooth"}) {
+      INFO(rule << " " << w);
+      CHECK(row(run, "general", 1e12, rule, w).failures == 0);
+    }
+}
