@@ -197,9 +197,7 @@ class ReluKernel final : public ReluKernelBase {
   std::vector<double> grad() const override { return flat(gw1_, gb1_, gw2_, gb2_); }
 
  private:
-  struct TaskSums {
-    double sse = 0, rsum = 0;  // Σ r², Σ r
-  };
+  using TaskSums = typename ReluSortedPass<H>::Sums;  // Σ r², Σ r: what either task pass returns
 
   // The dense task pass, O(N·H): every neuron on every sample (--kernel dense; the reference the
   // sorted pass is checked against, and the FMA-peak figure of bench/toys_relu).
