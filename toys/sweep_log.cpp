@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "toys/toy_log.hpp"
+#include "io/atomic_file.hpp"
 
 namespace gaugelab::toys {
 
@@ -145,17 +146,13 @@ ToyRun to_toy_run(const SweepContents& c, const SweepRecord& rec, const std::vec
 }
 
 void rewrite_sweep(const std::string& path, const SweepContents& c, const io::Provenance& prov) {
-  const std::string tmp = path + ".rewrite.tmp";
-  {
+  io::replace_file(path, ".rewrite.tmp", [&](const std::string& tmp) {
     auto log = io::RunLog::create(tmp, prov, /*force=*/true);
     if (!c.runs_cols.empty()) declare_sweep_tables(log, c);
     log.start();
     for (const auto& [row, rec] : c.records) append_sweep_record(log, rec);
     log.close();
-  }
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) throw std::runtime_error("cannot replace '" + path + "' by its rewrite: " + ec.message());
+  }, "sweep log");
 }
 
 }  // namespace gaugelab::toys

@@ -11,6 +11,7 @@
 #include <ATen/ops/zeros.h>
 
 #include "gpt2/model/tensor_bytes.hpp"
+#include "io/atomic_file.hpp"
 
 namespace gaugelab::gpt2 {
 
@@ -49,7 +50,7 @@ nlohmann::json read_json_file(const std::string& path) {
 
 void write_json_file(const std::string& path, const nlohmann::json& j) {
   const std::string text = j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
-  safetensors::write_atomically(path, text.data(), text.size(), path);
+  io::write_atomically(path, text.data(), text.size(), path);
 }
 
 void export_hf(GPT& m, const std::string& dir, safetensors::DType dtype) {

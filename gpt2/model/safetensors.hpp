@@ -61,13 +61,6 @@ struct TensorData {
 /// data buffer starts 8-byte aligned. Throws if a name repeats or a byte count does not match.
 std::vector<std::uint8_t> serialize(const std::vector<TensorData>& tensors,
                                     const std::map<std::string, std::string>& metadata = {});
-/// `size` bytes written to `path` through PATH.tmp and a rename, so `path` is either the old file or the
-/// complete new one. Errors are one line "WHAT: write failed (No space left on device)"; a failed
-/// temporary file is removed. (Also how config.json files are written.)
-void write_atomically(const std::string& path, const void* data, std::size_t size, const std::string& what);
-/// `text` appended to `path` (created if absent) with POSIX write(2) in a loop, so a full disk reports
-/// "WHAT: write failed (No space left on device)" instead of being lost in a stdio buffer.
-void append_text(const std::string& path, const std::string& text, const std::string& what);
 /// serialize() written to `path` through a temporary file and a rename (no half-written file).
 void write_file(const std::string& path, const std::vector<TensorData>& tensors,
                 const std::map<std::string, std::string>& metadata = {});

@@ -11,6 +11,7 @@
 #include <ATen/ops/stack.h>
 
 #include "io/run_log_reader.hpp"
+#include "io/atomic_file.hpp"
 
 namespace gaugelab::gpt2 {
 
@@ -143,15 +144,13 @@ TrainLog TrainLog::rebuild(const std::string& path, const io::Provenance& prov, 
   }
   // The kept rows go to a new file that replaces the log in one rename: at every moment PATH is
   // either the old log or the complete new one.
-  const std::string tmp = path + ".rebuild";
-  {
+  io::replace_file(path, ".rebuild", [&](const std::string& tmp) {
     TrainLog out = create(tmp, prov, true, layers, heads);
     for (std::size_t r = 0; r < kept.series_step.size(); ++r)
       out.log_.append_series_named(kept.series_step[r], kept.series[r]);
     for (std::size_t r = 0; r < kept.heads_step.size(); ++r) out.log_.append_heads(kept.heads_step[r], kept.heads[r]);
     out.log_.close();
-  }
-  fs::rename(tmp, path);
+  }, "train log");
   if (fs::exists(src)) fs::remove(src);
   io::RunLog log = io::RunLog::open_append(path);
   declare(log, layers, heads);

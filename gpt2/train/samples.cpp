@@ -10,6 +10,7 @@
 #include <ATen/ops/from_blob.h>
 
 #include "gpt2/model/safetensors.hpp"
+#include "io/atomic_file.hpp"
 
 namespace gaugelab::gpt2 {
 
@@ -29,11 +30,11 @@ void keep_samples_up_to(const std::string& path, std::int64_t step) {
   std::string text;
   for (const std::string& l : kept) text += l + "\n";
   // Through a temporary file: a full disk leaves the old samples, not an empty file.
-  safetensors::write_atomically(path, text.data(), text.size(), path);
+  io::write_atomically(path, text.data(), text.size(), path);
 }
 
 void append_sample_line(const std::string& path, const std::string& line) {
-  safetensors::append_text(path, line + "\n", path);
+  io::append_text(path, line + "\n", path);
 }
 
 std::vector<std::int64_t> greedy_continue(GPT& model, const std::vector<std::int64_t>& prompt, std::int64_t tokens) {

@@ -4,6 +4,7 @@
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -265,6 +266,42 @@ Options& Options::check(std::function<void()> fn) {
   return *this;
 }
 
+Options& Options::identity() {
+  if (specs_.empty()) throw std::logic_error("Options::identity() before any option of " + verb_);
+  identity_.push_back(specs_.back().name);
+  return *this;
+}
+
+Options& Options::identity(const std::string& name) {
+  identity_.push_back(spec(name).name);
+  return *this;
+}
+
+Options& Options::implies(std::function<std::vector<Implied>()> fn) {
+  implied_.push_back(std::move(fn));
+  return *this;
+}
+
+void Options::apply_implied(bool strict) {
+  for (const auto& fn : implied_)
+    for (const Implied& imp : fn()) {
+      OptionSpec& s = spec(imp.name);
+      const nlohmann::json now = s.get();
+      const bool given = std::find(given_.begin(), given_.end(), imp.name) != given_.end();
+      s.set(imp.value);
+      if ((given || strict) && s.get() != now)
+        throw UsageError(imp.because + " sets --" + imp.name + " " + imp.value + ", but --" + imp.name + " " +
+                         (now.is_string() ? now.get<std::string>() : now.dump()) + " was given (drop it)");
+    }
+}
+
+std::vector<std::string> Options::identity_names() const {
+  std::vector<std::string> out;
+  for (const auto& s : specs_)  // declaration order
+    if (std::find(identity_.begin(), identity_.end(), s.name) != identity_.end()) out.push_back(s.name);
+  return out;
+}
+
 const OptionSpec* Options::find(const std::string& name) const {
   for (const auto& s : specs_)
     if (s.name == name) return &s;
@@ -408,6 +445,7 @@ bool Options::parse(const std::vector<std::string>& args) {
       s.set(vm[s.name].as<std::string>());
     }
   }
+  apply_implied();
   validate();
   if (vm.count("print-config")) {
     std::cout << to_json().dump(1) << "\n";

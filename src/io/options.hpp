@@ -58,6 +58,12 @@ struct OptionSpec {
                                                 // "(> 0)" and --describe-options all read this one copy
 };
 
+/// A flag that another setting fixes (a training condition's flag bundle): `name` takes `value`
+/// because of `because` ("--condition N").
+struct Implied {
+  std::string name, value, because;
+};
+
 class Options {
  public:
   /// `verb` names the verb in messages and help ("toy relu"); `summary` is the help's first line.
@@ -77,6 +83,19 @@ class Options {
   Options& positional(const std::string& name);
   /// A check across several fields, run after parsing; throw UsageError naming the keys.
   Options& check(std::function<void()> fn);
+  /// Marks the option added last as part of a run's identity: a resumed run must keep its value
+  /// (it decides the data order, the model or the optimizer's trajectory).
+  Options& identity();
+  /// Marks the option `name` (registered elsewhere, e.g. by add_run_flags) as part of the identity.
+  Options& identity(const std::string& name);
+  /// Flags fixed by other settings: after parsing, each (name, value) the function returns is set when
+  /// the flag was not given; given with another value, it is a usage error naming both.
+  Options& implies(std::function<std::vector<Implied>()> fn);
+  /// Applies the implications (parse() does; call it after set()). strict: every flag must already
+  /// hold its implied value (a check of settings filled in code rather than parsed).
+  void apply_implied(bool strict = false);
+  /// The names marked identity(), in declaration order.
+  std::vector<std::string> identity_names() const;
 
   /// Parses argv (argv[0] is the verb path, not looked at). Returns false if --help was printed, or
   /// --print-config (the resolved settings as JSON, after validation: a dry run), or
@@ -108,6 +127,8 @@ class Options {
   std::string verb_, summary_;
   std::vector<OptionSpec> specs_;
   std::vector<std::function<void()>> checks_;
+  std::vector<std::function<std::vector<Implied>()>> implied_;
+  std::vector<std::string> identity_;  // names marked identity(), in the order marked
   std::vector<std::string> positional_;
   std::vector<std::string> given_;
 };
