@@ -14,6 +14,7 @@
 #include <regex>
 #include <stdexcept>
 
+#include "core/random.hpp"
 #include "data/corpus_reader.hpp"
 #include "data/token_files.hpp"
 #include "data/tokenizer.hpp"
@@ -254,11 +255,7 @@ nlohmann::json meta_json(const PrepareOptions& o, const Gpt2Tokenizer& tok, cons
 }
 
 double split_phase(std::uint64_t seed) {
-  std::uint64_t x = seed + 0x9E3779B97F4A7C15ull;  // splitmix64
-  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-  x ^= x >> 31;
-  return static_cast<double>(x >> 11) * 0x1.0p-53;
+  return static_cast<double>(core::splitmix64(seed) >> 11) * 0x1.0p-53;
 }
 
 // Removes this run's temporary files (their names are known even for files not yet finished).

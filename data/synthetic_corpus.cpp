@@ -15,12 +15,7 @@ namespace {
 namespace w = synthetic_words;
 using core::Rng;
 
-std::uint64_t splitmix64(std::uint64_t x) {
-  x += 0x9E3779B97F4A7C15ull;
-  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-  return x ^ (x >> 31);
-}
+using core::splitmix64;
 
 // Uniform integer in [lo, hi] (inclusive), portable (no std::uniform_int_distribution).
 int uniform_int(Rng& rng, int lo, int hi) {

@@ -11,13 +11,6 @@ namespace gaugelab::gpt2 {
 
 namespace {
 
-std::uint64_t splitmix64(std::uint64_t x) {
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
-
 void check_length(const data::MappedTokens& f, std::int64_t T) {
   if (f.size() < static_cast<std::size_t>(T) + 2)
     throw std::runtime_error(f.path() + ": " + std::to_string(f.size()) + " tokens, too few for sequences of " +
@@ -115,10 +108,6 @@ std::size_t TokenShards::tokens() const {
   std::size_t n = 0;
   for (const data::MappedTokens& f : files_) n += f.size();
   return n;
-}
-
-std::uint64_t mix_seed(std::uint64_t seed, std::uint64_t index) {
-  return splitmix64(splitmix64(seed) ^ splitmix64(index + 0x632be59bd9b4e019ULL));
 }
 
 TrainBatches::TrainBatches(const std::vector<std::string>& paths, std::uint64_t seed, std::int64_t batch_size,

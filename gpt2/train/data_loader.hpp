@@ -13,6 +13,7 @@
 
 #include <ATen/core/Tensor.h>
 
+#include "core/random.hpp"
 #include "data/token_files.hpp"
 
 namespace gaugelab::gpt2 {
@@ -88,7 +89,7 @@ class ValidationBatches {
   std::vector<std::int32_t> map_;
 };
 
-/// splitmix64 of (seed, index): the one hash behind every training window.
-std::uint64_t mix_seed(std::uint64_t seed, std::uint64_t index);
+/// The one hash behind every training window (core/random.hpp).
+using core::mix_seed;
 
 }  // namespace gaugelab::gpt2

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cmath>
+#include <cstdint>
 #include <random>
 
 #include "core/types.hpp"
@@ -13,6 +14,29 @@
 namespace gaugelab::core {
 
 using Rng = std::mt19937_64;
+
+// --- seed hashing: the one place every tier derives seeds from seeds ---
+
+/// splitmix64 (Steele, Lea & Flood 2014): the state x advanced by the golden-ratio increment, then the
+/// finaliser; a bijection of uint64.
+constexpr std::uint64_t splitmix64(std::uint64_t x) {
+  x += 0x9E3779B97F4A7C15ULL;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
+  return x ^ (x >> 31);
+}
+
+/// Output number index + 1 of the splitmix64 stream started at `seed`: splitmix64(seed + φ·index).
+/// The harness's cells, gauges and batches draw their seeds this way.
+constexpr std::uint64_t splitmix_at(std::uint64_t seed, std::uint64_t index) {
+  return splitmix64(seed + 0x9E3779B97F4A7C15ULL * index);
+}
+
+/// A seed for item `index` of what `seed` seeds, both hashed (no two nearby (seed, index) pairs
+/// correlate): the trainer's data order and its per-step RNG.
+constexpr std::uint64_t mix_seed(std::uint64_t seed, std::uint64_t index) {
+  return splitmix64(splitmix64(seed) ^ splitmix64(index + 0x632be59bd9b4e019ULL));
+}
 
 /// Uniform in [0, 1), 53 bits, identical across standard libraries.
 inline double uniform01(Rng& rng) { return static_cast<double>(rng() >> 11) * 0x1.0p-53; }

@@ -21,7 +21,7 @@ core::AttentionHead<double> teacher_for(const core::AttentionHead<double>& head,
   t.d_model = head.d_model();
   t.d_head = head.d_k();
   t.biases = biases;
-  t.seed = mix_seed(seed, 2);
+  t.seed = core::splitmix_at(seed, 2);
   return random_head(t);
 }
 
@@ -32,7 +32,7 @@ Mat<double> batch(std::uint64_t seed, Index tokens, Index d) {
 
 /// Batch k (0: the problem's, 1 + t: warm-up t): real rows in blocks of T when given, else N(0, 1) draws.
 Mat<double> batch_k(const HeadData& data, std::uint64_t seed, std::int64_t k, Index tokens, Index d) {
-  if (data.rows.rows() == 0) return batch(k == 0 ? mix_seed(seed, 3) : mix_seed(seed, 100 + static_cast<std::uint64_t>(k - 1)), tokens, d);
+  if (data.rows.rows() == 0) return batch(k == 0 ? core::splitmix_at(seed, 3) : core::splitmix_at(seed, 100 + static_cast<std::uint64_t>(k - 1)), tokens, d);
   const Index n = data.rows.rows();
   core::require(n >= tokens && data.rows.cols() == d, "HeadDiagnostic", "real inputs must be [>= T, d]");
   const Index blocks = n / tokens;
@@ -115,13 +115,6 @@ HeadFactors pull(const HeadFactors& u, const GaugePair& g, const Mat<double>& s_
 double rel(const Mat<double>& a, const Mat<double>& ref) { return (a - ref).norm() / ref.norm(); }
 
 }  // namespace
-
-std::uint64_t mix_seed(std::uint64_t a, std::uint64_t b) {
-  std::uint64_t z = a + 0x9E3779B97F4A7C15ULL * (b + 1);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-  return z ^ (z >> 31);
-}
 
 Mat<double> draw_gauge(const std::string& family, double kappa, Index r, core::Rng& rng) {
   if (family == "orthogonal") return core::random_orthogonal<double>(rng, r);
@@ -310,7 +303,7 @@ CellResult HeadDiagnostic::run_cell(const CellSpec& c) const {
   const std::size_t V = variants_.size(), W = o_.wrappers.size(), G = static_cast<std::size_t>(o_.gauges);
   std::vector<GaugePair> smoothing;
   if (std::find(o_.wrappers.begin(), o_.wrappers.end(), "smooth") != o_.wrappers.end()) {
-    core::Rng rng(mix_seed(c.seed, 0));
+    core::Rng rng(core::splitmix_at(c.seed, 0));
     for (std::int64_t i = 0; i < o_.smooth; ++i) {
       Mat<double> S = draw_gauge(c.family, c.kappa, r, rng);
       Mat<double> T = draw_gauge(c.family, c.kappa, r, rng);
@@ -348,7 +341,7 @@ CellResult HeadDiagnostic::run_cell(const CellSpec& c) const {
 #pragma omp parallel for schedule(dynamic, 1)
   for (std::size_t g = 0; g < G; ++g) {
     try {
-      core::Rng rng(mix_seed(c.seed, g + 1));
+      core::Rng rng(core::splitmix_at(c.seed, g + 1));
       GaugePair gp;
       gp.S = draw_gauge(c.family, c.kappa, r, rng);
       gp.T = draw_gauge(c.family, c.kappa, r, rng);

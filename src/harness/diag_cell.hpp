@@ -51,9 +51,6 @@ HeadFactors gauge_image(const HeadFactors& x, const GaugePair& g);
 /// One gauge [r, r] of `family` (orthogonal | diagonal | general) with condition number κ.
 Mat<double> draw_gauge(const std::string& family, double kappa, Index r, core::Rng& rng);
 
-/// splitmix64 of (a, b): independent, reproducible seeds for cells, gauges and batches.
-std::uint64_t mix_seed(std::uint64_t a, std::uint64_t b);
-
 struct CellSpec {
   std::string family;
   double kappa = 1;

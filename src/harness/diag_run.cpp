@@ -7,6 +7,7 @@
 #include <iostream>
 #include <sstream>
 
+#include "harness/diag_rule_table.hpp"
 #include "io/run_log.hpp"
 
 #if defined(__GLIBC__)
@@ -31,7 +32,7 @@ RandomHeadOptions random_options(const DiagOptions& o, std::uint64_t seed) {
   r.d_head = o.d_head;
   r.cond = o.head_cond;
   r.biases = o.biases;
-  r.seed = mix_seed(seed, 1);
+  r.seed = core::splitmix_at(seed, 1);
   return r;
 }
 
@@ -82,12 +83,12 @@ std::vector<CellSpec> grid_cells(const DiagOptions& o, std::uint64_t seed) {
   std::vector<CellSpec> cells;
   for (std::size_t f = 0; f < o.families.size(); ++f) {
     const std::string& fam = o.families[f];
-    const std::uint64_t fs = mix_seed(seed, 1000 + f);
+    const std::uint64_t fs = core::splitmix_at(seed, 1000 + f);
     if (fam == "orthogonal") {
-      cells.push_back({fam, 1.0, mix_seed(fs, 0)});
+      cells.push_back({fam, 1.0, core::splitmix_at(fs, 0)});
       continue;
     }
-    for (std::size_t k = 0; k < o.kappa.size(); ++k) cells.push_back({fam, o.kappa[k], mix_seed(fs, k + 1)});
+    for (std::size_t k = 0; k < o.kappa.size(); ++k) cells.push_back({fam, o.kappa[k], core::splitmix_at(fs, k + 1)});
   }
   return cells;
 }
@@ -157,6 +158,8 @@ DiagRun run_diag_heads(const DiagOptions& o, const io::RunFlags& flags, const io
   log.set_summary("rows", static_cast<std::int64_t>(log.table_rows("spread")));
   log.set_summary("failures", failures);
   log.set_summary("forward_error_max", run.forward_error_max);
+  for (const std::string& rule : o.rules)  // what each rule's source states (diag_rule_table.hpp), for the tables
+    log.set_summary("invariance_" + rule, std::string(diag_rule(rule).invariance));
   const auto small = [](const CellSpec& c) { return c.kappa <= 100.0; };
   const auto any = [](const CellSpec&) { return true; };
   const auto orth = [](const CellSpec& c) { return c.family == "orthogonal"; };

@@ -74,7 +74,7 @@ TrajectoryCell HeadDiagnostic::run_trajectory_cell(const CellSpec& c, std::int64
   };
   std::vector<GaugePair> gauges(G);
   for (std::size_t g = 0; g < G; ++g) {  // the same draws as run_cell's
-    core::Rng rng(mix_seed(c.seed, g + 1));
+    core::Rng rng(core::splitmix_at(c.seed, g + 1));
     gauges[g].S = draw_gauge(c.family, c.kappa, r, rng);
     gauges[g].T = draw_gauge(c.family, c.kappa, r, rng);
   }
