@@ -19,32 +19,10 @@
 #include <variant>
 
 #include "core/update_base_rules.hpp"
+#include "core/update_rule_table.hpp"
 #include "core/update_hyperball.hpp"
 
 namespace gaugelab::core {
-
-enum class RuleKind { sgd, momentum, adamw, muon, hyperball };
-
-/// Parses "sgd|momentum|adamw|muon|hyperball"; throws std::invalid_argument naming the value.
-inline RuleKind parse_rule_kind(std::string_view s) {
-  if (s == "sgd") return RuleKind::sgd;
-  if (s == "momentum") return RuleKind::momentum;
-  if (s == "adamw") return RuleKind::adamw;
-  if (s == "muon") return RuleKind::muon;
-  if (s == "hyperball") return RuleKind::hyperball;
-  throw std::invalid_argument("unknown update rule '" + std::string(s) + "' (expected sgd|momentum|adamw|muon|hyperball)");
-}
-
-inline std::string_view rule_kind_name(RuleKind k) {
-  switch (k) {
-    case RuleKind::sgd: return "sgd";
-    case RuleKind::momentum: return "momentum";
-    case RuleKind::adamw: return "adamw";
-    case RuleKind::muon: return "muon";
-    case RuleKind::hyperball: return "hyperball";
-  }
-  return "?";
-}
 
 /// Options of one rule; the alternative held selects the rule.
 using RuleOptions = std::variant<SgdOptions, MomentumOptions, AdamWOptions, MuonOptions, HyperballOptions>;

@@ -1,4 +1,5 @@
 #include "harness/diag_options.hpp"
+#include "harness/diag_rule_table.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -6,6 +7,13 @@
 namespace gaugelab::harness {
 
 namespace {
+
+std::string rules_help() {
+  std::string h = "update rules (harness/diag_rule_table.hpp):";
+  for (const DiagRule& r : diag_rules()) h += std::string(" ") + r.name + ",";
+  h.pop_back();
+  return h;
+}
 
 void require_choice(const std::vector<std::string>& given, const std::vector<std::string>& allowed,
                     const std::string& flag) {
@@ -42,9 +50,7 @@ void declare_diag_options(io::Options& opts, DiagOptions& o) {
       .add("tokens", &o.tokens, "rows T of the fixed batch X (data loss)", Range::at_least(1))
       .add("kappa", &o.kappa, "condition numbers of the drawn gauges (comma list)", Range::at_least(1))
       .add("families", &o.families, "gauge families: diagonal, orthogonal, general")
-      .add("rules", &o.rules,
-           "update rules: sgd, momentum, adamw, adamw-warm, muon, hyperball, scaledgd, rpgd, lora-rite, lora-pro, "
-           "circuit-muon")
+      .add("rules", &o.rules, rules_help())
       .add("wrappers", &o.wrappers, "quotient wrappers: none, full, diagonal, periodic, smooth")
       .add("transports", &o.transports, "state transports of adamw-warm, one variant each: none, vector, covector")
       .add("momentum-transport", &o.momentum_transport,
@@ -76,10 +82,7 @@ void declare_diag_options(io::Options& opts, DiagOptions& o) {
 
 void validate_diag_options(const DiagOptions& o) {
   require_choice(o.families, {"diagonal", "orthogonal", "general"}, "families");
-  require_choice(o.rules,
-                 {"sgd", "momentum", "adamw", "adamw-warm", "muon", "hyperball", "scaledgd", "rpgd", "lora-rite", "lora-pro",
-                  "circuit-muon"},
-                 "rules");
+  require_choice(o.rules, diag_rule_names(), "rules");
   require_choice(o.wrappers, {"none", "full", "diagonal", "periodic", "smooth"}, "wrappers");
   require_choice(o.transports, {"none", "vector", "covector"}, "transports");
   if (o.kappa.empty()) throw io::UsageError("--kappa needs at least one value");

@@ -1,5 +1,8 @@
 #include "harness/diag_rules.hpp"
 
+#include <stdexcept>
+#include <string>
+
 #include "core/update_factor_literature.hpp"
 #include "core/update_factor_precond.hpp"
 #include "harness/diag_options.hpp"
@@ -8,36 +11,47 @@ namespace gaugelab::harness {
 
 namespace {
 
-core::RuleOptions options_for(const std::string& rule, const DiagOptions& o) {
-  if (rule == "sgd" || rule == "scaledgd" || rule == "rpgd" || rule == "lora-rite" || rule == "lora-pro")
-    return core::SgdOptions{1.0, 0.0};
-  if (rule == "momentum") {
-    core::MomentumOptions m;
-    m.lr = 1.0;
-    m.momentum = o.momentum;
-    return m;
+// The core rule's options at unit lr and no decay, its hyper-parameters from the options.
+core::RuleOptions options_for(const DiagRule& rule, const DiagOptions& o) {
+  switch (rule.kind) {
+    case core::RuleKind::sgd: return core::SgdOptions{1.0, 0.0};
+    case core::RuleKind::momentum: {
+      core::MomentumOptions m;
+      m.lr = 1.0;
+      m.momentum = o.momentum;
+      return m;
+    }
+    case core::RuleKind::adamw: {
+      core::AdamWOptions a;
+      a.lr = 1.0;
+      a.beta1 = o.beta1;
+      a.beta2 = o.beta2;
+      a.eps = o.adam_eps;
+      a.weight_decay = 0.0;
+      return a;
+    }
+    case core::RuleKind::muon: {
+      core::MuonOptions m;
+      m.lr = 1.0;
+      m.momentum = o.muon_momentum;
+      return m;
+    }
+    case core::RuleKind::hyperball: {
+      core::HyperballOptions h;
+      h.lr = 1.0;
+      return h;
+    }
   }
-  if (rule == "adamw" || rule == "adamw-warm") {
-    core::AdamWOptions a;
-    a.lr = 1.0;
-    a.beta1 = o.beta1;
-    a.beta2 = o.beta2;
-    a.eps = o.adam_eps;
-    a.weight_decay = 0.0;
-    return a;
+  throw std::invalid_argument(std::string("options_for: bad rule kind of ") + rule.name);
+}
+
+double pair_param_for(PairStep p, const DiagOptions& o) {
+  switch (p) {
+    case PairStep::rpgd: return o.rp_delta;
+    case PairStep::lora_pro: return o.pro_delta;
+    case PairStep::circuit_muon: return o.circuit_lambda;
+    default: return 0.0;
   }
-  if (rule == "muon" || rule == "circuit-muon") {
-    core::MuonOptions m;
-    m.lr = 1.0;
-    m.momentum = o.muon_momentum;
-    return m;
-  }
-  if (rule == "hyperball") {
-    core::HyperballOptions h;
-    h.lr = 1.0;
-    return h;
-  }
-  throw std::invalid_argument("unknown rule '" + rule + "'");
 }
 
 }  // namespace
@@ -45,31 +59,28 @@ core::RuleOptions options_for(const std::string& rule, const DiagOptions& o) {
 std::vector<RuleVariant> rule_variants(const DiagOptions& o) {
   std::vector<RuleVariant> out;
   for (const auto& r : o.rules) {
-    if (r == "momentum") {  // one transport, or (each) one variant per transport of o.transports
-      const std::vector<std::string> modes =
-          o.momentum_transport == "each" ? o.transports : std::vector<std::string>{o.momentum_transport};
-      for (const auto& t : modes) out.push_back({r, t, true, false, options_for(r, o), core::parse_transport_mode(t)});
-      continue;
-    }
-    if (r != "adamw-warm") {
-      RuleVariant v{r, "-", false, r == "hyperball", options_for(r, o), core::TransportMode::none};
-      if (r == "scaledgd") v.pair_delta = 0.0;
-      if (r == "rpgd") v.pair_delta = o.rp_delta;
-      if (r == "lora-rite" || r == "lora-pro" || r == "circuit-muon") v.pair_rule = r;
-      if (r == "lora-pro") v.pair_param = o.pro_delta;
-      if (r == "circuit-muon") v.pair_param = o.circuit_lambda;
+    const DiagRule& row = diag_rule(r);
+    const core::RuleOptions opts = options_for(row, o);
+    std::vector<std::string> modes;  // one variant per transport mode of a warmed-up state
+    if (row.warmth == RuleWarmth::momentum)
+      modes = o.momentum_transport == "each" ? o.transports : std::vector<std::string>{o.momentum_transport};
+    else if (row.warmth == RuleWarmth::transports)
+      modes = o.transports;
+    if (row.warmth == RuleWarmth::fresh) {
+      RuleVariant v{r, "-", false, row.kind == core::RuleKind::hyperball, opts, core::TransportMode::none};
+      v.pair = row.pair;
+      v.pair_param = pair_param_for(row.pair, o);
       out.push_back(std::move(v));
       continue;
     }
-    for (const auto& t : o.transports)
-      out.push_back({r, t, true, false, options_for(r, o), core::parse_transport_mode(t)});
+    for (const auto& t : modes) out.push_back({r, t, true, false, opts, core::parse_transport_mode(t)});
   }
   return out;
 }
 
 HeadFactors propose_head(const RuleVariant& v, const HeadFactors& p, const HeadFactors& g, HeadStates& st) {
   HeadFactors u;
-  if (v.pair_rule == "lora-rite") {  // both pairs' unmagnified gradients, then each pair's step (states per factor)
+  if (v.pair == PairStep::lora_rite) {  // both pairs' unmagnified gradients, then each pair's step (states per factor)
     core::RiteOptions ro;
     ro.clip_unmagnified = 0, ro.update_skipping = 0;
     for (int k = 0; k < 2; ++k) {
@@ -80,7 +91,7 @@ HeadFactors propose_head(const RuleVariant& v, const HeadFactors& p, const HeadF
     }
     return u;
   }
-  if (v.pair_rule == "lora-pro") {  // SGD on the adjusted gradients
+  if (v.pair == PairStep::lora_pro) {  // SGD on the adjusted gradients
     for (int k = 0; k < 2; ++k) {
       const auto a = core::lora_pro_gradients<double>(p[2 * k], p[2 * k + 1], g[2 * k], g[2 * k + 1], v.pair_param);
       u[2 * k] = -a.U_A;
@@ -97,14 +108,15 @@ HeadFactors propose_head(const RuleVariant& v, const HeadFactors& p, const HeadF
       u[i] = core::propose(v.options, p[i], g[i], s).U;
     }
   }
-  if (v.pair_rule == "circuit-muon") {  // Muon's increments, then the V/O pair rebalanced (W_O's columns = p[kVB])
+  if (v.pair == PairStep::circuit_muon) {  // Muon's increments, then the V/O pair rebalanced (W_O's columns = p[kVB])
     auto d = core::vo_trace_rebalance<double>(p[kVA], p[kVB], u[kVA], u[kVB], v.pair_param, /*whiten=*/true);
     u[kVA] = std::move(d.U_A);
     u[kVB] = std::move(d.U_B);
   }
-  if (v.pair_delta >= 0.0) {  // scaledgd / rpgd: the pair's SGD increments through the pair preconditioner
+  if (v.pair == PairStep::scaledgd || v.pair == PairStep::rpgd) {  // the pair's SGD increments, preconditioned
     for (int k = 0; k < 2; ++k) {
-      auto pu = core::riemannian_preconditioned(p[2 * k], p[2 * k + 1], u[2 * k], u[2 * k + 1], v.pair_delta);
+      auto pu = core::riemannian_preconditioned(p[2 * k], p[2 * k + 1], u[2 * k], u[2 * k + 1],
+                                                v.pair == PairStep::rpgd ? v.pair_param : 0.0);
       u[2 * k] = std::move(pu.U_A);
       u[2 * k + 1] = std::move(pu.U_B);
     }

@@ -1,18 +1,5 @@
-// The update rules `diag heads` steps with, as variants of the core rules (update_rules.hpp):
-//   sgd         plain gradient step
-//   momentum    heavy-ball SGD momentum from a warmed-up buffer (fresh, its first step IS sgd)
-//   adamw       AdamW from fresh state (torch.optim.AdamW, bias-corrected)
-//   adamw-warm  AdamW from a warmed-up state (m and v filled by `warmup` mini-batches)
-//   muon        KellerJordan Muon (Nesterov, NS5 in double), fresh buffer
-//   hyperball   sphere retraction of an SGD direction, R = ‖W‖_F of the representative
-//   scaledgd    ScaledGD (Tong, Ma & Chi 2021): each sector's SGD increments preconditioned by the opposite Gram,
-//               U_A(BᵀB)⁻¹, U_B(AᵀA)⁻¹ (core/update_factor_precond.hpp) — the literature's GL(r)-invariant rule
-//   rpgd        Riemannian-preconditioned (Zhang & Pilanci 2024): the same with (·+δI)⁻¹, δ = --rp-delta
-//   lora-rite   LoRA-RITE (Yen et al. 2025) on each pair, fresh state; its RMS skip and joint-norm clip off (they act
-//               on the gradient's scale, which the harness's lr calibration normalises; both are gauge-invariant)
-//   lora-pro    SGD on LoRA-Pro's adjusted gradients (Wang et al. 2025; δ = --pro-delta): the equivalent-gradient
-//               claim is a claim about the represented motion, so the adjusted gradients step without AdamW
-//   circuit-muon  Muon, then modded-nanogpt's per-head V/O trace rebalance (λ = --circuit-lambda) on the V/O pair
+// The update rules `diag heads` steps with (their table: diag_rule_table.hpp, one row per rule with
+// its core rule, its warm-up, its pair step and its stated invariance), as variants:
 // adamw-warm comes once per transport mode of `transports` (none | vector | covector), momentum with
 // `momentum_transport` (default covector: its buffer is a sum of raw gradients; `each`: once per mode of
 // `transports`, for the transport table): the state warmed at
@@ -32,6 +19,7 @@
 
 #include "core/transport.hpp"
 #include "core/update_rules.hpp"
+#include "harness/diag_rule_table.hpp"
 #include "harness/head_problem.hpp"
 
 namespace gaugelab::harness {
@@ -39,15 +27,14 @@ namespace gaugelab::harness {
 struct DiagOptions;
 
 struct RuleVariant {
-  std::string rule;       // sgd | momentum | adamw | adamw-warm | muon | hyperball
+  std::string rule;       // a name of diag_rule_table.hpp
   std::string transport;  // none | vector | covector for warmed-up rules, "-" otherwise
   bool warm = false;      // state warmed at the reference, transported to each representative
   bool hyperball = false; // post-step retraction onto ‖W‖_F = R
   core::RuleOptions options;  // lr = 1, weight decay 0
   core::TransportMode mode = core::TransportMode::none;
-  double pair_delta = -1;  // >= 0: a factor-pair preconditioned rule (scaledgd: 0, rpgd: δ) on SGD's increments
-  std::string pair_rule;   // "" or lora-rite, lora-pro, circuit-muon: a literature rule acting on each pair
-  double pair_param = 0;   // lora-pro's δ, circuit-muon's λ
+  PairStep pair = PairStep::none;  // the literature's step on each factor pair (diag_rule_table.hpp)
+  double pair_param = 0;   // rpgd's and lora-pro's δ, circuit-muon's λ
 };
 
 /// Every rule of o.rules in that order, adamw-warm once per transport of o.transports.
