@@ -8,6 +8,7 @@
 #include "core/gauge_sampling.hpp"
 #include "core/random.hpp"
 #include "toys/factor_common.hpp"
+#include "toys/spec_toy.hpp"
 #include "toys/toy.hpp"
 #include "toys/toy_specs.hpp"
 
@@ -175,38 +176,19 @@ ToyRun run_factor_matrix(const FactorMatrixOptions& o, std::uint64_t seed) {
   return run;
 }
 
-namespace {
-
-class FactorMatrixToy final : public Toy {
- public:
-  std::string name() const override { return "factor-matrix"; }
-  std::string summary() const override {
-    return "Seed 003 §3: one GD step on ½‖AB^T − Y‖² from gauge images (AS, BS^-T) of growing condition number, "
-           "plain and with the opposite-Gram correction, closed form beside simulation.";
-  }
-  void declare(io::Options& opts) override { toys::declare(opts, o_); }
-  int seeds() const override { return o_.seeds; }
-  ToyRun run(std::uint64_t seed) const override { return run_factor_matrix(o_, seed); }
-  std::vector<std::pair<std::string, io::Cell>> summarize(const std::vector<ToyRun>& runs) const override {
-    std::vector<std::pair<std::string, io::Cell>> s;
-    for (const char* m : {"loss_after_balanced", "loss_after_plain_sim", "loss_after_quotient_sim"})
-      s.emplace_back(std::string(m) + "_mean", mean_std(runs, m).mean);
-    for (const char* m : {"motion_spread_plain", "motion_spread_quotient", "rel_err_M_plain", "rel_err_M_quotient",
-                          "rel_err_loss_plain", "rel_err_loss_quotient", "max_rel_err_M_plain", "max_rel_err_M_quotient",
-                          "max_err_over_roundoff"}) {
-      double worst = 0;
-      for (const auto& r : runs) worst = std::max(worst, r.metric(m));
-      s.emplace_back(std::string(m) + "_max", worst);
-    }
-    return s;
-  }
-
- private:
-  FactorMatrixOptions o_;
-};
-
-}  // namespace
-
-std::unique_ptr<Toy> make_factor_matrix_toy() { return std::make_unique<FactorMatrixToy>(); }
+std::unique_ptr<Toy> make_factor_matrix_toy() {
+  return make_spec_toy<FactorMatrixOptions>({"factor-matrix",
+                                 "Seed 003 §3: one GD step on ½‖AB^T − Y‖² from gauge images (AS, BS^-T) of growing condition number, "
+           "plain and with the opposite-Gram correction, closed form beside simulation.",
+                                 [](const FactorMatrixOptions& o) { return o.seeds; },
+                                 [](const FactorMatrixOptions& o, std::uint64_t seed) { return run_factor_matrix(o, seed); },
+                                 [](const std::vector<ToyRun>& runs) {
+                                   return means_and_worst(runs, {"loss_after_balanced", "loss_after_plain_sim", "loss_after_quotient_sim"},
+                                                          {"motion_spread_plain", "motion_spread_quotient", "rel_err_M_plain",
+                                                           "rel_err_M_quotient", "rel_err_loss_plain", "rel_err_loss_quotient",
+                                                           "max_rel_err_M_plain", "max_rel_err_M_quotient", "max_err_over_roundoff"},
+                                                          "_max");
+                                 }});
+}
 
 }  // namespace gaugelab::toys

@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "toys/factor_common.hpp"
+#include "toys/spec_toy.hpp"
 #include "toys/toy.hpp"
 #include "toys/toy_specs.hpp"
 
@@ -122,28 +123,13 @@ ToyRun run_factor_scalar(const FactorScalarOptions& o) {
   return run;
 }
 
-namespace {
-
-class FactorScalarToy final : public Toy {
- public:
-  std::string name() const override { return "factor-scalar"; }
-  std::string summary() const override {
-    return "Seed 003 §2: one GD step on f = ½(ab − 1)² from balanced and imbalanced representatives of the same "
-           "product, closed form beside simulation, plain and opposite-Gram corrected, with a K sweep.";
-  }
-  void declare(io::Options& opts) override { toys::declare(opts, o_); }
-  int seeds() const override { return 1; }  // deterministic
-  ToyRun run(std::uint64_t) const override { return run_factor_scalar(o_); }
-  std::vector<std::pair<std::string, io::Cell>> summarize(const std::vector<ToyRun>& runs) const override {
-    return runs.front().metrics;
-  }
-
- private:
-  FactorScalarOptions o_;
-};
-
-}  // namespace
-
-std::unique_ptr<Toy> make_factor_scalar_toy() { return std::make_unique<FactorScalarToy>(); }
+std::unique_ptr<Toy> make_factor_scalar_toy() {
+  return make_spec_toy<FactorScalarOptions>({"factor-scalar",
+                                 "Seed 003 §2: one GD step on f = ½(ab − 1)² from balanced and imbalanced representatives of the same "
+           "product, closed form beside simulation, plain and opposite-Gram corrected, with a K sweep.",
+                                 nullptr,
+                                 [](const FactorScalarOptions& o, std::uint64_t) { return run_factor_scalar(o); },
+                                 nullptr});
+}
 
 }  // namespace gaugelab::toys

@@ -9,6 +9,7 @@
 #include "core/random.hpp"
 #include "core/update_hyperball.hpp"
 #include "toys/factor_common.hpp"
+#include "toys/spec_toy.hpp"
 #include "toys/toy.hpp"
 #include "toys/toy_specs.hpp"
 
@@ -113,37 +114,18 @@ ToyRun run_hyperball_toy(const HyperballToyOptions& o, std::uint64_t seed) {
   return run;
 }
 
-namespace {
-
-class HyperballToy final : public Toy {
- public:
-  std::string name() const override { return "hyperball"; }
-  std::string summary() const override {
-    return "Seed 003 §5: Hyperball keeps ||A||_F and ||B||_F fixed (closed form beside simulation) but does not "
-           "balance the Grams A^T A and B^T B.";
-  }
-  void declare(io::Options& opts) override { toys::declare(opts, o_); }
-  int seeds() const override { return o_.seeds; }
-  ToyRun run(std::uint64_t seed) const override { return run_hyperball_toy(o_, seed); }
-  std::vector<std::pair<std::string, io::Cell>> summarize(const std::vector<ToyRun>& runs) const override {
-    std::vector<std::pair<std::string, io::Cell>> s;
-    for (const char* m : {"rel_imbalance_start", "rel_imbalance_final", "col_rms_log_ratio_final", "loss_start",
-                          "loss_final", "rel_imbalance_balanced_start_final"})
-      s.emplace_back(std::string(m) + "_mean", mean_std(runs, m).mean);
-    for (const char* m : {"max_rel_err_norm", "max_rel_err_trace", "rel_err_retraction", "decay_tangent_rel"}) {
-      double worst = 0;
-      for (const auto& r : runs) worst = std::max(worst, r.metric(m));
-      s.emplace_back(std::string(m), worst);
-    }
-    return s;
-  }
-
- private:
-  HyperballToyOptions o_;
-};
-
-}  // namespace
-
-std::unique_ptr<Toy> make_hyperball_toy() { return std::make_unique<HyperballToy>(); }
+std::unique_ptr<Toy> make_hyperball_toy() {
+  return make_spec_toy<HyperballToyOptions>({"hyperball",
+                                 "Seed 003 §5: Hyperball keeps ||A||_F and ||B||_F fixed (closed form beside simulation) but does not "
+           "balance the Grams A^T A and B^T B.",
+                                 [](const HyperballToyOptions& o) { return o.seeds; },
+                                 [](const HyperballToyOptions& o, std::uint64_t seed) { return run_hyperball_toy(o, seed); },
+                                 [](const std::vector<ToyRun>& runs) {
+                                   return means_and_worst(runs, {"rel_imbalance_start", "rel_imbalance_final", "col_rms_log_ratio_final",
+                                                                 "loss_start", "loss_final", "rel_imbalance_balanced_start_final"},
+                                                          {"max_rel_err_norm", "max_rel_err_trace", "rel_err_retraction",
+                                                           "decay_tangent_rel"});
+                                 }});
+}
 
 }  // namespace gaugelab::toys

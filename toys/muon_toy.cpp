@@ -5,6 +5,7 @@
 #include <string>
 
 #include "toys/factor_common.hpp"
+#include "toys/spec_toy.hpp"
 #include "toys/toy.hpp"
 #include "toys/toy_specs.hpp"
 
@@ -135,28 +136,13 @@ ToyRun run_muon_toy(const MuonToyOptions& o) {
   return run;
 }
 
-namespace {
-
-class MuonToy final : public Toy {
- public:
-  std::string name() const override { return "muon"; }
-  std::string summary() const override {
-    return "Seed 003 §6: the 2x2 Muon counterexample over a K grid, shared and independent shrink, exact polar "
-           "factor and Newton-Schulz (fp64 and bf16), closed-form m1, m2, L_after beside simulation.";
-  }
-  void declare(io::Options& opts) override { toys::declare(opts, o_); }
-  int seeds() const override { return 1; }  // deterministic
-  ToyRun run(std::uint64_t) const override { return run_muon_toy(o_); }
-  std::vector<std::pair<std::string, io::Cell>> summarize(const std::vector<ToyRun>& runs) const override {
-    return runs.front().metrics;
-  }
-
- private:
-  MuonToyOptions o_;
-};
-
-}  // namespace
-
-std::unique_ptr<Toy> make_muon_toy() { return std::make_unique<MuonToy>(); }
+std::unique_ptr<Toy> make_muon_toy() {
+  return make_spec_toy<MuonToyOptions>({"muon",
+                                 "Seed 003 §6: the 2x2 Muon counterexample over a K grid, shared and independent shrink, exact polar "
+           "factor and Newton-Schulz (fp64 and bf16), closed-form m1, m2, L_after beside simulation.",
+                                 nullptr,
+                                 [](const MuonToyOptions& o, std::uint64_t) { return run_muon_toy(o); },
+                                 nullptr});
+}
 
 }  // namespace gaugelab::toys

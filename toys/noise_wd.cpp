@@ -7,6 +7,7 @@
 #include "core/random.hpp"
 #include "core/update_rules.hpp"
 #include "toys/factor_common.hpp"
+#include "toys/spec_toy.hpp"
 #include "toys/toy.hpp"
 #include "toys/toy_specs.hpp"
 
@@ -254,34 +255,20 @@ ToyRun run_noise_wd(const NoiseWdOptions& o, std::uint64_t seed) {
   return run;
 }
 
-namespace {
-
-class NoiseWdToy final : public Toy {
- public:
-  std::string name() const override { return "noise-wd"; }
-  std::string summary() const override {
-    return "Seed 002 (qualitative proxy): noise-WD equilibrium norm ~ sqrt(eta/lambda) under SGD and AdamW, and "
-           "learnable scalar / row-column multipliers that move the effective scale away from it.";
-  }
-  void declare(io::Options& opts) override { toys::declare(opts, o_); }
-  int seeds() const override { return o_.seeds; }
-  ToyRun run(std::uint64_t seed) const override { return run_noise_wd(o_, seed); }
-  std::vector<std::pair<std::string, io::Cell>> summarize(const std::vector<ToyRun>& runs) const override {
-    std::vector<std::pair<std::string, io::Cell>> s;
-    for (const char* m : {"sgd_eq_norm", "sgd_eq_closed", "adamw_eq_norm", "adamw_eq_estimate", "adamw_exponent_ratio",
-                          "adamw_exponent_product", "target_norm", "plain_norm_final", "plain_loss_final",
-                          "scalar_bar_norm_final", "scalar_eff_norm_final", "scalar_loss_final", "vector_bar_norm_final",
-                          "vector_eff_norm_final", "vector_loss_final"})
-      s.emplace_back(std::string(m) + "_mean", mean_std(runs, m).mean);
-    return s;
-  }
-
- private:
-  NoiseWdOptions o_;
-};
-
-}  // namespace
-
-std::unique_ptr<Toy> make_noise_wd_toy() { return std::make_unique<NoiseWdToy>(); }
+std::unique_ptr<Toy> make_noise_wd_toy() {
+  return make_spec_toy<NoiseWdOptions>({"noise-wd",
+                                 "Seed 002 (qualitative proxy): noise-WD equilibrium norm ~ sqrt(eta/lambda) under SGD and AdamW, and "
+           "learnable scalar / row-column multipliers that move the effective scale away from it.",
+                                 [](const NoiseWdOptions& o) { return o.seeds; },
+                                 [](const NoiseWdOptions& o, std::uint64_t seed) { return run_noise_wd(o, seed); },
+                                 [](const std::vector<ToyRun>& runs) {
+                                   return means_and_worst(runs, {"sgd_eq_norm", "sgd_eq_closed", "adamw_eq_norm", "adamw_eq_estimate",
+                                                                 "adamw_exponent_ratio", "adamw_exponent_product", "target_norm",
+                                                                 "plain_norm_final", "plain_loss_final", "scalar_bar_norm_final",
+                                                                 "scalar_eff_norm_final", "scalar_loss_final", "vector_bar_norm_final",
+                                                                 "vector_eff_norm_final", "vector_loss_final"},
+                                                          {});
+                                 }});
+}
 
 }  // namespace gaugelab::toys

@@ -8,6 +8,7 @@
 #include "core/quotient_motion.hpp"
 #include "core/random.hpp"
 #include "toys/factor_common.hpp"
+#include "toys/spec_toy.hpp"
 #include "toys/toy.hpp"
 #include "toys/toy_specs.hpp"
 
@@ -100,37 +101,17 @@ ToyRun run_wd_gram(const WdGramOptions& o, std::uint64_t seed) {
   return run;
 }
 
-namespace {
-
-class WdGramToy final : public Toy {
- public:
-  std::string name() const override { return "wd-gram"; }
-  std::string summary() const override {
-    return "Seed 003 §4: shared decoupled shrink damps the absolute Gram imbalance H_A - H_B but not the relative "
-           "one; with GD increments the Full Gram Evolution closed form is checked every step.";
-  }
-  void declare(io::Options& opts) override { toys::declare(opts, o_); }
-  int seeds() const override { return o_.seeds; }
-  ToyRun run(std::uint64_t seed) const override { return run_wd_gram(o_, seed); }
-  std::vector<std::pair<std::string, io::Cell>> summarize(const std::vector<ToyRun>& runs) const override {
-    std::vector<std::pair<std::string, io::Cell>> s;
-    for (const char* m : {"rel_start", "shrink_rel_final", "gd_rel_final", "gdwd_rel_final", "abs_start",
-                          "shrink_abs_final", "gd_abs_final", "gdwd_abs_final"})
-      s.emplace_back(std::string(m) + "_mean", mean_std(runs, m).mean);
-    for (const char* m : {"max_rel_err_shrink", "max_rel_err_gram_step", "gd_abs_max_drift"}) {
-      double worst = 0;
-      for (const auto& r : runs) worst = std::max(worst, r.metric(m));
-      s.emplace_back(std::string(m), worst);
-    }
-    return s;
-  }
-
- private:
-  WdGramOptions o_;
-};
-
-}  // namespace
-
-std::unique_ptr<Toy> make_wd_gram_toy() { return std::make_unique<WdGramToy>(); }
+std::unique_ptr<Toy> make_wd_gram_toy() {
+  return make_spec_toy<WdGramOptions>({"wd-gram",
+                                 "Seed 003 §4: shared decoupled shrink damps the absolute Gram imbalance H_A - H_B but not the relative "
+           "one; with GD increments the Full Gram Evolution closed form is checked every step.",
+                                 [](const WdGramOptions& o) { return o.seeds; },
+                                 [](const WdGramOptions& o, std::uint64_t seed) { return run_wd_gram(o, seed); },
+                                 [](const std::vector<ToyRun>& runs) {
+                                   return means_and_worst(runs, {"rel_start", "shrink_rel_final", "gd_rel_final", "gdwd_rel_final",
+                                                                 "abs_start", "shrink_abs_final", "gd_abs_final", "gdwd_abs_final"},
+                                                          {"max_rel_err_shrink", "max_rel_err_gram_step", "gd_abs_max_drift"});
+                                 }});
+}
 
 }  // namespace gaugelab::toys
