@@ -9,6 +9,7 @@
 #include "io/options.hpp"
 #include "io/provenance.hpp"
 #include "io/run_flags.hpp"
+#include "verb_skeleton.hpp"
 #include "verbs.hpp"
 
 namespace gaugelab::cli {
@@ -47,10 +48,9 @@ int verb_diag(const Args& args) {
   harness::require_loader(o.checkpoint, loader);  // one line, before anything is printed or written
   const int threads = io::apply_threads(flags.threads);
 
-  io::Provenance prov{trajectory ? "diag/trajectory" : "diag/heads", {"gaugelab", "diag"}, opts.to_json(), flags.seed,
-                      threads};
-  prov.argv.insert(prov.argv.end(), args.begin(), args.end());
-  std::cerr << "gaugelab " << opts.verb() << ": " << threads << " thread(s); settings " << opts.to_json().dump() << "\n";
+  const io::Provenance prov =
+      verb_provenance(trajectory ? "diag/trajectory" : "diag/heads", "diag", args, opts.to_json(), flags.seed, threads);
+  print_verb_settings(opts.verb(), opts, std::to_string(threads) + " thread(s)");
   if (trajectory) {
     const auto run = harness::run_diag_trajectory(o, flags, prov, loader, checkpoint_inputs_loader());
     std::cout << "diag trajectory -> " << flags.out << "\n" << harness::format_trajectory_summary(run, o);

@@ -4,6 +4,7 @@
 #include "io/options.hpp"
 #include "io/provenance.hpp"
 #include "io/run_flags.hpp"
+#include "verb_skeleton.hpp"
 #include "verbs.hpp"
 
 #ifdef GAUGELAB_WITH_TORCH
@@ -43,10 +44,8 @@ int verb_inspect(const Args& args) {
       .add("write-canonical", &o.write_canonical, "write the canonical checkpoint to this directory");
   io::add_run_flags(opts, o.run, "HDF5 log of the analysis (required)");
   if (!opts.parse(args)) return 0;
-  std::cerr << "gaugelab inspect: settings " << opts.to_json().dump() << "\n";
-  io::Provenance prov{"gpt2/inspect", {"gaugelab", "inspect"}, opts.to_json(), o.run.seed, 1};
-  prov.argv.insert(prov.argv.end(), args.begin(), args.end());
-  gpt2::run_inspect(o, prov);
+  print_verb_settings("inspect", opts);
+  gpt2::run_inspect(o, verb_provenance("gpt2/inspect", "inspect", args, opts.to_json(), o.run.seed));
   return 0;
 }
 

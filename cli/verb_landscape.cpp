@@ -4,6 +4,7 @@
 #include "io/options.hpp"
 #include "io/provenance.hpp"
 #include "io/run_flags.hpp"
+#include "verb_skeleton.hpp"
 #include "verbs.hpp"
 
 #ifdef GAUGELAB_WITH_TORCH
@@ -39,10 +40,8 @@ int verb_merge_models(const Args& args) {
       .add("device", &o.device, "cpu, cuda or cuda:N");
   io::add_run_flags(opts, o.run, "directory of the merged checkpoint and merge.h5 (required)");
   if (!opts.parse(args)) return 0;
-  std::cerr << "gaugelab merge-models: settings " << opts.to_json().dump() << "\n";
-  io::Provenance prov{"gpt2/merge-models", {"gaugelab", "merge-models"}, opts.to_json(), o.run.seed, 1};
-  prov.argv.insert(prov.argv.end(), args.begin(), args.end());
-  gpt2::run_merge_models(o, prov);
+  print_verb_settings("merge-models", opts);
+  gpt2::run_merge_models(o, verb_provenance("gpt2/merge-models", "merge-models", args, opts.to_json(), o.run.seed));
   return 0;
 }
 
@@ -65,10 +64,8 @@ int verb_hessian(const Args& args) {
       .add("device", &o.device, "cpu, cuda or cuda:N");
   io::add_run_flags(opts, o.run, "HDF5 log (required)");
   if (!opts.parse(args)) return 0;
-  std::cerr << "gaugelab hessian: settings " << opts.to_json().dump() << "\n";
-  io::Provenance prov{"gpt2/hessian", {"gaugelab", "hessian"}, opts.to_json(), o.run.seed, 1};
-  prov.argv.insert(prov.argv.end(), args.begin(), args.end());
-  gpt2::run_hessian(o, prov);
+  print_verb_settings("hessian", opts);
+  gpt2::run_hessian(o, verb_provenance("gpt2/hessian", "hessian", args, opts.to_json(), o.run.seed));
   return 0;
 }
 

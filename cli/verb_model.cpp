@@ -4,6 +4,7 @@
 #include "io/options.hpp"
 #include "io/provenance.hpp"
 #include "io/run_flags.hpp"
+#include "verb_skeleton.hpp"
 #include "verbs.hpp"
 
 #ifdef GAUGELAB_WITH_TORCH
@@ -25,14 +26,10 @@ void add_model_run_flags(io::Options& opts, gpt2::ModelRunOptions& m) {
 }
 
 io::Provenance provenance(const char* verb, const Args& args, const io::Options& opts, std::uint64_t seed) {
-  io::Provenance prov{std::string("gpt2/") + verb, {"gaugelab", verb}, opts.to_json(), seed, 1};
-  prov.argv.insert(prov.argv.end(), args.begin(), args.end());
-  return prov;
+  return verb_provenance(std::string("gpt2/") + verb, verb, args, opts.to_json(), seed);
 }
 
-void print_settings(const char* verb, const io::Options& opts) {
-  std::cerr << "gaugelab " << verb << ": settings " << opts.to_json().dump() << "\n";
-}
+void print_settings(const char* verb, const io::Options& opts) { print_verb_settings(verb, opts); }
 
 }  // namespace
 

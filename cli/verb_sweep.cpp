@@ -9,6 +9,7 @@
 #include "toys/sweep_runner.hpp"
 #include "toys/toy.hpp"
 #include "toys/toy_runner.hpp"
+#include "verb_skeleton.hpp"
 #include "verbs.hpp"
 
 namespace gaugelab::cli {
@@ -31,9 +32,7 @@ int verb_sweep(const Args& args) {
   if (!plan) return 0;  // --help
   const int threads = io::apply_threads(settings.run.threads);
 
-  io::Provenance prov{"sweep/" + args[0], {}, plan->config(), settings.run.seed, threads};
-  prov.argv = {"gaugelab", "sweep"};
-  prov.argv.insert(prov.argv.end(), args.begin(), args.end());
+  const io::Provenance prov = verb_provenance("sweep/" + args[0], "sweep", args, plan->config(), settings.run.seed, threads);
   const auto result = toys::run_sweep(*plan, settings, prov);
   std::cout << "sweep " << args[0] << " -> " << settings.run.out << "\n" << toys::format_summary(result.summary);
   return 0;
@@ -52,8 +51,7 @@ int verb_merge(const Args& args) {
   if (!opts.parse(args)) return 0;
   if (out.empty()) throw io::UsageError("--out is required");
   if (shards.empty()) throw io::UsageError("no shard files given");
-  io::Provenance prov{"", {"gaugelab", "merge"}, {}, 0, 1};
-  prov.argv.insert(prov.argv.end(), args.begin(), args.end());
+  const io::Provenance prov = verb_provenance("", "merge", args, {}, 0);
   const auto summary = toys::merge_sweeps(shards, out, force, prov);
   std::cout << "merge of " << shards.size() << " shard(s) -> " << out << "\n" << toys::format_summary(summary);
   return 0;

@@ -6,6 +6,7 @@
 #include "io/run_flags.hpp"
 #include "toys/toy.hpp"
 #include "toys/toy_runner.hpp"
+#include "verb_skeleton.hpp"
 #include "verbs.hpp"
 
 namespace gaugelab::cli {
@@ -26,11 +27,9 @@ int verb_toy(const Args& args) {
   if (!opts.parse(Args(args.begin() + 1, args.end()))) return 0;
   const int threads = io::apply_threads(flags.threads);
 
-  io::Provenance prov{"toy/" + args[0], {}, opts.to_json(), flags.seed, threads};
-  prov.argv = {"gaugelab", "toy"};
-  prov.argv.insert(prov.argv.end(), args.begin(), args.end());
-  std::cerr << "gaugelab toy " << args[0] << ": " << toy->seeds() << " seed(s) on " << threads << " thread(s); settings "
-            << opts.to_json().dump() << "\n";
+  const io::Provenance prov = verb_provenance("toy/" + args[0], "toy", args, opts.to_json(), flags.seed, threads);
+  print_verb_settings("toy " + args[0], opts,
+                      std::to_string(toy->seeds()) + " seed(s) on " + std::to_string(threads) + " thread(s)");
   const auto summary = toys::run_toy(*toy, flags, prov);
   std::cout << "toy " << args[0] << " -> " << flags.out << "\n" << toys::format_summary(summary);
   return 0;
