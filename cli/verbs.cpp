@@ -12,7 +12,7 @@ const std::vector<Verb>& verbs() {
       {"merge",    "join sweep shard files into one log",                              verb_merge},
       {"diag",     "one-step gauge-sensitivity harness (`diag heads`)",                verb_diag},
       {"prepare",  "text/JSONL -> GPT-2 BPE token shards (or --synthetic corpus)",     verb_prepare},
-      {"train",    "GPT-2 (+LRM) training, conditions A/B/C, GaugeFix; resumable",     verb_train},
+      {"train",    "GPT-2 (+LRM) training under a condition of gpt2/train/conditions.hpp; resumable", verb_train},
       {"eval",     "validation loss / logits dump from a checkpoint",                  verb_eval},
       {"generate", "text generation from a checkpoint",                                verb_generate},
       {"inspect",  "gauge analysis of a checkpoint (seed 001 Tables 3-9)",             verb_inspect},

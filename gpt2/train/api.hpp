@@ -1,27 +1,25 @@
 // `gaugelab train` as a plain function with a LibTorch-free signature (the front door, cli/verb_train.cpp,
-// includes only this). GPT-2 + learnable multipliers trained as in seed 000 §4.1 (nanoGPT conventions),
-// under the conditions A/B/C of seed 000 §4.1:
-//   A  multiplier weight decay λ_lrm on every multiplier, Q/K included          (LRM baseline)
-//   B  no weight decay on Q/K multipliers, GaugeFix every `gaugefix_every` steps (GaugeFix-LRM)
-//   C  no weight decay on Q/K multipliers, no GaugeFix                          (no control)
-//   D  GaugeFix every `gaugefix_every` steps plus magnitude control of s_Q·s_K (seed 000 §5's proposal):
-//      --magnitude wd: λ_lrm on the Q/K multipliers as under A (decoupled decay shrinks r_Q and r_K by one
-//      factor, so it moves only the product, never the ratio the fix holds); --magnitude cap: no Q/K decay,
-//      and after each fix a head whose s_Q·s_K exceeds --qk-cap is scaled down to it
-//   E  quotient-aware attention updates (seed 003 §3, §7; gpt2/train/quotient_update.hpp): no Q/K WD, no
-//      GaugeFix; every step each head's Q/K (and V/O) increments are corrected by the opposite Gram
-// Beside the conditions, --qk-norm puts a parameter-free LayerNorm or RMSNorm on each head's q and k
-// (an architecture change: the practitioners' fix, Wortsman et al. 2023; modded-nanogpt).
-// The run directory (--out DIR) holds log.h5 (kind "gpt2/train") and checkpoints/ (train_checkpoint.hpp).
+// includes only this). GPT-2 + learnable multipliers trained as in seed 000 §4.1 (nanoGPT conventions)
+// under one of the conditions of gpt2/train/conditions.hpp (A, B, C of seed 000 §4.1; D, D-cap, E,
+// QK-norm, QK-Clip, and the projections P, Pa, Pu against N): the table says what each condition
+// decays, which flags it fixes and which per-step hooks it runs.
+// The options are declared once, in declare_train_options (gpt2/train/options.cpp): type, range,
+// choices and whether a resumed run must keep the value.
+// The run directory (--out DIR) holds log.h5 (kind "gpt2/train") and checkpoints/ (checkpoints.hpp).
 #pragma once
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "io/provenance.hpp"
 #include "io/run_flags.hpp"
+
+namespace gaugelab::io {
+class Options;
+}
 
 namespace gaugelab::gpt2 {
 
@@ -88,7 +86,7 @@ struct TrainOptions {
   bool clip_multipliers = false;    // include multiplier gradients in the clipped set (seed 002 excludes them)
 
   // --- condition and GaugeFix ---
-  std::string condition = "A";      // A, B, C or D (see above)
+  std::string condition = "A";      // a key of conditions.hpp: A, B, C, D, Dcap, E, Q, QKclip, N, P, Pa, Pu, Pau
   std::int64_t gaugefix_every = 1;  // conditions B and D: GaugeFix after every N-th optimizer step
   std::string gaugefix_mode = "head";  // B, D: head (one g per head, seed 000) or coordinate (one g per
                                       // coordinate: the full diagonal gauge of the head)
@@ -96,8 +94,11 @@ struct TrainOptions {
   double qk_gauge_init = 0;         // σ of a gauge-offset start (gauge_start.hpp): each head's Q/K multipliers
                                     // moved to r_Q/g, r_K·g, g = exp(σ·z), z ~ N(0,1), the function unchanged;
                                     // 0 = the balanced start of LRM (every multiplier 1)
-  std::string magnitude = "wd";     // condition D's control of s_Q·s_K: wd (λ_lrm on Q/K) or cap (--qk-cap)
-  double qk_cap = 4.0;              // condition D with --magnitude cap: the largest s_Q·s_K a head keeps
+  std::string magnitude = "wd";     // the control of s_Q·s_K: set by the condition (D: wd, Dcap: cap)
+  double qk_cap = 4.0;              // condition Dcap: the largest s_Q·s_K a head keeps
+  double qk_clip_tau = 100;         // condition QKclip: τ, the largest attention logit a head keeps (Kimi K2's 100)
+  std::string qk_clip_on = "weights";  // QKclip: rescale the heads' W̄_Q, W̄_K rows (weights, as Kimi K2) or their
+                                    // r_Q, r_K multipliers (the same function; the multipliers then carry it)
   std::string quotient = "full";    // condition E: full Grams, or diagonal (their diagonals)
   std::int64_t quotient_every = 1;  // condition E with full: full Grams every k-th step, diagonal between
   double quotient_damping = 1e-3;   // condition E: λ added to each Gram
@@ -138,7 +139,15 @@ struct TrainOptions {
   std::int64_t unstable_spikes = 10;  // a run with at least this many spikes (or diverged) is unstable
 };
 
-/// Checks every setting and the cross-field rules; throws io::UsageError naming the flag.
+/// Declares every `train` option on `opts`, bound to the fields of `o` (whose values are the defaults):
+/// name, help, range or choices, and identity (a resumed run must keep it); the condition's flag bundle
+/// as implications. The front door parses with it; validate_train_options checks with it.
+void declare_train_options(io::Options& opts, TrainOptions& o);
+/// The options a resumed run must keep (those declared identity()).
+std::vector<std::string> train_identity_keys();
+
+/// Checks every setting (the declared ranges and choices, the condition's bundle) and the cross-field
+/// rules; throws io::UsageError naming the flag.
 void validate_train_options(const TrainOptions& o);
 
 /// The settings a run was started with, as its newest readable checkpoint recorded them (config.json's

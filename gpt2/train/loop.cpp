@@ -1,6 +1,7 @@
 // `gaugelab train`: the loop. Setup (model, optimizer, data, log, resume) is in setup.cpp; this
-// file runs the steps: accumulate micro-batches -> (average over ranks) -> (gradient projection) -> clip -> AdamW -> GaugeFix
-// (condition B) -> samples, evaluation, log row, progress line, checkpoints.
+// file runs the steps: accumulate micro-batches -> (average over ranks) -> (gradient projection) -> clip
+// -> the optimizer's step, with the condition's hooks around it (step_hooks.hpp: the quotient correction,
+// GaugeFix, the cap, QK-Clip) -> samples, evaluation, log row, progress line, checkpoints.
 #include <atomic>
 #include <chrono>
 #include <cmath>
@@ -16,9 +17,9 @@
 
 #include "gpt2/model/head_projection.hpp"
 #include "gpt2/train/checkpoints.hpp"
-#include "gpt2/train/quotient_update.hpp"
 #include "gpt2/train/samples.hpp"
 #include "gpt2/train/setup.hpp"
+#include "gpt2/train/step_hooks.hpp"
 
 namespace gaugelab::gpt2 {
 
@@ -64,16 +65,13 @@ TrainResult run_train(const TrainOptions& o, io::Provenance prov) {
   TrainState& st = run.state;
   const TrainDist& dist = run.dist;
   const bool rank0 = dist.rank == 0;
-  const bool fix_enabled = o.condition == "B" || o.condition == "D";
-  const bool cap_enabled = o.condition == "D" && o.magnitude == "cap";
-  const bool quotient = o.condition == "E";
+  const std::vector<std::unique_ptr<StepHook>> hooks = make_step_hooks(condition(o.condition), o);
   const GradProjection grad_projection = parse_grad_projection(o.grad_projection);
   const bool project_update = grad_projection != GradProjection::none && o.projection_target == "update";
   const at::Tensor probe = [&] {  // the observables' fixed batch: the first validation batch's inputs
     const at::Tensor b = run.val->batch(0);
     return b.narrow(1, 0, b.size(1) - 1).to(run.device);
   }();
-  const core::TransportMode transport = core::parse_transport_mode(o.state_transport);
   const MomentLookup lookup = [&](const at::Tensor& p) { return run.opt->moments(p); };
   const std::vector<at::Tensor> params = run.opt->parameters();
   StopSignals signals;
@@ -100,14 +98,15 @@ TrainResult run_train(const TrainOptions& o, io::Provenance prov) {
     reseed_step_rng(o.run.seed, it, dist.rank, run.device);
     run.model->train(true);
     run.opt->zero_grad();
-    at::Tensor loss_sum;
+    at::Tensor loss_sum, inputs;  // inputs: the last micro-batch's [B, T] (the hooks' batch)
     for (std::int64_t micro = 0; micro < run.grad_accum; ++micro) {
       const at::Tensor batch = run.train->batch(it, micro).to(run.device, /*non_blocking=*/true);
       const std::int64_t T = batch.size(1) - 1;
+      inputs = batch.narrow(1, 0, T);
       at::Tensor loss;
       {
         AutocastScope autocast(run.device, run.precision);
-        loss = run.model->loss(batch.narrow(1, 0, T), batch.narrow(1, 1, T));
+        loss = run.model->loss(inputs, batch.narrow(1, 1, T));
       }
       (loss / static_cast<double>(run.grad_accum)).backward();
       loss_sum = loss_sum.defined() ? loss_sum + loss.detach() : loss.detach();
@@ -140,25 +139,14 @@ TrainResult run_train(const TrainOptions& o, io::Provenance prov) {
     }
     const bool sample = step % o.log_heads_every == 0 || last;
     const std::vector<at::Tensor> before = sample ? run.opt->snapshot() : std::vector<at::Tensor>{};
-    const AttentionSnapshot attn_before = quotient ? snapshot_attention(*run.model) : AttentionSnapshot{};
+    const StepContext ctx{*run.model, o, it, inputs, lookup};
+    for (const auto& h : hooks) h->before_update(ctx);
     const AttentionWeights weights_before = project_update ? attention_weights(*run.model) : AttentionWeights{};
     run.opt->step(lr, lr / o.lr);  // Muon's η follows the same warm-up and cosine
     if (project_update) project_attention_updates(*run.model, weights_before, grad_projection);
-    if (quotient) {  // condition E: the step's attention increments, corrected by the opposite Gram
-      QuotientUpdate q;
-      q.full = o.quotient == "full" && it % o.quotient_every == 0;
-      q.damping = o.quotient_damping;
-      q.vo = o.quotient_vo;
-      correct_attention_increments(*run.model, attn_before, q);
-    }
+    for (const auto& h : hooks) h->correct_update(ctx);   // part of the step (condition E's correction)
     if (sample) row.update_ratio = run.opt->update_ratios(before);
-    if (fix_enabled && step % o.gaugefix_every == 0) {
-      if (o.gaugefix_mode == "coordinate") gauge_fix_coordinates(*run.model, o.gaugefix_eps);
-      else gauge_fix(*run.model, o.gaugefix_eps, transport, lookup);
-      if (o.gaugefix_vo) gauge_fix_vo(*run.model, o.gaugefix_eps);
-      if (cap_enabled) cap_qk_product(*run.model, o.qk_cap);
-      row.after_fix = true;
-    }
+    for (const auto& h : hooks) row.after_fix = h->after_update(ctx) || row.after_fix;  // GaugeFix, cap, clip
     row.attn_logit_max = row.logz_mean = nan();
     if (sample) {
       QkScales s;

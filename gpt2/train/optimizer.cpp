@@ -1,6 +1,7 @@
 #include "gpt2/train/optimizer.hpp"
 
 #include <stdexcept>
+#include <string>
 
 #include <ATen/core/grad_mode.h>
 #include <ATen/ops/_foreach_mul.h>
@@ -20,6 +21,9 @@
 namespace gaugelab::gpt2 {
 
 TrainOptimizer::TrainOptimizer(GPT& model, const OptimizerSettings& s) {
+  if (s.hidden_matrices != core::RuleKind::adamw && s.hidden_matrices != core::RuleKind::muon)
+    throw std::invalid_argument(std::string("TrainOptimizer: the hidden matrices step by adamw or muon, not ") +
+                                std::string(core::rule_kind_name(s.hidden_matrices)));
   for (const ParamGroup& pg : model.parameter_groups()) {
     Group g;
     g.name = pg.name;
@@ -36,7 +40,7 @@ TrainOptimizer::TrainOptimizer(GPT& model, const OptimizerSettings& s) {
     g.multiplier = multiplier;
     g.lr_scale = multiplier ? s.multiplier_lr_scale : 1.0;
     g.clipped = !multiplier || s.clip_multipliers;
-    if (s.muon && pg.role == ParamRole::matrix) {  // hidden matrices to Muon; an untied LM head stays AdamW
+    if (s.hidden_matrices == core::RuleKind::muon && pg.role == ParamRole::matrix) {  // hidden matrices to Muon; an untied LM head stays AdamW
       Group head;
       head.name = "head";
       head.weight_decay = g.weight_decay;
@@ -48,7 +52,7 @@ TrainOptimizer::TrainOptimizer(GPT& model, const OptimizerSettings& s) {
         g.params.erase(g.params.begin() + static_cast<std::ptrdiff_t>(i));
         --i;
       }
-      g.muon = true;
+      g.rule = core::RuleKind::muon;
       g.weight_decay = s.muon_settings.weight_decay;
       if (!head.params.empty()) groups_.push_back(std::move(head));
     }
@@ -103,7 +107,7 @@ GradNorms TrainOptimizer::clip_grad_norm(double max_norm) {
 void TrainOptimizer::step(double lr, double muon_lr_factor) {
   at::NoGradGuard no_grad;
   for (Group& g : groups_) {
-    if (g.muon) {
+    if (g.rule == core::RuleKind::muon) {
       const std::string qkv_tail = "attn.c_attn.weight";
       for (std::size_t i = 0; i < g.params.size(); ++i) {
         if (!g.params[i].grad().defined()) continue;

@@ -9,6 +9,7 @@
 
 #include <ATen/core/Tensor.h>
 
+#include "core/update_rule_table.hpp"
 #include "gpt2/train/gaugefix.hpp"
 #include "gpt2/train/muon.hpp"
 #include "gpt2/model/model.hpp"
@@ -25,7 +26,7 @@ struct OptimizerSettings {
   double wd_embeddings = 0.1;
   double multiplier_lr_scale = 1;  // both multiplier groups step at this × lr (0: frozen)
   bool clip_multipliers = false;   // multiplier gradients count in (and are scaled by) the clipped norm
-  bool muon = false;               // Muon on the hidden matrices (muon.hpp), AdamW on everything else
+  core::RuleKind hidden_matrices = core::RuleKind::adamw;  // the hidden matrices' rule: adamw or muon (muon.hpp)
   MuonSettings muon_settings;
 };
 
@@ -43,7 +44,8 @@ class TrainOptimizer {
     double weight_decay = 0;
     double lr_scale = 1;             // the group steps at lr_scale × the scheduled lr
     bool multiplier = false;         // multipliers_qk or multipliers_other
-    bool muon = false;               // stepped by Muon (the hidden matrices under --optimizer muon)
+    core::RuleKind rule = core::RuleKind::adamw;  // how the group steps (core/update_rule_table.hpp): adamw,
+                                                  // or muon for the hidden matrices under --optimizer muon
     bool clipped = true;             // part of the clipped gradient norm
     std::vector<std::string> names;  // [n]
     std::vector<at::Tensor> params, m, v, steps;  // [n] each; steps are float32 scalars (the fused kernel's)

@@ -1,6 +1,7 @@
-// validate_train_options: every cross-field rule of `gaugelab train` in one place (ranges of single
-// flags are declared with the flags in cli/verb_train.cpp and checked there too, so this also guards
-// callers that fill TrainOptions in code).
+// The options of `gaugelab train`, declared once (declare_train_options: name, help, range or choices,
+// identity), and the rules across several of them (validate_train_options). The front door parses with
+// the declaration; the trainer checks with it (so settings filled in code meet the same ranges) and the
+// resume reads its identity marks.
 #include <algorithm>
 #include <cmath>
 #include <fstream>
@@ -9,6 +10,7 @@
 #include "gpt2/model/config.hpp"
 #include "gpt2/train/api.hpp"
 #include "gpt2/train/checkpoints.hpp"
+#include "gpt2/train/conditions.hpp"
 #include "io/options.hpp"
 
 namespace gaugelab::gpt2 {
@@ -19,9 +21,192 @@ void need(bool ok, const std::string& msg) {
   if (!ok) throw io::UsageError(msg);
 }
 
+std::string condition_help() {
+  std::string h = "training condition (gpt2/train/conditions.hpp):";
+  for (const Condition& c : conditions()) {
+    const std::string key = c.key, title = c.title;
+    h += " " + (title.rfind(key + ":", 0) == 0 ? title : key + " = " + title) + ";";
+  }
+  h.pop_back();
+  return h;
+}
+
 }  // namespace
 
-void validate_train_options(const TrainOptions& o) {
+void declare_train_options(io::Options& opts, TrainOptions& o) {
+  using io::Range;
+  opts.add("data", &o.data, "directory with train.bin and val.bin, or llm.c *_train_*.bin / *_val_*.bin shards")
+      .identity()
+      .add("resume", &o.resume, "continue the run in --out from its newest checkpoint")
+      .add("replan", &o.replan, "with --resume: accept a changed --max-iters and re-plan the cosine to it")
+      .add("init-from", &o.init_from, "start from these weights: our checkpoint or a Hugging Face GPT-2 directory")
+      .add("model", &o.model, "size preset: gpt2, gpt2-medium, gpt2-large, gpt2-xl, tiny, nano")
+      .identity()
+      .add("n-layer", &o.n_layer, "transformer blocks (0 = the preset's)", Range::closed(0, ModelConfig::kMaxLayers))
+      .identity()
+      .add("n-head", &o.n_head, "attention heads (0 = the preset's)", Range::closed(0, ModelConfig::kMaxWidth))
+      .identity()
+      .add("n-embd", &o.n_embd, "residual width (0 = the preset's)", Range::closed(0, ModelConfig::kMaxWidth))
+      .identity()
+      .add("block-size", &o.block_size, "context length, also the training sequence length (0 = the preset's)",
+           Range::closed(0, ModelConfig::kMaxContext))
+      .identity()
+      .add("vocab-size", &o.vocab_size, "vocabulary (0 = the preset's, GPT-2 50257)",
+           Range::closed(0, ModelConfig::kMaxVocab))
+      .identity()
+      .add("compact-vocab", &o.compact_vocab, "renumber the token ids occurring in the data to 0..K-1 (small corpora)")
+      .identity()
+      .add("multipliers", &o.multipliers, "multiplier placement: default, none, or site:mode,...")
+      .identity()
+      .add("dropout", &o.dropout, "dropout while training", Range{0.0, 1.0, false, true})
+      .identity()
+      .add("bias", &o.bias, "biases in linear maps and LayerNorms (nanoGPT's train.py: false; GPT-2: true)")
+      .identity()
+      .add("gelu", &o.gelu, "GELU form: erf (nanoGPT's nn.GELU) or tanh (GPT-2, Hugging Face gelu_new)",
+           {"erf", "tanh"})
+      .identity()
+      .add("batch-size", &o.batch_size, "sequences per micro-batch per rank", Range::at_least(1))
+      .identity()
+      .add("grad-accum", &o.grad_accum, "micro-batches per optimizer step in all, divided over the ranks",
+           Range::at_least(1))
+      .identity()
+      .add("batch-tokens", &o.batch_tokens, "tokens per optimizer step in all (sets --grad-accum; 0 = unset)",
+           Range::non_negative())
+      .identity()
+      .add("max-iters", &o.max_iters, "optimizer steps", Range::at_least(1))
+      .add("lr", &o.lr, "peak learning rate", Range::positive())
+      .identity()
+      .add("min-lr", &o.min_lr, "learning rate at the end of the cosine", Range::non_negative())
+      .identity()
+      .add("warmup-iters", &o.warmup_iters, "linear warm-up steps", Range::non_negative())
+      .identity()
+      .add("lr-decay-iters", &o.lr_decay_iters, "step where the cosine reaches min-lr (0 = max-iters)", Range::non_negative())
+      .identity()
+      .add("optimizer", &o.optimizer, "adamw, or muon (hidden matrices; AdamW on the rest)", {"adamw", "muon"})
+      .identity()
+      .add("muon-lr", &o.muon_lr, "Muon's learning rate at the schedule's peak", Range::positive())
+      .identity()
+      .add("muon-momentum", &o.muon_momentum, "Muon's Nesterov momentum", Range{0.0, 1.0, false, true})
+      .identity()
+      .add("muon-wd", &o.muon_wd, "Muon's decoupled weight decay", Range::non_negative())
+      .identity()
+      .add("muon-qkv", &o.muon_qkv, "c_attn under Muon: split (Q, K, V apart) or fused", {"split", "fused"})
+      .identity()
+      .add("beta1", &o.beta1, "AdamW beta1", Range{0.0, 1.0, false, true})
+      .identity()
+      .add("beta2", &o.beta2, "AdamW beta2", Range{0.0, 1.0, false, true})
+      .identity()
+      .add("adam-eps", &o.adam_eps, "AdamW epsilon", Range::positive())
+      .identity()
+      .add("weight-decay", &o.weight_decay, "weight decay of the matrices", Range::non_negative())
+      .identity()
+      .add("wd-multipliers", &o.wd_multipliers, "lambda_lrm: weight decay of the multipliers (Q/K ones only under A)",
+           Range::non_negative())
+      .identity()
+      .add("wd-embeddings", &o.wd_embeddings, "weight decay of token and position embeddings", Range::non_negative())
+      .identity()
+      .add("multiplier-lr-scale", &o.multiplier_lr_scale, "multipliers step at this x the lr (0 freezes them)",
+           Range::non_negative())
+      .identity()
+      .add("grad-clip", &o.grad_clip, "clip the gradient norm to this (0 = off)", Range::non_negative())
+      .identity()
+      .add("clip-multipliers", &o.clip_multipliers, "include multiplier gradients in the clipped norm")
+      .identity()
+      .add("condition", &o.condition, condition_help(), condition_keys())
+      .identity()
+      .add("quotient", &o.quotient, "condition E: full or diagonal opposite-Gram correction", {"full", "diagonal"})
+      .identity()
+      .add("quotient-every", &o.quotient_every, "condition E: full correction every k-th step, diagonal between",
+           Range::at_least(1))
+      .identity()
+      .add("quotient-damping", &o.quotient_damping, "condition E: damping added to each Gram", Range::non_negative())
+      .identity()
+      .add("quotient-vo", &o.quotient_vo, "condition E: also correct the V/O pair")
+      .identity()
+      .add("grad-projection", &o.grad_projection,
+           "attention gradients made gauge-orthogonal before clipping (seed 001 Alg. 2 = approx, Remark 51 = exact); "
+           "needs --multipliers without q, k, v, attn_out",
+           {"none", "approx", "exact"})
+      .identity()
+      .add("projection-target", &o.projection_target,
+           "what --grad-projection projects: the gradient (before clipping) or the optimizer's update (after it)",
+           {"gradient", "update"})
+      .identity()
+      .add("gaugefix-every", &o.gaugefix_every, "conditions with GaugeFix (B, D, Dcap): after every N-th step", Range::at_least(1))
+      .identity()
+      .add("gaugefix-mode", &o.gaugefix_mode, "conditions with GaugeFix: one factor per head or per coordinate",
+           {"head", "coordinate"})
+      .identity()
+      .add("gaugefix-vo", &o.gaugefix_vo, "conditions with GaugeFix: also balance the V/O multipliers of each head")
+      .identity()
+      .add("qk-gauge-init", &o.qk_gauge_init,
+           "start each head at r_Q/g, r_K*g with log g ~ N(0, sigma^2): same function, off the balanced "
+           "slice (0 = every multiplier 1)",
+           Range::closed(0, 10))
+      .identity()
+      .add("magnitude", &o.magnitude, "the control of s_Q*s_K: set by the condition (D: wd, Dcap: cap)", {"wd", "cap"})
+      .identity()
+      .add("qk-cap", &o.qk_cap, "condition Dcap: largest s_Q*s_K per head", Range::positive())
+      .identity()
+      .add("qk-clip-tau", &o.qk_clip_tau, "condition QKclip: largest attention logit per head (Kimi K2: 100)",
+           Range::positive())
+      .identity()
+      .add("qk-clip-on", &o.qk_clip_on, "condition QKclip: rescale the heads' weight rows or their Q/K multipliers",
+           {"weights", "multipliers"})
+      .identity()
+      .add("qk-norm", &o.qk_norm, "per-head normalisation of q and k (architecture change)",
+           {"none", "layernorm", "rms"})
+      .identity()
+      .add("gaugefix-eps", &o.gaugefix_eps, "epsilon of the GaugeFix factor", Range::non_negative())
+      .identity()
+      .add("state-transport", &o.state_transport, "Adam moments under GaugeFix", {"none", "vector", "covector"})
+      .identity()
+      .add("device", &o.device, "cpu, cuda or cuda:N (data-parallel ranks use cuda:LOCAL_RANK)")
+      .add("precision", &o.precision, "fp32, or bf16 autocast (fp32 master weights)", {"fp32", "bf16"})
+      .add("dist-backend", &o.dist_backend, "data parallel backend", {"auto", "gloo", "nccl"})
+      .add("dist-timeout-s", &o.dist_timeout_s, "collective timeout: a dead rank fails the others", Range::positive())
+      .add("eval-every", &o.eval_every, "validation loss after every N-th step", Range::at_least(1))
+      .add("eval-batches", &o.eval_batches, "fixed validation batches", Range::at_least(1))
+      .add("log-every", &o.log_every, "progress line every N steps", Range::at_least(1))
+      .add("log-heads-every", &o.log_heads_every, "per-head Q/K scales and drift every N steps", Range::at_least(1))
+      .add("sample-tokens", &o.sample_tokens, "greedy tokens written to OUT/samples.txt after each evaluation (0 = none)",
+           Range::non_negative())
+      .add("sample-prompt", &o.sample_prompt, "prompt of those samples: the first N tokens of the first validation window",
+           Range::at_least(1))
+      .add("ckpt-every", &o.ckpt_every, "checkpoint after every N-th step", Range::at_least(1))
+      .add("keep-ckpts", &o.keep_ckpts, "newest checkpoints kept", Range::at_least(1))
+      .add("peak-tflops", &o.peak_tflops, "MFU denominator in TFLOP/s (0 = measure a matmul now)", Range::non_negative())
+      .add("spike-on", &o.spike_on, "the gradient norm the spike rule watches", {"total", "clipped", "multipliers"})
+      .identity()
+      .add("spike-factor", &o.spike_factor, "spike: grad norm > factor x running median", Range{1.0, std::nullopt, true, false})
+      .identity()
+      .add("spike-window", &o.spike_window, "steps in the running median", Range::at_least(1))
+      .identity()
+      .add("unstable-spikes", &o.unstable_spikes, "spikes that make a run unstable", Range::at_least(1));
+  io::add_run_flags(opts, o.run, "run directory: log.h5 and checkpoints/");
+  opts.identity("seed");
+  opts.implies([&o] {  // the condition's flag bundle
+    std::vector<io::Implied> out;
+    for (const FlagValue& f : condition(o.condition).bundle) out.push_back({f.flag, f.value, "--condition " + o.condition});
+    return out;
+  });
+}
+
+std::vector<std::string> train_identity_keys() {
+  TrainOptions o;
+  io::Options opts("train", "");
+  declare_train_options(opts, o);
+  return opts.identity_names();
+}
+
+void validate_train_options(const TrainOptions& given) {
+  TrainOptions o = given;  // the declaration binds fields; checking through a copy leaves `given` as it is
+  {
+    io::Options opts("train", "");
+    declare_train_options(opts, o);
+    opts.validate();                          // every declared range and choice (the condition key among them)
+    opts.apply_implied(/*strict=*/true);      // the condition's bundle holds
+  }
   need(!o.run.out.empty(), "--out DIR is required (the run directory: log.h5 and checkpoints/)");
   need(!o.data.empty(), "--data DIR is required (a directory with train.bin and val.bin; see gaugelab prepare)");
   if (o.data.rfind("synthetic:", 0) == 0) {
@@ -33,71 +218,22 @@ void validate_train_options(const TrainOptions& o) {
     }
     need(docs >= 100, "--data synthetic:N needs N >= 100 documents (got '" + o.data.substr(10) + "')");
   }
-  need(o.condition == "A" || o.condition == "B" || o.condition == "C" || o.condition == "D" || o.condition == "E",
-       "--condition must be A, B, C, D or E, not '" + o.condition + "'");
-  need(o.quotient == "full" || o.quotient == "diagonal", "--quotient must be full or diagonal");
-  need(o.quotient_every >= 1, "--quotient-every must be >= 1");
-  need(o.quotient_damping >= 0 && std::isfinite(o.quotient_damping), "--quotient-damping must be >= 0");
-  need(o.grad_projection == "none" || o.grad_projection == "approx" || o.grad_projection == "exact",
-       "--grad-projection must be none, approx or exact, not '" + o.grad_projection + "'");
-  need(o.projection_target == "gradient" || o.projection_target == "update",
-       "--projection-target must be gradient or update, not '" + o.projection_target + "'");
-  need(o.optimizer == "adamw" || o.optimizer == "muon", "--optimizer must be adamw or muon, not '" + o.optimizer + "'");
-  need(o.muon_lr > 0 && o.muon_momentum >= 0 && o.muon_momentum < 1 && o.muon_wd >= 0,
-       "--muon-lr must be > 0, --muon-momentum in [0, 1), --muon-wd >= 0");
-  need(o.muon_qkv == "split" || o.muon_qkv == "fused", "--muon-qkv must be split or fused");
-  need(o.magnitude == "wd" || o.magnitude == "cap", "--magnitude must be wd or cap, not '" + o.magnitude + "'");
-  need(o.qk_cap > 0 && std::isfinite(o.qk_cap), "--qk-cap must be > 0");
-  need(o.qk_gauge_init >= 0 && o.qk_gauge_init <= 10, "--qk-gauge-init must be in [0, 10] (a log-scale spread)");
-  need(o.gaugefix_mode == "head" || o.gaugefix_mode == "coordinate", "--gaugefix-mode must be head or coordinate");
+  const Condition& c = condition(o.condition);
+  need(has_hook(c, StepHookKind::gauge_fix) || o.state_transport == "none",
+       "--state-transport " + o.state_transport + " only applies to conditions with GaugeFix (B, D, Dcap)");
   need(o.gaugefix_mode == "head" || o.state_transport == "none",
        "--state-transport applies to --gaugefix-mode head only");
-  need(o.qk_norm == "none" || o.qk_norm == "layernorm" || o.qk_norm == "rms",
-       "--qk-norm must be none, layernorm or rms, not '" + o.qk_norm + "'");
-  need(o.state_transport == "none" || o.state_transport == "vector" || o.state_transport == "covector",
-       "--state-transport must be none, vector or covector");
-  need(o.precision == "fp32" || o.precision == "bf16", "--precision must be fp32 or bf16");
-  need(o.dist_backend == "auto" || o.dist_backend == "gloo" || o.dist_backend == "nccl",
-       "--dist-backend must be auto, gloo or nccl");
-  need(o.batch_size >= 1 && o.grad_accum >= 1 && o.max_iters >= 1, "--batch-size, --grad-accum and --max-iters must be >= 1");
   // The data loader numbers every sequence a run draws in int64 (step x accumulation x ranks x batch).
   need(static_cast<double>(o.max_iters) * static_cast<double>(std::max<std::int64_t>(o.grad_accum, 1)) *
                static_cast<double>(o.batch_size) <= 0x1p60,
        "--max-iters x --grad-accum x --batch-size must stay below 2^60 sequences (the data order's numbering)");
-  need(o.lr > 0 && std::isfinite(o.lr), "--lr must be > 0");
-  need(o.min_lr >= 0 && o.min_lr <= o.lr, "--min-lr must be in [0, --lr]");
-  need(o.warmup_iters >= 0, "--warmup-iters must be >= 0");
+  need(o.min_lr <= o.lr, "--min-lr must be in [0, --lr]");
   const std::int64_t decay = o.lr_decay_iters > 0 ? o.lr_decay_iters : o.max_iters;
   need(decay >= o.warmup_iters, "--lr-decay-iters (or --max-iters) must be >= --warmup-iters");
-  need(o.beta1 >= 0 && o.beta1 < 1 && o.beta2 >= 0 && o.beta2 < 1, "--beta1 and --beta2 must be in [0, 1)");
-  need(o.adam_eps > 0, "--adam-eps must be > 0");
-  need(o.weight_decay >= 0 && o.wd_multipliers >= 0 && o.wd_embeddings >= 0, "weight decays must be >= 0");
-  need(o.grad_clip >= 0, "--grad-clip must be >= 0 (0 = off)");
-  need(o.gaugefix_every >= 1, "--gaugefix-every must be >= 1");
-  need(o.sample_tokens >= 0 && o.sample_prompt >= 1, "--sample-tokens must be >= 0 and --sample-prompt >= 1");
-  need(o.gaugefix_eps >= 0, "--gaugefix-eps must be >= 0");
-  need(o.condition == "B" || o.condition == "D" || o.state_transport == "none",
-       "--state-transport " + o.state_transport + " only applies to conditions B and D (GaugeFix)");
-  need(o.eval_every >= 1 && o.eval_batches >= 1 && o.log_every >= 1 && o.log_heads_every >= 1 && o.ckpt_every >= 1 &&
-           o.keep_ckpts >= 1,
-       "--eval-every, --eval-batches, --log-every, --log-heads-every, --ckpt-every and --keep-ckpts must be >= 1");
-  need(o.spike_factor > 1, "--spike-factor must be > 1");
-  need(o.spike_window >= 1 && o.unstable_spikes >= 1, "--spike-window and --unstable-spikes must be >= 1");
-  need(o.dist_timeout_s > 0, "--dist-timeout-s must be > 0");
-  need(o.peak_tflops >= 0, "--peak-tflops must be >= 0 (0 = measure)");
-  need(o.dropout >= 0 && o.dropout < 1, "--dropout must be in [0, 1)");
-  need(o.gelu == "erf" || o.gelu == "tanh", "--gelu must be erf or tanh, not '" + o.gelu + "'");
-  need(o.spike_on == "total" || o.spike_on == "clipped" || o.spike_on == "multipliers",
-       "--spike-on must be total, clipped or multipliers, not '" + o.spike_on + "'");
-  need(o.multiplier_lr_scale >= 0 && std::isfinite(o.multiplier_lr_scale), "--multiplier-lr-scale must be >= 0");
-  need(o.batch_tokens >= 0, "--batch-tokens must be >= 0 (0 = use --grad-accum)");
   need(o.batch_tokens == 0 || o.grad_accum == 1,
        "--batch-tokens and --grad-accum both set the global batch: give one of them");
   need(!o.replan || o.resume, "--replan only applies with --resume");
   need(o.init_from.empty() || !o.resume, "--init-from starts a new run; --resume continues one (give one of them)");
-  for (const auto& [name, v] : {std::pair{"n-layer", o.n_layer}, {"n-head", o.n_head}, {"n-embd", o.n_embd},
-                                {"block-size", o.block_size}, {"vocab-size", o.vocab_size}})
-    need(v >= 0, std::string("--") + name + " must be >= 0 (0 = the preset's)");
   try {
     ModelConfig::preset(o.model);
     LrmPlacement::parse(o.multipliers);

@@ -1,0 +1,147 @@
+// Building a run: its data directory (synthetic:N prepared into OUT/data), its model (fresh from the
+// options, or --init-from weights) and the check that one micro-batch fits in memory.
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+#include <map>
+#include <tuple>
+
+#include <unistd.h>
+
+#include <ATen/core/grad_mode.h>
+
+#include "data/prepare.hpp"
+#include "gpt2/model/vocab_layout.hpp"
+#include "gpt2/train/setup_stations.hpp"
+#include "io/options.hpp"
+
+namespace gaugelab::gpt2 {
+
+namespace fs = std::filesystem;
+
+// --data DIR as given, or for synthetic:N the corpus prepared into OUT/data (by rank 0, once).
+std::string resolve_data_dir(const TrainOptions& o, bool rank0) {
+  if (o.data.rfind("synthetic:", 0) != 0) return o.data;
+  const std::string dir = o.run.out + "/data";
+  if (rank0 && !(fs::exists(dir + "/train.bin") && fs::exists(dir + "/val.bin"))) {
+    data::PrepareOptions p;
+    p.synthetic = true;
+    p.synthetic_options.n_docs = static_cast<std::size_t>(io::parse_int(o.data.substr(10), "--data"));
+    p.out_dir = dir;
+    p.write_llmc = false;
+    p.progress = false;
+    p.force = true;
+    const data::PrepareResult r = data::run_prepare(p);
+    std::cout << "data       synthetic corpus: " << r.train.tokens << " train + " << r.val.tokens << " val tokens -> "
+              << dir << "\n";
+  }
+  return dir;
+}
+
+ModelConfig build_model_config(const TrainOptions& o, std::int64_t compact_vocab_size) {
+  ModelConfig mc = ModelConfig::preset(o.model);
+  if (o.n_layer > 0) mc.n_layer = o.n_layer;
+  if (o.n_head > 0) mc.n_head = o.n_head;
+  if (o.n_embd > 0) mc.n_embd = o.n_embd;
+  if (o.block_size > 0) mc.block_size = o.block_size;
+  if (o.vocab_size > 0) mc.vocab_size = o.vocab_size;
+  if (compact_vocab_size > 0) mc.vocab_size = compact_vocab_size;
+  mc.lrm = LrmPlacement::parse(o.multipliers);
+  mc.dropout = o.dropout;
+  mc.bias = o.bias;
+  mc.gelu = parse_gelu(o.gelu);
+  mc.qk_norm = parse_qk_norm(o.qk_norm);
+  try {
+    mc.validate();
+  } catch (const std::exception& e) {
+    throw io::UsageError(std::string("model: ") + e.what());
+  }
+  return mc;
+}
+
+// --init-from DIR: the weights (and architecture) of our checkpoint or a Hugging Face GPT-2 directory.
+// Multipliers: as stored when the checkpoint's placement is --multipliers; otherwise the stored ones are
+// merged into their weights (the function is unchanged) and --multipliers' placement starts at 1. A
+// Hugging Face directory has none: --multipliers' placement at 1. Size flags that disagree with DIR,
+// and a compact vocabulary that differs from the data's, are refused with one line; a model over GPT-2
+// ids with a --compact-vocab corpus keeps the rows of the corpus's ids (vocab_layout.hpp).
+std::unique_ptr<GPT> init_from_weights(const TrainOptions& o, const VocabMap& vocab, c10::Device device) {
+  const LrmPlacement want = LrmPlacement::parse(o.multipliers);
+  std::unique_ptr<GPT> m = load_any_model(o.init_from, c10::Device(c10::kCPU), want);
+  std::vector<std::int32_t> ids;
+  for (const std::int64_t id : stored_vocab_ids(o.init_from, m->config().vocab_size))
+    ids.push_back(static_cast<std::int32_t>(id));
+  if (ids.empty() && !vocab.ids.empty()) {
+    // A model over GPT-2 ids fine-tuned on a --compact-vocab corpus: keep the rows of the corpus's ids.
+    const std::vector<std::int64_t> keep(vocab.ids.begin(), vocab.ids.end());
+    if (*std::max_element(keep.begin(), keep.end()) >= m->config().vocab_size)
+      throw io::UsageError("--init-from " + o.init_from + ": the data has token ids beyond its " +
+                           std::to_string(m->config().vocab_size) + "-id vocabulary");
+    m = select_vocab_rows(*m, keep);
+    ids = vocab.ids;
+  }
+  const ModelConfig& c = m->config();
+  for (const auto& [flag, given, have] : {std::tuple{"n-layer", o.n_layer, c.n_layer}, {"n-head", o.n_head, c.n_head},
+                                          {"n-embd", o.n_embd, c.n_embd}, {"block-size", o.block_size, c.block_size},
+                                          {"vocab-size", o.vocab_size, c.vocab_size}})
+    if (given > 0 && given != have)
+      throw io::UsageError(std::string("--init-from ") + o.init_from + " has " + flag + " " + std::to_string(have) +
+                           ", --" + flag + " says " + std::to_string(given) + " (leave size flags out with --init-from)");
+  if (ids != vocab.ids)
+    throw io::UsageError("--init-from " + o.init_from + ": its vocabulary (" +
+                         (ids.empty() ? "GPT-2 ids" : "compact, " + std::to_string(ids.size()) + " ids") +
+                         ") is not the one this run uses (" +
+                         (vocab.ids.empty() ? "GPT-2 ids" : "compact, " + std::to_string(vocab.ids.size()) + " ids") +
+                         " from --data)");
+  if (c.lrm.spec() != want.spec()) {  // re-place the multipliers: merge, then copy every other tensor
+    m->merge_multipliers();
+    ModelConfig nc = c;
+    nc.lrm = want;
+    try {
+      nc.validate();
+    } catch (const std::exception& e) {
+      throw io::UsageError(std::string("--init-from with --multipliers ") + o.multipliers + ": " + e.what());
+    }
+    auto placed = std::make_unique<GPT>(nc, 0, /*initialise=*/false);  // multipliers 1; weights copied below
+    std::map<std::string, at::Tensor> src;
+    for (auto& [name, t] : m->named_parameters()) src.emplace(name, t);
+    at::NoGradGuard no_grad;
+    placed->visit([&](const std::string& name, at::Tensor& t, ParamRole role) {
+      const bool mult = role == ParamRole::multiplier_qk || role == ParamRole::multiplier_other;
+      if (!mult && src.count(name)) t.copy_(src.at(name));
+    });
+    m = std::move(placed);
+  }
+  m->set_dropout(o.dropout);
+  m->to(device);
+  return m;
+}
+
+// A one-line refusal, before anything is allocated, of a micro-batch whose activations cannot fit in this
+// machine's memory (CPU only: there the kernel's OOM killer ends the process with SIGKILL instead of an
+// allocation failing; a CUDA allocation failure is an exception with a message of its own). The estimate
+// counts float32 activations kept for the backward pass: per token, the logits three times (logits, their
+// softmax, its gradient) and per layer ~20 d-vectors plus three attention rows of T scores per head.
+void check_activation_memory(const ModelConfig& mc, std::int64_t batch_size, c10::Device device) {
+  if (!device.is_cpu()) return;
+  const double pages = static_cast<double>(sysconf(_SC_PHYS_PAGES)), page = static_cast<double>(sysconf(_SC_PAGESIZE));
+  if (!(pages > 0 && page > 0)) return;
+  const double memory = pages * page;
+  const double tokens = static_cast<double>(batch_size) * static_cast<double>(mc.block_size);
+  const double logits = 4.0 * tokens * 3.0 * static_cast<double>(mc.padded_vocab());
+  const double layers = 4.0 * tokens * static_cast<double>(mc.n_layer) *
+                        (20.0 * static_cast<double>(mc.n_embd) + 3.0 * static_cast<double>(mc.n_head * mc.block_size));
+  if (logits + layers <= memory) return;
+  auto gb = [](double b) {
+    char t[32];
+    std::snprintf(t, sizeof t, "%.3g GB", b / 1e9);
+    return std::string(t);
+  };
+  throw std::runtime_error("one micro-batch of --batch-size " + std::to_string(batch_size) + " x " +
+                           std::to_string(mc.block_size) + " tokens needs about " + gb(logits + layers) +
+                           " of activations (the logits alone " + gb(logits) + "); this machine has " + gb(memory) +
+                           ": lower --batch-size (and raise --grad-accum to keep the batch)");
+}
+
+}  // namespace gaugelab::gpt2

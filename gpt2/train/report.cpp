@@ -1,0 +1,136 @@
+// What a run prints and records about itself: every setting at the start (llm.c prints them all), and
+// the log's /summary and the closing lines at the end.
+#include <algorithm>
+#include <cstdio>
+#include <iostream>
+#include <limits>
+#include <string>
+
+#include "gpt2/train/checkpoints.hpp"
+#include "gpt2/train/conditions.hpp"
+#include "gpt2/train/setup_stations.hpp"
+
+namespace gaugelab::gpt2 {
+
+namespace {
+
+double nan() { return std::numeric_limits<double>::quiet_NaN(); }
+
+// A setting as %g writes it (std::to_string would print 1e-12 as 0.000000).
+std::string num(double v) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%g", v);
+  return b;
+}
+
+}  // namespace
+
+void print_settings(const TrainRun& r, const std::string& resumed_from) {
+  const TrainOptions& o = r.options;
+  const ModelConfig& mc = r.model->config();
+  std::cout << "model      " << describe_model(*r.model) << "\n";
+  std::cout << "protocol   GELU " << gelu_name(mc.gelu) << ", " << (mc.bias ? "with" : "no") << " biases, QK-norm "
+            << qk_norm_name(mc.qk_norm) << ", dropout " << mc.dropout
+            << (o.init_from.empty() ? "" : ", weights from " + o.init_from) << "\n";
+  std::cout << "device     " << r.device.str() << ", " << precision_name(r.precision) << ", threads " << r.prov.threads
+            << ", world " << r.dist.world << " (" << r.dist.source << "), rank " << r.dist.rank << "\n";
+  std::cout << "batch      " << o.batch_size << " x " << mc.block_size << " tokens x " << r.grad_accum << " accumulation x "
+            << r.dist.world << " ranks = " << r.tokens_per_step << " tokens/step, " << o.max_iters << " steps ("
+            << static_cast<double>(r.tokens_per_step) * static_cast<double>(o.max_iters) << " tokens)\n";
+  std::cout << "schedule   lr " << o.lr << " warm-up " << o.warmup_iters << " cosine to " << o.min_lr << " at step "
+            << r.schedule.decay_iters << "; AdamW (" << o.beta1 << ", " << o.beta2 << "), eps " << o.adam_eps
+            << "; clip " << o.grad_clip << (o.clip_multipliers ? " (multipliers included)" : " (multipliers excluded)")
+            << "; multiplier lr x" << o.multiplier_lr_scale
+            << (o.optimizer == "muon" ? "; Muon on the hidden matrices (lr " + std::to_string(o.muon_lr) + ", momentum " +
+                                            std::to_string(o.muon_momentum) + ", wd " + std::to_string(o.muon_wd) +
+                                            ", qkv " + o.muon_qkv + (r.device.is_cuda() ? ", NS5 bf16)" : ", NS5 fp32)")
+                                      : std::string())
+            << "\n";
+  std::cout << "groups    ";
+  for (const TrainOptimizer::Group& g : r.opt->groups())
+    std::cout << " " << g.name << " (" << g.params.size() << " tensors, wd " << g.weight_decay << ", " << core::rule_kind_name(g.rule) << (g.clipped ? "" : ", not clipped")
+              << ")";
+  const ConditionLabel label = condition_label(o);
+  std::cout << "\ncondition  " << o.condition << " (" << label.label
+            << (label.reference.empty() ? ", a reference" : ", compared with " + label.reference) << "): "
+            << describe_condition(o) << (r.has_heads ? "" : "; no Q/K row multipliers: no scales or drift")
+            << (o.qk_gauge_init > 0 ? "; started off the balanced slice: log g_h ~ N(0, " + num(o.qk_gauge_init) +
+                                          "^2) per head (--qk-gauge-init)"
+                                    : std::string())
+            << "\n";
+  std::cout << "data       " << r.data_dir << " (" << r.train_files.size() << " train file(s), " << r.train->tokens()
+            << " tokens; " << r.val_files.size() << " val file(s))"
+            << (r.vocab_map.ids.empty() ? "" : ", compact vocabulary of " + std::to_string(r.vocab_map.ids.size()) + " ids")
+            << "; validation " << o.eval_batches << " fixed batches every " << o.eval_every << " steps\n";
+  std::cout << "instability spike: " << o.spike_on << " grad norm > " << o.spike_factor << " x median of the previous " << o.spike_window
+            << " norms after step " << o.warmup_iters << "; unstable: >= " << o.unstable_spikes << " spikes or diverged\n";
+  std::cout << "run dir    " << o.run.out << " (log.h5, checkpoints/ every " << o.ckpt_every << " steps, newest "
+            << o.keep_ckpts << " kept)" << (resumed_from.empty() ? "" : "; resumed from " + resumed_from) << "\n";
+  std::cout << "MFU peak   " << r.peak_tflops << " TFLOP/s" << (o.peak_tflops > 0 ? " (given)" : " (matmul measured now)")
+            << "; " << r.flops_per_token / 1e9 << " GFLOP/token" << std::endl;
+}
+
+TrainResult finish_train(TrainRun& r, double seconds) {
+  const TrainOptions& o = r.options;
+  const TrainState& s = r.state;
+  TrainResult res;
+  res.steps = s.step, res.tokens = s.tokens;
+  res.best_val_loss = s.best_val_loss, res.final_val_loss = s.final_val_loss;
+  res.final_drift_max = s.final_drift_max, res.final_drift_mean = s.final_drift_mean;
+  res.n_spikes = s.n_spikes, res.diverged = s.diverged, res.interrupted = s.interrupted;
+  res.stable = !s.diverged && s.n_spikes < o.unstable_spikes;
+  if (r.dist.rank != 0) return res;
+  io::RunLog& log = r.log->log();
+  const Condition& cond = condition(o.condition);
+  const ConditionLabel label = condition_label(o);
+  log.set_summary("condition", o.condition);  // the key of conditions.hpp; figures and tables read these four
+  log.set_summary("condition_label", label.label);
+  log.set_summary("condition_title", label.title);
+  log.set_summary("condition_reference", label.reference.empty() ? std::string("-") : label.reference);
+  log.set_summary("condition_index", std::int64_t{label.index});
+  log.set_summary("optimizer", o.optimizer);
+  log.set_summary("seed", static_cast<std::int64_t>(o.run.seed));
+  log.set_summary("best_val_loss", s.best_val_loss);
+  log.set_summary("final_val_loss", s.final_val_loss);
+  log.set_summary("final_drift_max", s.final_drift_max);
+  log.set_summary("final_drift_mean", s.final_drift_mean);
+  log.set_summary("max_drift_max", r.has_heads ? s.max_drift_max : nan());
+  log.set_summary("n_spikes", s.n_spikes);
+  log.set_summary("stable", std::int64_t{res.stable ? 1 : 0});
+  log.set_summary("diverged", std::int64_t{s.diverged ? 1 : 0});
+  log.set_summary("interrupted", std::int64_t{s.interrupted ? 1 : 0});
+  log.set_summary("completed", std::int64_t{s.step == o.max_iters ? 1 : 0});
+  log.set_summary("steps", s.step);
+  log.set_summary("max_iters", o.max_iters);
+  log.set_summary("tokens", s.tokens);
+  log.set_summary("tokens_per_step", r.tokens_per_step);
+  log.set_summary("world", std::int64_t{r.dist.world});
+  log.set_summary("gaugefix_every", has_hook(cond, StepHookKind::gauge_fix) ? o.gaugefix_every : std::int64_t{0});
+  log.set_summary("qk_norm", o.qk_norm);
+  const bool sets_magnitude = std::any_of(cond.bundle.begin(), cond.bundle.end(),
+                                          [](const FlagValue& f) { return std::string(f.flag) == "magnitude"; });
+  log.set_summary("magnitude", sets_magnitude ? o.magnitude : std::string("-"));
+  log.set_summary("state_transport", o.state_transport);
+  log.set_summary("precision", std::string(precision_name(r.precision)));
+  log.set_summary("n_params", r.model->num_parameters());
+  log.set_summary("n_multipliers", r.model->config().multiplier_count());
+  log.set_summary("spike_rule", o.spike_on + " grad_norm > " + std::to_string(o.spike_factor) + " x median of previous " +
+                                    std::to_string(o.spike_window) + " after step " + std::to_string(o.warmup_iters) +
+                                    "; unstable if >= " + std::to_string(o.unstable_spikes) + " spikes or diverged");
+  log.set_summary("seconds_this_process", seconds);
+  r.log->log().close();
+  std::cout << "\n== gaugelab train: condition " << o.condition << ", seed " << o.run.seed << " ==\n"
+            << "steps       " << s.step << " / " << o.max_iters << (s.diverged ? "  DIVERGED (non-finite loss)" : "")
+            << (s.interrupted ? "  interrupted (resume with --resume)" : "") << "\n"
+            << "tokens      " << s.tokens << " (" << r.tokens_per_step << " per step)\n"
+            << "val loss    final " << s.final_val_loss << ", best " << s.best_val_loss << "\n"
+            << "Q/K drift   final max " << s.final_drift_max << ", mean " << s.final_drift_mean << "; max over run "
+            << s.max_drift_max << "\n"
+            << "stability   " << (res.stable ? "stable" : "UNSTABLE") << " (" << s.n_spikes << " spikes)\n"
+            << "time        " << seconds << " s in this process\n"
+            << "log         " << train_log_path(o.run.out) << "\n"
+            << "checkpoints " << train_checkpoints_dir(o.run.out) << "\n";
+  return res;
+}
+
+}  // namespace gaugelab::gpt2

@@ -1,0 +1,137 @@
+// Resuming a run: the checkpoint it continues (damaged newer ones skipped and set aside), the settings
+// it must share with it (the identity options of declare_train_options), its planned schedule, and the
+// trainer state a checkpoint carries besides model and optimizer (config.json "trainer").
+#include <cmath>
+#include <filesystem>
+#include <iostream>
+#include <limits>
+
+#include "gpt2/train/checkpoints.hpp"
+#include "gpt2/train/setup_stations.hpp"
+#include "io/options.hpp"
+#include "io/run_log_reader.hpp"
+
+namespace gaugelab::gpt2 {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+double nan() { return std::numeric_limits<double>::quiet_NaN(); }
+
+}  // namespace
+
+// Settings a resumed run must share with the run it continues are the options declared identity() (they
+// decide the data order, the model, or the optimizer's trajectory); anything else (max-iters, cadences,
+// threads) may change.
+void check_resume_options(const nlohmann::json& saved, const nlohmann::json& now) {
+  if (!saved.is_object() || !now.is_object()) return;
+  for (const std::string& key : train_identity_keys())
+    if (saved.contains(key) && now.contains(key) && saved[key] != now[key])
+      throw io::UsageError("--resume: --" + key + " was " + saved[key].dump() + " in the run being resumed, now " +
+                           now[key].dump() + " (start a new run in another --out to change it)");
+  for (const auto& [key, value] : now.items())
+    if (saved.contains(key) && saved[key] != value && key != "resume" && key != "force" && key != "replan" &&
+        key != "init-from" && key != "max-iters")
+      std::cerr << "train: resume: " << key << " changed " << saved[key].dump() << " -> " << value.dump() << "\n";
+}
+
+// The schedule of a resumed run is the one its first launch planned (config.json trainer.schedule). A
+// changed --max-iters moves the cosine's end only when lr-decay-iters is 0; that is refused unless
+// --replan, which re-plans the cosine to the new end from the step reached, with a line saying so.
+LrSchedule resumed_schedule(const TrainOptions& o, const nlohmann::json& saved, const LrSchedule& now, bool rank0) {
+  if (!saved.contains("schedule") || !saved["schedule"].is_object()) return now;  // checkpoints from before
+  const nlohmann::json& s = saved["schedule"];
+  LrSchedule planned{s.at("lr").get<double>(), s.at("min_lr").get<double>(), s.at("warmup").get<std::int64_t>(),
+                     s.at("decay_iters").get<std::int64_t>()};
+  const std::int64_t old_max = s.value("max_iters", o.max_iters);
+  if (planned.decay_iters == now.decay_iters) return planned;
+  if (!o.replan)
+    throw io::UsageError("--resume: --max-iters " + std::to_string(o.max_iters) + " moves the cosine's end from step " +
+                         std::to_string(planned.decay_iters) + " (the run's --max-iters " + std::to_string(old_max) +
+                         ") to " + std::to_string(now.decay_iters) +
+                         "; add --replan to re-plan it, or give --lr-decay-iters " + std::to_string(planned.decay_iters) +
+                         " to keep it");
+  if (rank0)
+    std::cerr << "train: resume: --replan: the cosine now reaches min-lr at step " << now.decay_iters << " (was "
+              << planned.decay_iters << "); the lr changes from the next step on\n";
+  return now;
+}
+
+// The newest checkpoint of the run whose model and optimizer state both load, with them loaded.
+// A damaged newer checkpoint is skipped with a line saying so and, once an older one has loaded,
+// renamed to damaged-step_* beside it (kept, never again picked). None loading is an error.
+std::tuple<std::optional<std::string>, std::optional<Checkpoint>, std::optional<safetensors::File>>
+newest_loadable_checkpoint(const std::string& out, c10::Device device, bool rank0) {
+  const std::optional<std::string> newest = latest_train_checkpoint(out);  // also clears .tmp-* leftovers
+  if (!newest) return {};
+  std::vector<std::string> skipped;
+  std::string first_error;
+  for (const std::string& dir : train_checkpoints_newest_first(out)) {
+    try {
+      Checkpoint ck = load_checkpoint(dir, device);
+      safetensors::File opt = safetensors::read_file(dir + "/optimizer.safetensors");
+      if (rank0)
+        for (const std::string& bad : skipped) {
+          const fs::path p(bad);
+          std::error_code ec;
+          fs::rename(p, p.parent_path() / ("damaged-" + p.filename().string()), ec);
+        }
+      return {dir, std::move(ck), std::move(opt)};
+    } catch (const std::exception& e) {
+      if (rank0) std::cerr << "train: skipping checkpoint " << dir << ": " << e.what() << "\n";
+      if (first_error.empty()) first_error = e.what();
+      skipped.push_back(dir);
+    }
+  }
+  throw std::runtime_error(out + ": no checkpoint loads (the newest: " + first_error + ")");
+}
+
+// A directory whose earlier run failed before logging its first step: no checkpoint, and a log that
+// is missing, empty or holds no rows. A new run may replace it without --force (nothing is lost).
+bool failed_before_first_step(const std::string& out) {
+  if (!train_checkpoints_newest_first(out).empty()) return false;
+  const std::string log = train_log_path(out);
+  std::error_code ec;
+  if (!fs::exists(log, ec) || fs::file_size(log, ec) == 0) return true;
+  try {
+    return io::RunLogReader(log).series_length() == 0;
+  } catch (const std::exception&) {
+    return false;  // unreadable: not ours to judge, keep refusing
+  }
+}
+
+nlohmann::json train_state_json(const TrainRun& r) {
+  const TrainState& s = r.state;
+  auto num = [](double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); };
+  return {{"step", s.step},
+          {"tokens", s.tokens},
+          {"best_val_loss", num(s.best_val_loss)},
+          {"final_val_loss", num(s.final_val_loss)},
+          {"final_drift_max", num(s.final_drift_max)},
+          {"final_drift_mean", num(s.final_drift_mean)},
+          {"max_drift_max", s.max_drift_max},
+          {"n_spikes", s.n_spikes},
+          {"spike_window", r.spikes.window()},
+          {"world", r.dist.world},
+          {"tokens_per_step", r.tokens_per_step},
+          {"vocab_ids", r.vocab_map.ids.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.vocab_map.ids)},
+          {"schedule", {{"lr", r.schedule.lr}, {"min_lr", r.schedule.min_lr}, {"warmup", r.schedule.warmup},
+                        {"decay_iters", r.schedule.decay_iters}, {"max_iters", r.options.max_iters}}},
+          {"rng", "CPU and CUDA generators reseeded from (seed, step, rank) before every step"},
+          {"options", r.prov.config}};
+}
+
+TrainState train_state_from_json(const nlohmann::json& j) {
+  auto num = [&](const char* k) { return j.contains(k) && j[k].is_number() ? j[k].get<double>() : nan(); };
+  TrainState s;
+  s.step = j.at("step").get<std::int64_t>();
+  s.tokens = j.at("tokens").get<std::int64_t>();
+  s.best_val_loss = num("best_val_loss"), s.final_val_loss = num("final_val_loss");
+  s.final_drift_max = num("final_drift_max"), s.final_drift_mean = num("final_drift_mean");
+  s.max_drift_max = num("max_drift_max");
+  s.n_spikes = j.at("n_spikes").get<std::int64_t>();
+  return s;
+}
+
+}  // namespace gaugelab::gpt2

@@ -1,0 +1,48 @@
+// The per-step hooks of the training conditions (conditions.hpp StepHookKind): what a condition does
+// around the optimizer's step. The loop (loop.cpp) calls every hook of its condition at three points:
+//   before_update   before the optimizer's step (a snapshot the correction needs)
+//   correct_update  right after it: part of the step (the update-to-weight ratios see it)
+//   after_update    after the ratios: a move of the point (a gauge fix, a cap, a clip); returns true when
+//                   it changed the parameters (the log row's after_fix)
+// One file per hook: hook_gauge_fix.cpp (gauge_fix, qk_cap), hook_quotient.cpp (quotient), qk_clip.cpp.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include <ATen/core/Tensor.h>
+
+#include "gpt2/model/model.hpp"
+#include "gpt2/train/api.hpp"
+#include "gpt2/train/conditions.hpp"
+#include "gpt2/train/gaugefix.hpp"
+
+namespace gaugelab::gpt2 {
+
+struct StepContext {
+  GPT& model;
+  const TrainOptions& options;
+  std::int64_t it = 0;           // the step's 0-based index (the step is it + 1)
+  at::Tensor inputs;             // [B, T] token ids of the step's last micro-batch, on the model's device
+  MomentLookup moments;          // the optimizer's Adam moments of a parameter (GaugeFix's transport)
+};
+
+class StepHook {
+ public:
+  virtual ~StepHook() = default;
+  virtual void before_update(const StepContext&) {}
+  virtual void correct_update(const StepContext&) {}
+  virtual bool after_update(const StepContext&) { return false; }
+};
+
+/// The hooks of `c`, in its order.
+std::vector<std::unique_ptr<StepHook>> make_step_hooks(const Condition& c, const TrainOptions& o);
+
+// One factory per hook kind, each defined in its hook's file.
+std::unique_ptr<StepHook> make_gauge_fix_hook(const TrainOptions& o);
+std::unique_ptr<StepHook> make_qk_cap_hook(const TrainOptions& o);
+std::unique_ptr<StepHook> make_quotient_hook(const TrainOptions& o);
+std::unique_ptr<StepHook> make_qk_clip_hook(const TrainOptions& o);
+
+}  // namespace gaugelab::gpt2
