@@ -237,7 +237,7 @@ at::Tensor GPT::hidden(const at::Tensor& idx) const {
   return at::layer_norm(x, {cfg_.n_embd}, ln_f_weight, ln_f_bias, cfg_.layer_norm_eps);
 }
 
-at::Tensor GPT::attention_logit_max(const at::Tensor& idx) const {
+at::Tensor GPT::attention_logit_max(const at::Tensor& idx, bool absolute) const {
   at::NoGradGuard no_grad;
   const std::int64_t T = idx.size(1), H = cfg_.n_head;
   const at::Tensor ids = idx.to(wte.device(), at::kLong);
@@ -247,8 +247,9 @@ at::Tensor GPT::attention_logit_max(const at::Tensor& idx) const {
   std::vector<at::Tensor> rows;  // [H] per layer
   for (const Block& b : h) {
     const auto [q, k, v] = qkv_heads(b, x);
-    const at::Tensor s = at::matmul(q.to(at::kFloat), k.to(at::kFloat).transpose(-2, -1)).mul(scale).abs();  // [B, H, T, T]
-    rows.push_back(s.masked_fill(future, 0.0).amax({0, 2, 3}).reshape({H}));
+    at::Tensor s = at::matmul(q.to(at::kFloat), k.to(at::kFloat).transpose(-2, -1)).mul(scale);  // [B, H, T, T]
+    s = absolute ? s.abs().masked_fill(future, 0.0) : s.masked_fill(future, -std::numeric_limits<double>::infinity());
+    rows.push_back(s.amax({0, 2, 3}).reshape({H}));
     x = block_forward(b, x);
   }
   return at::stack(rows).to(at::kCPU);  // [L, H]

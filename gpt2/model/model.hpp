@@ -93,8 +93,9 @@ class GPT {
 
   /// Per layer and head, the largest attention score max |q_i·k_j|/√d_h over the batch and the causal
   /// positions j <= i (Wortsman et al.'s attention-logit growth quantity): [n_layer, n_head] float32 on
-  /// the CPU, for idx [B, T]. No gradients.
-  at::Tensor attention_logit_max(const at::Tensor& idx) const;
+  /// the CPU, for idx [B, T]. With absolute false, the largest signed score max q_i·k_j/√d_h (Kimi K2's
+  /// S_max, what QK-Clip bounds). No gradients.
+  at::Tensor attention_logit_max(const at::Tensor& idx, bool absolute = true) const;
   /// Mean over positions of the output log-partition log Σ_v exp(logit_v) (the z-loss quantity), idx [B, T].
   double log_partition_mean(const at::Tensor& idx) const;
 
