@@ -1,0 +1,106 @@
+// Condition E's tensor correction (gpt2/train/quotient_update.hpp) against the core (core/quotient.hpp
+// correct_qk / correct_vo) on the same inputs: a random increment of every attention weight, corrected
+// per head, with full and diagonal Grams, without multipliers and with them (then in the effective
+// matrices, where the gauge acts; see quotient_update.hpp). Moved here from tests/train/test_train_quotient.cpp.
+#include <algorithm>
+#include <vector>
+
+#include <ATen/TensorOperators.h>
+#include <ATen/core/grad_mode.h>
+
+#include "core/quotient.hpp"
+#include "gpt2/train/quotient_update.hpp"
+#include "tests/gpt2/gpt2_test_helpers.hpp"
+#include "tests/parity/parity_support.hpp"
+
+namespace gaugelab::parity {
+
+namespace {
+
+// float32 tensors against a float64 reference: a dh x dh solve (dh = 32) of a Gram with condition
+// number ~10 (random init plus λ) loses ~1 digit; relative 1e-4 is a few hundred float32 ulps.
+constexpr double kFloatSolve = 1e-4;
+
+double rel(const core::Mat<double>& a, const core::Mat<double>& b) { return (a - b).norm() / b.norm(); }
+
+// Effective c_attn rows [3d, d] and attention projection [d, d] for given stored weights.
+at::Tensor eff(const gpt2::LrmLinear& l, const at::Tensor& w) {
+  gpt2::LrmLinear copy = l;
+  copy.weight = w;
+  return copy.effective_weight();
+}
+
+// Was check_against_core(multipliers, full) of the three "condition E: ... equals core ..." TEST_CASEs.
+double correction_error(bool multipliers, bool full, c10::Device device) {
+  gpt2::ModelConfig c = test::nano_config();
+  c.bias = false;
+  if (!multipliers) c.lrm = gpt2::LrmPlacement::none();
+  gpt2::GPT m(c, 17);
+  if (multipliers) test::randomize_multipliers(m, 18);
+  m.to(device);
+  at::NoGradGuard no_grad;
+  const gpt2::AttentionSnapshot before = gpt2::snapshot_attention(m);
+  auto gen = cpu_generator(19);
+  for (gpt2::Block& b : m.h) {  // an "optimizer step": random increments of the size of an Adam step
+    b.c_attn.weight.add_(randn_on(b.c_attn.weight.sizes(), gen, at::kFloat, device) * 1e-3);
+    b.attn_proj.weight.add_(randn_on(b.attn_proj.weight.sizes(), gen, at::kFloat, device) * 1e-3);
+  }
+  std::vector<at::Tensor> raw_attn, raw_proj;
+  for (const gpt2::Block& b : m.h) {
+    raw_attn.push_back(b.c_attn.weight.clone());
+    raw_proj.push_back(b.attn_proj.weight.clone());
+  }
+  gpt2::QuotientUpdate q;
+  q.full = full;
+  q.damping = 1e-3;
+  gpt2::correct_attention_increments(m, before, q);
+  core::QuotientOptions co;
+  co.mode = full ? core::QuotientMode::full : core::QuotientMode::diagonal;
+  co.damping = q.damping;
+  const std::int64_t d = c.n_embd, H = c.n_head, dh = c.head_dim();
+  double err = 0;
+  for (std::size_t l = 0; l < m.h.size(); ++l) {
+    const gpt2::Block& b = m.h[l];
+    // Core layout: W_Q = (rows of head h)ᵀ [d, dh]; W_O = (projection columns of head h)ᵀ [dh, d].
+    const core::Mat<double> A0 = gpt2::to_mat(eff(b.c_attn, before.c_attn[l])),
+                            A1 = gpt2::to_mat(eff(b.c_attn, raw_attn[l])),
+                            A2 = gpt2::to_mat(eff(b.c_attn, b.c_attn.weight));
+    const core::Mat<double> P0 = gpt2::to_mat(eff(b.attn_proj, before.attn_proj[l])),
+                            P1 = gpt2::to_mat(eff(b.attn_proj, raw_proj[l])),
+                            P2 = gpt2::to_mat(eff(b.attn_proj, b.attn_proj.weight));
+    for (std::int64_t h = 0; h < H; ++h) {
+      auto rows = [&](const core::Mat<double>& A, int part) -> core::Mat<double> {
+        return A.block(part * d + h * dh, 0, dh, d).transpose();
+      };
+      auto cols = [&](const core::Mat<double>& P) -> core::Mat<double> { return P.block(0, h * dh, d, dh).transpose(); };
+      const core::Mat<double> UQ = rows(A1, 0) - rows(A0, 0), UK = rows(A1, 1) - rows(A0, 1);
+      const core::Mat<double> UV = rows(A1, 2) - rows(A0, 2), UO = cols(P1) - cols(P0);
+      const auto qk = core::correct_qk<double>(rows(A0, 0), rows(A0, 1), UQ, UK, co);
+      const auto vo = core::correct_vo<double>(rows(A0, 2), cols(P0), UV, UO, co);
+      err = std::max({err, rel(rows(A2, 0) - rows(A0, 0), qk.U_Q), rel(rows(A2, 1) - rows(A0, 1), qk.U_K),
+                      rel(rows(A2, 2) - rows(A0, 2), vo.U_V), rel(cols(P2) - cols(P0), vo.U_O)});
+    }
+  }
+  return err;
+}
+
+}  // namespace
+
+std::vector<ParityRow> quotient_rows() {
+  const char* shapes = "nano L=2 H=2 d=64 dh=32, no biases; per head W_Q W_K W_V [d, dh], W_O [dh, d] (Frobenius, relative)";
+  const char* why =
+      "float32 tensors against a float64 reference: a dh x dh solve (dh = 32) of a Gram with condition number ~10 "
+      "(random init plus lambda) loses ~1 digit; relative 1e-4 is a few hundred float32 ulps";
+  return {
+      {"gpt2::correct_attention_increments (full, plain model)", "core::correct_qk / core::correct_vo (full)", shapes,
+       "float32 vs float64", kFloatSolve, why, [](c10::Device dev) { return correction_error(false, true, dev); }},
+      {"gpt2::correct_attention_increments (full, multipliers)",
+       "core::correct_qk / core::correct_vo (full) on the effective matrices", shapes, "float32 vs float64", kFloatSolve,
+       why, [](c10::Device dev) { return correction_error(true, true, dev); }},
+      {"gpt2::correct_attention_increments (diagonal, multipliers)",
+       "core::correct_qk / core::correct_vo (diagonal) on the effective matrices", shapes, "float32 vs float64",
+       kFloatSolve, why, [](c10::Device dev) { return correction_error(true, false, dev); }},
+  };
+}
+
+}  // namespace gaugelab::parity
