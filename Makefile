@@ -72,7 +72,7 @@ report:
 # on an H200 for the balanced start's 336 runs).
 lr-grid: deps build
 	@BUILD=$(BUILD) bash gpt2/experiments/lr_sensitivity.sh
-	@BUILD=$(BUILD) EXTRA="--qk-gauge-init 1 $(EXTRA)" ROOT=runs/lr_sensitivity_offset CONDITIONS="A B C D" \
+	@BUILD=$(BUILD) EXTRA="--qk-gauge-init 1 $(EXTRA)" ROOT=runs/lr_sensitivity_offset CONDITIONS="A B C D" OPTIMIZERS=adamw \
 	  bash gpt2/experiments/lr_sensitivity.sh
 	@$(ANALYSIS_PY) analysis/fig_lr_sensitivity.py runs/lr_sensitivity runs/lr_sensitivity_offset
 

@@ -31,26 +31,12 @@ import figstyle
 import gaugelab_log as gl
 
 BOOTSTRAP_DRAWS = 2000
-NAMES = {"A": "A: WD on Q/K", "B": "B: GaugeFix", "C": "C: no control", "D": "D: GaugeFix + Q/K WD",
-         "Dcap": "D: GaugeFix + cap", "Q": "QK-norm (C + RMSNorm)", "E": "E: quotient-aware updates",
-         "N": "N: no multipliers (nanoGPT)", "P": "P: N + exact gradient projection",
-         "Pa": "Pa: N + Alg. 2 gradient projection", "Pu": "Pu: N + exact projection of the update",
-         "Pau": "N + Alg. 2 projection of the update"}
-BASES = ["A", "B", "C", "D", "Dcap", "Q", "E", "N", "P", "Pa", "Pu", "Pau"]
-PROJECTIONS = ("P", "Pa", "Pu", "Pau")  # compared with N (the same model without multipliers), not with A
-COLOR = {b: f"C{i}" for i, b in enumerate(BASES)}  # one colour per gauge handling, in both optimizers' rows
-# Muon runs (Muon on the hidden matrices, AdamW on the rest) are the same handlings, prefix "M".
-NAMES.update({"M" + k: "Muon, " + v for k, v in list(NAMES.items())})
-ORDER = BASES + ["M" + b for b in BASES]
-# Runs started off the balanced Q/K slice (--qk-gauge-init σ > 0) form their own family, prefix "o",
-# compared with their own condition A (oA).
-NAMES.update({"o" + k: v + ", offset start" for k, v in NAMES.items()})
-ORDER += ["o" + k for k in ORDER]
 
 
 @dataclass
 class Run:
-    cond: str
+    cond: str            # the run's condition label as the trainer logged it (conditions.hpp): key, "M" for
+                         # Muon, "o" for a gauge-offset start, e.g. "oMB"
     lr: float
     seed: int
     final_val: float     # NaN if diverged
@@ -59,29 +45,22 @@ class Run:
     step: np.ndarray     # /heads/step
     attn: np.ndarray     # [records] max attention logit over layers and heads
     sqk: np.ndarray      # [records] max s_Q·s_K over layers and heads (NaN without multipliers)
+    key: str = ""        # the conditions table's key ("B")
+    title: str = ""      # its title as logged ("Muon, B: GaugeFix, offset start")
+    reference: str = ""  # the label it is compared with ("oMA"; "" for a reference itself)
+    index: int = 0       # the row's place in the conditions table (the order of curves and table rows)
+    muon: bool = False
+    offset: bool = False
 
 
-def condition_of(cfg: dict) -> str:
-    if float(cfg.get("qk-gauge-init", 0) or 0) > 0:
-        return "o" + condition_of({k: v for k, v in cfg.items() if k != "qk-gauge-init"})
-    c = cfg.get("condition", "A")
-    if cfg.get("qk-norm", "none") != "none":
-        c = "Q"
-    elif cfg.get("multipliers", "default") == "none":
-        c = {"exact": "P", "approx": "Pa"}.get(cfg.get("grad-projection", "none"), "N")
-        if c != "N" and cfg.get("projection-target", "gradient") == "update":
-            c = {"P": "Pu", "Pa": "Pau"}[c]
-    elif c == "D" and cfg.get("magnitude", "wd") == "cap":
-        c = "Dcap"
-    return "M" + c if cfg.get("optimizer", "adamw") == "muon" else c
-
-
-def parts(c: str) -> tuple[str, bool, str]:
-    """(family prefix "o" or "", Muon?, base handling) of a condition key such as "oMB"."""
-    fam = "o" if c.startswith("o") else ""
-    rest = c[len(fam):]
-    muon = rest.startswith("M")
-    return fam, muon, rest[1:] if muon else rest
+def label_of(summ: dict, path) -> tuple[str, str, str, str, int]:
+    """(label, key, title, reference, index) as the trainer logged them in /summary."""
+    if "condition_label" not in summ:
+        raise ValueError(f"{path}: the log names no condition label (a run from before the conditions table); "
+                         "rerun it with this gaugelab")
+    ref = str(summ.get("condition_reference", "-"))
+    return (str(summ["condition_label"]), str(summ.get("condition", "")), str(summ.get("condition_title", "")),
+            "" if ref == "-" else ref, int(summ.get("condition_index", 0)))
 
 
 def load(path: Path) -> Run | None:
@@ -97,12 +76,24 @@ def load(path: Path) -> Run | None:
     diverged = bool(int(summ.get("diverged", 0)))
     if not diverged and not int(summ.get("completed", 0)):
         return None
+    label, key, title, reference, index = label_of(summ, path)
     final_val = float(summ.get("final_val_loss", math.nan))
     attn = np.nanmax(h["attn_logit_max"], axis=(1, 2)) if "attn_logit_max" in h and len(h["step"]) else np.array([])
     sqk = (np.nanmax(h["s_qk"], axis=(1, 2)) if "s_qk" in h and len(h["step"]) and np.isfinite(h["s_qk"]).any()
            else np.full(len(attn), math.nan))
-    return Run(condition_of(cfg), float(cfg["lr"]), int(cfg.get("seed", 0)), math.nan if diverged else final_val,
-               diverged, float(s["loss"][0]) if len(s["loss"]) else math.nan, np.asarray(h.get("step", [])), attn, sqk)
+    return Run(label, float(cfg["lr"]), int(cfg.get("seed", 0)), math.nan if diverged else final_val,
+               diverged, float(s["loss"][0]) if len(s["loss"]) else math.nan, np.asarray(h.get("step", [])), attn, sqk,
+               key=key, title=title or label, reference=reference, index=index,
+               muon=str(summ.get("optimizer", cfg.get("optimizer", "adamw"))) == "muon",
+               offset=float(cfg.get("qk-gauge-init", 0) or 0) > 0)
+
+
+def labels_in_order(runs: list[Run]) -> list[str]:
+    """Every label of `runs`, in the conditions table's order: AdamW before Muon, balanced before offset."""
+    first = {}
+    for r in runs:
+        first.setdefault(r.cond, r)
+    return sorted(first, key=lambda c: (first[c].offset, first[c].muon, first[c].index))
 
 
 def find_logs(items: list[str]) -> list[Path]:
@@ -161,25 +152,26 @@ def main(argv: list[str]) -> None:
     if not runs:
         sys.exit("fig_lr_sensitivity.py: no logs found in " + " ".join(a.logs))
     L0 = float(np.nanmean([r.first_loss for r in runs]))
-    conds = [c for c in ORDER if any(r.cond == c for r in runs)]
+    conds = labels_in_order(runs)
+    info = {r.cond: r for r in runs}  # label -> a run carrying its title, reference and flags
     rng = np.random.default_rng(0)
 
-    optimizers = sorted({parts(c)[1] for c in conds})  # a row of panels per optimizer: AdamW, then Muon
+    optimizers = sorted({info[c].muon for c in conds})  # a row of panels per optimizer: AdamW, then Muon
     fig, axes_grid = plt.subplots(len(optimizers), 4, figsize=(18, 4.0 * len(optimizers)), squeeze=False)
     rows = []
-    refs = {base: grid(runs, base, L0)[2] for base in ("A", "MA", "oA", "oMA", "N", "MN", "oN", "oMN") if base in conds}
+    keys = sorted({info[c].key for c in conds}, key=lambda k: next(info[c].index for c in conds if info[c].key == k))
+    colors = {k: f"C{i % 10}" for i, k in enumerate(keys)}  # one colour per condition, in every optimizer's row
     for i, c in enumerate(conds):
-        fam, muon, handling = parts(c)
-        # each family against its own condition A; the gradient projections against N (no multipliers)
-        base = fam + ("M" if muon else "") + ("N" if handling in PROJECTIONS else "A")
-        ref = refs.get(base)
+        muon, name = info[c].muon, info[c].title
+        base = info[c].reference  # the logged comparison: the same optimizer and start's A (N for projections)
+        ref = grid(runs, base, L0)[2] if base and base in conds else None
         lrs, seeds, L = grid(runs, c, L0)
-        color = COLOR.get(handling, f"C{i % 10}")
+        color = colors[info[c].key]
         ax_l, ax_a, ax_t, ax_s = axes_grid[optimizers.index(muon)]
         mean = np.nanmean(L, axis=1)
         lo, hi = np.nanmin(L, axis=1), np.nanmax(L, axis=1)
-        ls = "--" if fam else "-"
-        ax_l.plot(lrs, mean, "o" + ls, color=color, label=NAMES.get(c, c), ms=4)
+        ls = "--" if info[c].offset else "-"
+        ax_l.plot(lrs, mean, "o" + ls, color=color, label=name, ms=4)
         ax_l.fill_between(lrs, lo, hi, color=color, alpha=0.15, lw=0)
         rs = [r for r in runs if r.cond == c]
         div = [r for r in rs if r.diverged]
@@ -187,29 +179,29 @@ def main(argv: list[str]) -> None:
             ax_l.scatter([r.lr for r in div], [L0] * len(div), marker="x", color=color, s=30)
         # the largest attention logit over the run, per lr (mean over seeds)
         amax = [np.nanmean([np.nanmax(r.attn) if len(r.attn) else math.nan for r in rs if r.lr == lr]) for lr in lrs]
-        ax_a.plot(lrs, amax, "o-", color=color, ms=4, label=NAMES.get(c, c))
+        ax_a.plot(lrs, amax, "o-", color=color, ms=4, label=name)
         survived = [r.lr for r in rs if not r.diverged]
         lr_top = max(survived) if survived else math.nan
         top = [r for r in rs if r.lr == lr_top and not r.diverged and len(r.attn)]  # a seed that survived it
         if top:
             r0 = min(top, key=lambda r: r.seed)
-            ax_t.plot(r0.step, r0.attn, color=color, lw=1.2, label=f"{NAMES.get(c, c)} (lr {lr_top:g})")
+            ax_t.plot(r0.step, r0.attn, color=color, lw=1.2, label=f"{name} (lr {lr_top:g})")
             if np.isfinite(r0.sqk).any():
-                ax_s.plot(r0.step, r0.sqk, color=color, lw=1.2, label=NAMES.get(c, c))
+                ax_s.plot(r0.step, r0.sqk, color=color, lw=1.2, label=name)
         boot = bootstrap(L, rng)
         sens = sensitivity(L)
         diff = ""
-        if ref is not None and c != base and ref.shape == L.shape:
+        if ref is not None and ref.shape == L.shape:
             d = bootstrap(L, rng, ref)
             diff = f"{sens - sensitivity(ref):+.3f} [{np.percentile(d, 2.5):+.3f}, {np.percentile(d, 97.5):+.3f}]"
         best_i = int(np.nanargmin(mean))
-        rows.append(f"| {NAMES.get(c, c)} | {sens:.3f} [{np.percentile(boot, 2.5):.3f}, {np.percentile(boot, 97.5):.3f}] "
+        rows.append(f"| {name} | {sens:.3f} [{np.percentile(boot, 2.5):.3f}, {np.percentile(boot, 97.5):.3f}] "
                     f"| {diff or '—'} | {mean[best_i]:.3f} at {lrs[best_i]:g} | {len(div)}/{len(rs)} | {lr_top:g} "
                     f"| {np.nanmax(amax):.3g} | {len(seeds)} |")
     for muon, axes in zip(optimizers, axes_grid):
         ax_l, ax_a, ax_t, ax_s = axes
         opt = "Muon" if muon else "AdamW"
-        if any(r.diverged and parts(r.cond)[1] == muon for r in runs):  # only then does the initial loss enter
+        if any(r.diverged and r.muon == muon for r in runs):  # only then does the initial loss enter
             ax_l.axhline(L0, color="0.5", ls=":", lw=1)
             ax_l.annotate("initial loss: diverged runs (x)", (0.02, L0), xycoords=("axes fraction", "data"),
                           ha="left", va="top", fontsize=7, color="0.4")
@@ -244,7 +236,7 @@ def main(argv: list[str]) -> None:
                   "(embeddings, norms, multipliers); Muon's own is 10 times it. Dashed: runs started off the balanced Q/K "
                   "slice by a pure gauge move (--qk-gauge-init). No paper value exists for this "
                   "experiment (the seeds do not run it); Wortsman et al.'s Fig. 1 is the format.")
-    table = ["| condition | LR sensitivity [95 % CI] | minus A's (N's for P, Pa; same optimizer and start) [95 % CI] | best val loss at lr | diverged | "
+    table = ["| condition | LR sensitivity [95 % CI] | minus its reference's (A's; N's for the projections; same optimizer and start) [95 % CI] | best val loss at lr | diverged | "
              "largest surviving lr | max attention logit | seeds |", "|---|---|---|---|---|---|---|---|", *rows, "",
              f"LR sensitivity: mean over the grid's learning rates of (mean-over-seeds final validation loss − its "
              f"minimum), diverged runs at the initial loss {L0:.3f}; intervals: 95 % percentile bootstrap over seeds "

@@ -41,8 +41,8 @@ def _lrs_demo(condition: str, lr: str) -> dict:
     """A slice of the learning-rate-sensitivity grid (gpt2/experiments/lr_sensitivity.sh --demo) on the
     Shakespeare corpus: 200 steps of the grid's CPU model at seed 42."""
     name = f"lrs_demo_{condition}_lr{lr}"
-    cond = {"A": ["--condition", "A"], "B": ["--condition", "B", "--gaugefix-every", "1"], "C": ["--condition", "C"]}
-    args = ["train", "--config", "gpt2/configs/lr-sensitivity-cpu.ini", *cond[condition], "--lr", lr, "--min-lr",
+    # the key of the trainer's conditions table (gpt2/train/conditions.hpp): it fixes its own flags
+    args = ["train", "--config", "gpt2/configs/lr-sensitivity-cpu.ini", "--condition", condition, "--lr", lr, "--min-lr",
             str(float(lr) / 10), "--seed", "42", "--log-heads-every", "10"]
     return {"args": args + ["--data", "runs/data/shakespeare", "--max-iters", "200", "--eval-every", "200"],
             "out": f"runs/{name}/log.h5", "out_arg": f"runs/{name}",

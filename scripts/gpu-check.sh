@@ -49,8 +49,8 @@ if [[ " $STAGES " == *" parity "* ]]; then
   say "parity: CPU (float32, 1 thread each) against CUDA (float32), 60 steps, lr 7.2e-3, seed 42"
   declare -A FLAGS=(
     [A]="--condition A" [B]="--condition B --gaugefix-every 1" [C]="--condition C"
-    [D]="--condition D --gaugefix-every 1 --magnitude wd" [E]="--condition E"
-    [Q]="--condition C --qk-norm rms"
+    [D]="--condition D --gaugefix-every 1" [E]="--condition E"
+    [Q]="--condition Q"
     [MA]="--condition A --optimizer muon --muon-lr 7.2e-2"
     [MB]="--condition B --gaugefix-every 1 --optimizer muon --muon-lr 7.2e-2")
   pids=()

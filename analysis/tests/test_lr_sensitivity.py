@@ -36,21 +36,23 @@ def test_bootstrap_interval_is_a_point_when_seeds_agree_and_wide_when_they_do_no
     assert np.all(paired == 0.0)
 
 
-def test_offset_start_runs_form_their_own_family_keyed_o():
-    # --qk-gauge-init > 0: the same condition from a gauge-moved start is another curve, compared with oA.
-    assert lrs.condition_of({"condition": "B", "qk-gauge-init": 1.0}) == "oB"
-    assert lrs.condition_of({"condition": "B", "qk-gauge-init": 0}) == "B"
-    assert lrs.condition_of({"condition": "A", "optimizer": "muon", "qk-gauge-init": 0.5}) == "oMA"
-    assert lrs.condition_of({"condition": "D", "magnitude": "cap", "qk-gauge-init": 1}) == "oDcap"
-    assert lrs.NAMES["oB"] == "B: GaugeFix, offset start"
-    assert lrs.ORDER.index("oA") > lrs.ORDER.index("MC")
+def test_the_condition_comes_from_the_log_summary_never_from_the_flags():
+    # The trainer writes the label, key, title, reference and table index (conditions.hpp); the analysis
+    # reads them as they are.
+    summ = {"condition": "Dcap", "condition_label": "oMDcap", "condition_title": "Muon, D: GaugeFix + cap, offset start",
+            "condition_reference": "oMA", "condition_index": 4}
+    assert lrs.label_of(summ, "x") == ("oMDcap", "Dcap", "Muon, D: GaugeFix + cap, offset start", "oMA", 4)
+    assert lrs.label_of({**summ, "condition_reference": "-"}, "x")[3] == ""  # a reference has none
+    try:
+        lrs.label_of({"condition": "C"}, "old.h5")  # a log from before the table: refused, not guessed
+        assert False, "a log without a condition label was accepted"
+    except ValueError as e:
+        assert "old.h5" in str(e)
 
 
-def test_every_handling_has_a_muon_key_and_muon_runs_are_not_merged_into_adamw_ones():
-    # QK-norm and D's cap under Muon were keyed "Q" / "Dcap" (merged with AdamW's curves) before.
-    assert lrs.condition_of({"condition": "C", "qk-norm": "rms", "optimizer": "muon"}) == "MQ"
-    assert lrs.condition_of({"condition": "C", "qk-norm": "rms"}) == "Q"
-    assert lrs.condition_of({"condition": "D", "magnitude": "cap", "optimizer": "muon"}) == "MDcap"
-    assert lrs.condition_of({"condition": "E", "optimizer": "muon"}) == "ME"
-    assert lrs.parts("oMQ") == ("o", True, "Q") and lrs.parts("E") == ("", False, "E")
-    assert all("M" + b in lrs.ORDER and lrs.NAMES["M" + b].startswith("Muon, ") for b in lrs.BASES)
+def test_curves_follow_the_table_order_adamw_before_muon_balanced_before_offset():
+    def run(label, index, muon=False, offset=False):
+        return lrs.Run(label, 0.1, 1, 2.0, False, 10.0, np.array([]), np.array([]), np.array([]),
+                       key=label.lstrip("oM"), index=index, muon=muon, offset=offset)
+    runs = [run("oA", 0, offset=True), run("MB", 1, muon=True), run("C", 2), run("A", 0), run("MA", 0, muon=True)]
+    assert lrs.labels_in_order(runs) == ["A", "C", "MA", "MB", "oA"]
