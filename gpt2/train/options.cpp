@@ -187,7 +187,7 @@ void declare_train_options(io::Options& opts, TrainOptions& o) {
   opts.identity("seed");
   opts.implies([&o] {  // the condition's flag bundle
     std::vector<io::Implied> out;
-    for (const FlagValue& f : condition(o.condition).bundle) out.push_back({f.flag, f.value, "--condition " + o.condition});
+    for (const FlagValue& f : condition(o.condition).bundle) out.push_back({f.flag, f.value, "--condition " + o.condition, "condition"});
     return out;
   });
 }

@@ -287,11 +287,20 @@ void Options::apply_implied(bool strict) {
     for (const Implied& imp : fn()) {
       OptionSpec& s = spec(imp.name);
       const nlohmann::json now = s.get();
-      const bool given = std::find(given_.begin(), given_.end(), imp.name) != given_.end();
+      auto in = [](const std::vector<std::string>& v, const std::string& n) {
+        return std::find(v.begin(), v.end(), n) != v.end();
+      };
+      const bool on_cli = in(given_cli_, imp.name), in_file = in(given_, imp.name) && !on_cli;
+      const bool source_on_cli = in(given_cli_, imp.source);
       s.set(imp.value);
-      if ((given || strict) && s.get() != now)
-        throw UsageError(imp.because + " sets --" + imp.name + " " + imp.value + ", but --" + imp.name + " " +
-                         (now.is_string() ? now.get<std::string>() : now.dump()) + " was given (drop it)");
+      if (s.get() == now) continue;
+      const std::string was = now.is_string() ? now.get<std::string>() : now.dump();
+      if (strict || on_cli || (in_file && !source_on_cli))
+        throw UsageError(imp.because + " sets --" + imp.name + " " + imp.value + ", but --" + imp.name + " " + was +
+                         " was given (drop it)");
+      if (in_file)
+        std::cerr << verb_ << ": " << imp.because << " sets --" << imp.name << " " << imp.value << " over the config file's "
+                  << was << "\n";
     }
 }
 
@@ -400,10 +409,12 @@ bool Options::parse(const std::vector<std::string>& args) {
   for (const auto& p : positional_) pos.add(p.c_str(), spec(p).type == "list" ? -1 : 1);
 
   po::variables_map vm;
+  std::vector<std::string> cli_names;  // what the command line itself gave (before --config fills in)
   try {
     // allow_long_disguise off, no abbreviations: a misspelled flag must never match another.
     const int style = po::command_line_style::default_style & ~po::command_line_style::allow_guessing;
     po::store(po::command_line_parser(args).options(desc).positional(pos).style(style).run(), vm);
+    for (const auto& kv : vm) cli_names.push_back(kv.first);
     if (vm.count("help")) {
       std::cout << help();
       return false;
@@ -435,9 +446,11 @@ bool Options::parse(const std::vector<std::string>& args) {
   }
 
   given_.clear();
+  given_cli_.clear();
   for (auto& s : specs_) {
     if (!vm.count(s.name)) continue;
     given_.push_back(s.name);
+    if (std::find(cli_names.begin(), cli_names.end(), s.name) != cli_names.end()) given_cli_.push_back(s.name);
     if (s.type == "list") {
       // Multiple tokens (`--input a b`) and comma lists (`--input a,b`) give one list.
       s.set(join(vm[s.name].as<std::vector<std::string>>()));

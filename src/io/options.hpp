@@ -62,6 +62,7 @@ struct OptionSpec {
 /// because of `because` ("--condition N").
 struct Implied {
   std::string name, value, because;
+  std::string source;  // the option that implies it ("condition"): a command-line source overrides a config file
 };
 
 class Options {
@@ -89,7 +90,9 @@ class Options {
   /// Marks the option `name` (registered elsewhere, e.g. by add_run_flags) as part of the identity.
   Options& identity(const std::string& name);
   /// Flags fixed by other settings: after parsing, each (name, value) the function returns is set when
-  /// the flag was not given; given with another value, it is a usage error naming both.
+  /// the flag was not given; given with another value on the command line (or in the config file when
+  /// the source is there too) it is a usage error naming both. A config file's value yields to a source
+  /// given on the command line (the file holds defaults, the command line chooses), with a line saying so.
   Options& implies(std::function<std::vector<Implied>()> fn);
   /// Applies the implications (parse() does; call it after set()). strict: every flag must already
   /// hold its implied value (a check of settings filled in code rather than parsed).
@@ -131,6 +134,7 @@ class Options {
   std::vector<std::string> identity_;  // names marked identity(), in the order marked
   std::vector<std::string> positional_;
   std::vector<std::string> given_;
+  std::vector<std::string> given_cli_;  // the subset of given_ typed on the command line (not from --config)
 };
 
 /// `text` if it is valid UTF-8, else the same text with every byte that is not part of a valid UTF-8

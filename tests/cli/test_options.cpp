@@ -191,3 +191,57 @@ TEST_CASE("options: a config line or key holding a Boost placeholder name is one
   auto o = make(d);
   CHECK_THROWS_WITH(o.parse({"--config", bad_line}), Catch::Contains("line 2") && Catch::Contains("KEY = VALUE"));
 }
+
+TEST_CASE("implications: a fixed flag is set, refused against the command line, yields a config file's default",
+          "[options]") {
+  // mode b fixes hidden = 7 (as a training condition fixes its flags); identity marks are kept in order.
+  auto make_implying = [](Demo& d) {
+    Options o = make(d);
+    o.implies([&d] {
+      return d.mode == "b" ? std::vector<gaugelab::io::Implied>{{"hidden", "7", "--mode b", "mode"}}
+                           : std::vector<gaugelab::io::Implied>{};
+    });
+    o.identity("mode");
+    return o;
+  };
+  {
+    Demo d;
+    auto o = make_implying(d);
+    REQUIRE(o.parse({"--mode", "b"}));
+    CHECK(d.hidden == 7);  // set, not given
+    CHECK(o.identity_names() == std::vector<std::string>{"mode"});
+  }
+  {
+    Demo d;
+    auto o = make_implying(d);
+    CHECK_THROWS_WITH(o.parse({"--mode", "b", "--hidden", "3"}),
+                      Catch::Contains("--mode b sets --hidden 7") && Catch::Contains("--hidden 3"));
+  }
+  {
+    Demo d;
+    auto o = make_implying(d);
+    REQUIRE(o.parse({"--mode", "b", "--hidden", "7"}));  // the same value: nothing to refuse
+  }
+  const auto file_default = write_tmp("hidden = 3\n");
+  {
+    Demo d;  // the command line's mode overrides the file's default
+    auto o = make_implying(d);
+    REQUIRE(o.parse({"--config", file_default, "--mode", "b"}));
+    CHECK(d.hidden == 7);
+  }
+  const auto file_both = write_tmp("hidden = 3\nmode = b\n");
+  {
+    Demo d;  // both in one file: the file contradicts itself
+    auto o = make_implying(d);
+    CHECK_THROWS_AS(o.parse({"--config", file_both}), UsageError);
+  }
+  {
+    Demo d;  // settings filled in code: strict, any mismatch is refused
+    auto o = make_implying(d);
+    d.mode = "b";
+    d.hidden = 3;
+    CHECK_THROWS_AS(o.apply_implied(/*strict=*/true), UsageError);
+  }
+  std::remove(file_default.c_str());
+  std::remove(file_both.c_str());
+}
