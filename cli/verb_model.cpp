@@ -17,14 +17,6 @@ namespace gaugelab::cli {
 
 namespace {
 
-void add_model_run_flags(io::Options& opts, gpt2::ModelRunOptions& m) {
-  opts.add("device", &m.device, "cpu, cuda or cuda:N")
-      .add("precision", &m.precision, "fp32, or bf16 autocast", {"fp32", "bf16"})
-      .add("multipliers", &m.multipliers,
-           "multiplier placement given to a Hugging Face checkpoint on load: default, none, or site:mode,... "
-           "(sites q k v attn_out mlp_in mlp_out lm_head all; modes none scalar row column row+column)");
-}
-
 io::Provenance provenance(const char* verb, const Args& args, const io::Options& opts, std::uint64_t seed) {
   return verb_provenance(std::string("gpt2/") + verb, verb, args, opts.to_json(), seed);
 }
@@ -35,18 +27,7 @@ void print_settings(const char* verb, const io::Options& opts) { print_verb_sett
 
 int verb_eval(const Args& args) {
   gpt2::EvalOptions o;
-  io::Options opts("eval", "Mean validation loss of a checkpoint over fixed batches of a token file (--data), "
-                           "and/or the logits of one token sequence (--tokens, --dump-logits OUT.h5).");
-  opts.add("checkpoint", &o.checkpoint, "our checkpoint directory or a Hugging Face export directory")
-      .positional("checkpoint")
-      .add("data", &o.data, "token file for the validation loss (nanoGPT .bin or llm.c shard)")
-      .add("tokens", &o.tokens, "comma list of token ids: compute the logits of exactly this sequence")
-      .add("dump-logits", &o.dump_logits, "HDF5 file for the logits of --tokens (/arrays/logits [T, vocab])")
-      .add("batch-size", &o.batch_size, "sequences per batch", io::Range::at_least(1))
-      .add("seq-len", &o.seq_len, "tokens per sequence, 0 = the model's context", io::Range::non_negative())
-      .add("batches", &o.batches, "fixed batches, evenly spread over the file", io::Range::at_least(1));
-  add_model_run_flags(opts, o.model);
-  io::add_run_flags(opts, o.run, "optional HDF5 log of the per-batch validation losses");
+  io::Options opts = gpt2::eval_options(o);
   if (!opts.parse(args)) return 0;
   print_settings("eval", opts);
   gpt2::run_eval(o, provenance("eval", args, opts, o.run.seed));
@@ -55,19 +36,7 @@ int verb_eval(const Args& args) {
 
 int verb_generate(const Args& args) {
   gpt2::GenerateOptions o;
-  io::Options opts("generate", "Samples text from a checkpoint: greedy (--temperature 0), temperature and top-k "
-                               "sampling, seeded. Prints token ids, and text when the GPT-2 tokenizer is available.");
-  opts.add("checkpoint", &o.checkpoint, "our checkpoint directory or a Hugging Face export directory")
-      .positional("checkpoint")
-      .add("prompt", &o.prompt, "prompt text (needs the GPT-2 tokenizer)")
-      .add("prompt-tokens", &o.prompt_tokens, "prompt as a comma list of token ids (default: <|endoftext|>)")
-      .add("vocab-dir", &o.vocab_dir, "directory with encoder.json + vocab.bpe (default: the set-up script's gpt2.tiktoken)")
-      .add("max-new-tokens", &o.max_new_tokens, "tokens to generate per sample", io::Range::at_least(1))
-      .add("samples", &o.samples, "independent samples", io::Range::at_least(1))
-      .add("temperature", &o.temperature, "softmax temperature, 0 = greedy", io::Range::non_negative())
-      .add("top-k", &o.top_k, "sample among the k most likely tokens, 0 = all", io::Range::non_negative());
-  add_model_run_flags(opts, o.model);
-  io::add_run_flags(opts, o.run, "optional HDF5 file with the sampled tokens (/arrays/tokens)");
+  io::Options opts = gpt2::generate_options(o);
   if (!opts.parse(args)) return 0;
   print_settings("generate", opts);
   gpt2::run_generate(o, provenance("generate", args, opts, o.run.seed));
@@ -76,17 +45,8 @@ int verb_generate(const Args& args) {
 
 int verb_export(const Args& args) {
   gpt2::ExportOptions o;
-  io::Options opts("export", "Writes a checkpoint as Hugging Face GPT-2 (DIR/model.safetensors + DIR/config.json), "
-                             "multipliers merged into the weights.");
-  opts.add("checkpoint", &o.checkpoint, "our checkpoint directory").positional("checkpoint")
-      .add("out", &o.out, "output directory")
-      .add("force", &o.force, "replace an existing --out")
-      .add("dtype", &o.dtype, "stored precision", {"F32", "BF16", "F16"})
-      .add("vocab", &o.vocab,
-           "a --compact-vocab model: gpt2 (its rows at their GPT-2 ids, for transformers) or compact (as trained)",
-           {"gpt2", "compact"});
+  io::Options opts = gpt2::export_options(o);
   if (!opts.parse(args)) return 0;
-  if (o.checkpoint.empty() || o.out.empty()) throw io::UsageError("export: need CHECKPOINT and --out DIR");
   print_settings("export", opts);
   gpt2::run_export(o);
   return 0;
@@ -94,14 +54,8 @@ int verb_export(const Args& args) {
 
 int verb_import(const Args& args) {
   gpt2::ImportOptions o;
-  io::Options opts("import", "Reads a Hugging Face GPT-2 directory (model.safetensors + config.json) into our "
-                             "checkpoint format, with learnable multipliers placed and set to 1.");
-  opts.add("source", &o.source, "Hugging Face directory").positional("source")
-      .add("out", &o.out, "checkpoint directory to write")
-      .add("force", &o.force, "replace an existing --out")
-      .add("multipliers", &o.multipliers, "multiplier placement: default, none, or site:mode,...");
+  io::Options opts = gpt2::import_options(o);
   if (!opts.parse(args)) return 0;
-  if (o.source.empty() || o.out.empty()) throw io::UsageError("import: need SOURCE and --out CHECKPOINT");
   print_settings("import", opts);
   gpt2::run_import(o);
   return 0;

@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <string>
 
+#include "io/options.hpp"
 #include "io/provenance.hpp"
 #include "io/run_flags.hpp"
 
@@ -58,5 +59,9 @@ struct InspectResult {
 
 /// Throws io::UsageError for bad settings, std::runtime_error for an unreadable or mismatched checkpoint.
 InspectResult run_inspect(const InspectOptions& options, io::Provenance prov);
+
+/// The options of `gaugelab inspect`, bound to the fields of `o` (their defaults), declared once
+/// (gpt2/inspect/options.cpp); the front door parses with them.
+io::Options inspect_options(InspectOptions& o);
 
 }  // namespace gaugelab::gpt2

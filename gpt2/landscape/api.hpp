@@ -20,6 +20,7 @@
 #include <map>
 #include <string>
 
+#include "io/options.hpp"
 #include "io/provenance.hpp"
 #include "io/run_flags.hpp"
 
@@ -88,5 +89,12 @@ struct HessianResult {
 };
 
 HessianResult run_hessian(const HessianOptions& options, io::Provenance prov);
+
+/// The options of `gaugelab merge-models`, bound to the fields of `o` (their defaults), declared once
+/// (gpt2/landscape/options.cpp); the front door parses with them.
+io::Options merge_models_options(MergeOptions& o);
+/// The options of `gaugelab hessian`, bound to the fields of `o` (their defaults), declared once
+/// (gpt2/landscape/options.cpp); the front door parses with them.
+io::Options hessian_options(HessianOptions& o);
 
 }  // namespace gaugelab::gpt2

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "io/options.hpp"
 #include "io/provenance.hpp"
 #include "io/run_flags.hpp"
 
@@ -75,5 +76,18 @@ struct ImportOptions {
   std::string multipliers = "default";  // placement of the new multipliers (all start at 1)
 };
 void run_import(const ImportOptions& options);
+
+/// The options of `gaugelab eval`, bound to the fields of `o` (their defaults), declared once
+/// (gpt2/use/options.cpp); the front door parses with them.
+io::Options eval_options(EvalOptions& o);
+/// The options of `gaugelab generate`, bound to the fields of `o` (their defaults), declared once
+/// (gpt2/use/options.cpp); the front door parses with them.
+io::Options generate_options(GenerateOptions& o);
+/// The options of `gaugelab export`, bound to the fields of `o` (their defaults), declared once
+/// (gpt2/use/options.cpp); the front door parses with them.
+io::Options export_options(ExportOptions& o);
+/// The options of `gaugelab import`, bound to the fields of `o` (their defaults), declared once
+/// (gpt2/use/options.cpp); the front door parses with them.
+io::Options import_options(ImportOptions& o);
 
 }  // namespace gaugelab::gpt2
