@@ -113,7 +113,7 @@ show_figure("fig_seed000_series")
 #   the CUDA sensitivities are larger and not mixed with the CPU ones. The reading holds: B − A =
 #   +0.148 [−0.001, +0.438], C − A = −0.140 [−0.417, +0.011], D − A = −0.009 [−0.025, +0.001] under
 #   AdamW, and similar with Muon (intervals ±0.4) — no separation beyond seed noise. What separates is
-#   a **cap** on s_Q·s_K (D-cap, `--magnitude cap --qk-cap 4`): no run diverges and the sensitivity
+#   a **cap** on s_Q·s_K (D-cap, `--condition Dcap --qk-cap 4`): no run diverges and the sensitivity
 #   halves (−0.403 [−0.418, −0.393]; Muon −0.136 [−0.393, −0.005]) — magnitude control that bounds the
 #   product does what the shared decay (D) does not. QK-norm stays the most robust (−0.666; Muon −1.133).
 #
