@@ -13,6 +13,8 @@
 //     after the clip every logit of that batch is <= τ (Kimi K2 takes S_max from the step's own forward
 //     pass, before the update). The cost is one forward pass without gradients per step.
 //   - S_max is the signed maximum (Kimi K2's definition), not max |logit| (the logged quantity).
+// Data parallel: refused for now (one line): each rank would clip by its own batch's logits and the
+// ranks' weights would part; it needs a max all-reduce of S_max over the ranks.
 #pragma once
 
 #include <cstdint>
