@@ -6,8 +6,12 @@ to a multiple of 64 (as nanoGPT pads 50257 to 50304), cross-entropy over the pad
 torch.optim.AdamW with nanoGPT's two groups (weight decay on matrices and embeddings, none on
 biases and LayerNorm). On the CPU nanoGPT uses the non-fused AdamW, and so does this script.
 
-Prints one JSON line: {"tokens_per_s": ..., "step_s": ..., "loss": ..., ...}.
+On CUDA (--device cuda) it is nanoGPT's GPU configuration: fused AdamW, bf16 autocast, and with
+--compile torch.compile of the model (nanoGPT's compile=True); scripts/gpu-bench.sh runs it beside ours.
+
+Prints one JSON line: {"tokens_per_s": ..., "step_s": ..., "loss": ..., "first_loss": ..., "mfu": ..., ...}.
 usage: nanogpt_ref.py --threads 2 --dtype fp32 [--n-layer 4 --n-head 4 --n-embd 256 --seq 256 --batch 4]
+       [--device cuda --compile --peak-tflops 989]
 """
 import argparse
 import json
@@ -79,34 +83,56 @@ def main():
     ap.add_argument("--warmup", type=int, default=2)
     ap.add_argument("--steps", type=int, default=10)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--device", default="cpu", help="cpu or cuda")
+    ap.add_argument("--compile", action="store_true", help="torch.compile the model (nanoGPT's compile=True)")
+    ap.add_argument("--peak-tflops", type=float, default=0.0, help="MFU denominator; 0: no MFU")
     a = ap.parse_args()
     torch.set_num_threads(a.threads)
     torch.manual_seed(a.seed)
     padded = (a.vocab + 63) // 64 * 64
-    model = GPT(a.n_layer, a.n_head, a.n_embd, a.seq, padded)
+    dev = torch.device(a.device)
+    model = GPT(a.n_layer, a.n_head, a.n_embd, a.seq, padded).to(dev)
+    # nanoGPT's estimate_mfu: N without the position embedding, 6N + 12·L·d·T FLOPs per token
+    n_params = sum(p.numel() for p in model.parameters()) - model.wpe.weight.numel()
+    flops_per_token = 6 * n_params + 12 * a.n_layer * a.n_embd * a.seq
     decay = [p for p in model.parameters() if p.dim() >= 2]
     no_decay = [p for p in model.parameters() if p.dim() < 2]
+    fused = {"fused": True} if dev.type == "cuda" else {}  # nanoGPT: fused AdamW where available
     opt = torch.optim.AdamW([{"params": decay, "weight_decay": 0.1}, {"params": no_decay, "weight_decay": 0.0}],
-                            lr=6e-4, betas=(0.9, 0.95))
-    data = torch.randint(0, a.vocab, (a.batch, a.seq + 1))
+                            lr=6e-4, betas=(0.9, 0.95), **fused)
+    run = torch.compile(model) if a.compile else model
+    data = torch.randint(0, a.vocab, (a.batch, a.seq + 1)).to(dev)
     x, y = data[:, :-1].contiguous(), data[:, 1:].contiguous()
 
+    def sync():
+        if dev.type == "cuda":
+            torch.cuda.synchronize()
+
     def step():
-        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=a.dtype == "bf16"):
-            loss = model(x, y)
+        with torch.autocast(dev.type, dtype=torch.bfloat16, enabled=a.dtype == "bf16"):
+            loss = run(x, y)
         loss.backward()
         opt.step()
         opt.zero_grad(set_to_none=True)
         return loss.item()
 
-    for _ in range(a.warmup):
+    first_loss = step()  # also the compile, when --compile
+    for _ in range(max(a.warmup - 1, 0)):
         step()
+    if dev.type == "cuda":
+        torch.cuda.reset_peak_memory_stats()
+    sync()
     t0 = time.perf_counter()
     for _ in range(a.steps):
         loss = step()
+    sync()
     dt = (time.perf_counter() - t0) / a.steps
-    print(json.dumps({"impl": "eager-pytorch-nanogpt", "torch": torch.__version__, "threads": a.threads,
-                      "dtype": a.dtype, "step_s": dt, "tokens_per_s": a.batch * a.seq / dt, "loss": loss}))
+    tps = a.batch * a.seq / dt
+    print(json.dumps({"impl": "nanogpt-" + ("compile" if a.compile else "eager"), "torch": torch.__version__,
+                      "threads": a.threads, "device": a.device, "dtype": a.dtype, "step_s": dt, "tokens_per_s": tps,
+                      "loss": loss, "first_loss": first_loss, "flops_per_token": flops_per_token,
+                      "mfu": flops_per_token * tps / (a.peak_tflops * 1e12) if a.peak_tflops > 0 else None,
+                      "peak_mem_gb": torch.cuda.max_memory_allocated() / 1e9 if dev.type == "cuda" else None}))
 
 
 if __name__ == "__main__":

@@ -1,0 +1,111 @@
+#!/usr/bin/env bash
+# The GPU issue's one prepared command: on one GPU, in one call, the parity table on CUDA and then GPT-2
+# 124M bf16 trained by nanoGPT-style PyTorch (eager and torch.compile, the machine's PyTorch:
+# tests/reference/nanogpt_ref.py) and by ours (no multipliers, with multipliers, condition B = GaugeFix
+# every step), each on the same card, the same batch and the same random-token-free synthetic corpus
+# shape, then ours under `torchrun --nproc_per_node=1 --no-python` on NCCL. Prints one table and
+# writes it to $OUT/gpu-bench.md (with every raw line beside it).
+#   scripts/gpu-bench.sh                    (after `make build`; BUILD_FIRST=1 builds with JOBS cores)
+# Environment: OUT (runs/gpu-bench; the device tool's $OUT when set), BUILD (build), DEVICE (cuda; cpu runs
+# the script's mechanics on a machine without a GPU at a tiny size), TORCH_PY (the Python whose torch the
+# peers use: the venv's), STEPS (20 timed steps), BATCH (12 sequences of 1024 tokens), PEAK_TFLOPS (989: the
+# H100/H200 dense bf16 peak, the MFU denominator), BUILD_FIRST (0), JOBS (nproc).
+# MFU: nanoGPT's estimate, 6N + 12·L·d·T FLOPs per token with N without the position embedding, the same
+# count for every row (the same architecture), over PEAK_TFLOPS. Ours: the median of the per-step
+# tokens/s the log holds, steps 3 to STEPS-1 (the first steps warm up; the last one evaluates and saves).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+OUT=${OUT:-runs/gpu-bench}
+BUILD=${BUILD:-build}
+BIN="$BUILD/gaugelab"
+DEVICE=${DEVICE:-cuda}
+TORCH_PY=${TORCH_PY:-$HOME/.cache/gaugelab/venv/bin/python}
+PEAK_TFLOPS=${PEAK_TFLOPS:-989}
+if [ "$DEVICE" = cpu ]; then  # mechanics only: a tiny model, a few steps
+  STEPS=${STEPS:-6}; BATCH=${BATCH:-2}; SIZE=(--n-layer 2 --n-head 2 --n-embd 64 --seq 64); OURS_SIZE=(--model nano --n-embd 64 --block-size 64)
+else
+  STEPS=${STEPS:-20}; BATCH=${BATCH:-12}; SIZE=(--n-layer 12 --n-head 12 --n-embd 768 --seq 1024); OURS_SIZE=(--model gpt2 --block-size 1024)
+fi
+mkdir -p "$OUT"
+t0=$(date +%s)
+say() { echo "[gpu-bench $(($(date +%s) - t0))s] $*" | tee -a "$OUT/raw.txt"; }
+bad=0
+
+if [ "${BUILD_FIRST:-0}" = 1 ]; then
+  say "build: make build JOBS=${JOBS:-$(nproc)}"
+  make build JOBS="${JOBS:-$(nproc)}" > "$OUT/build.txt" 2>&1 || { say "build failed (tail of $OUT/build.txt):"; tail -n 20 "$OUT/build.txt"; exit 1; }
+fi
+[ -x "$BIN" ] || { echo "gpu-bench: $BIN is missing (make build, or BUILD_FIRST=1)" >&2; exit 2; }
+
+# 1. The parity table: every LibTorch gauge op against its core reference, on the CPU and on CUDA.
+say "parity table"
+if "$BUILD/tests/test_parity" > "$OUT/parity_raw.txt" 2>&1; then say "parity: every row within its tolerance"
+else say "parity: FAILED rows (see $OUT/parity_raw.txt)"; bad=1; fi
+grep '^parity |' "$OUT/parity_raw.txt" > "$OUT/parity.txt"
+
+# 2. The peers, same card, same batch.
+DATA="$OUT/data"
+[ -f "$DATA/train.bin" ] || "$BIN" prepare --synthetic --docs 2000 --seed 1 --out "$DATA" --progress=false > /dev/null
+for mode in eager compile; do
+  say "peer: nanoGPT $mode"
+  "$TORCH_PY" -W ignore tests/reference/nanogpt_ref.py --device "$DEVICE" --dtype bf16 "${SIZE[@]}" --batch "$BATCH" \
+    --steps "$STEPS" --warmup 3 --peak-tflops "$PEAK_TFLOPS" --threads "$(nproc)" $([ $mode = compile ] && echo --compile) \
+    > "$OUT/peer_$mode.json" 2> "$OUT/peer_$mode.err" || { say "peer $mode failed: $(tail -n 1 "$OUT/peer_$mode.err")"; bad=1; }
+done
+
+# 3. Ours: no multipliers (condition N), with multipliers (C), and GaugeFix every step (B); then torchrun.
+ours() {  # name condition [launcher words...]
+  local name=$1 cond=$2; shift 2
+  say "ours: $name"
+  "$@" "$BIN" train --data "$DATA" "${OURS_SIZE[@]}" --batch-size "$BATCH" --grad-accum 1 --device "$DEVICE" \
+    --precision bf16 --max-iters "$STEPS" --warmup-iters 0 --eval-every 100000 --eval-batches 1 --log-every 1 \
+    --log-heads-every 100000 --sample-tokens 0 --ckpt-every 100000 --keep-ckpts 1 --peak-tflops "$PEAK_TFLOPS" \
+    --threads "$(nproc)" --condition "$cond" --out "$OUT/ours_$name" --force > "$OUT/ours_$name.txt" 2>&1 \
+    || { say "ours $name failed: $(tail -n 1 "$OUT/ours_$name.txt")"; bad=1; }
+}
+ours plain N
+ours multipliers C
+ours gaugefix_B B
+if command -v torchrun > /dev/null || [ -x "$(dirname "$TORCH_PY")/torchrun" ]; then
+  TR=$(command -v torchrun || echo "$(dirname "$TORCH_PY")/torchrun")
+  BACKEND=$([ "$DEVICE" = cuda ] && echo nccl || echo gloo)
+  ours "torchrun_$BACKEND" C "$TR" --nproc_per_node=1 --no-python
+else
+  say "torchrun not found: the launcher row is left out"; bad=1
+fi
+
+# 4. One table.
+"${ANALYSIS_PY:-/usr/bin/python3}" - "$OUT" "$DEVICE" "$PEAK_TFLOPS" "$STEPS" <<'PY' | tee "$OUT/gpu-bench.md"
+import json, math, os, statistics, sys
+out, device, peak, steps = sys.argv[1], sys.argv[2], float(sys.argv[3]), int(sys.argv[4])
+rows, fpt = [], None
+for mode in ("eager", "compile"):
+    try:
+        j = json.loads(open(f"{out}/peer_{mode}.json").read().strip().splitlines()[-1])
+    except Exception as e:  # a failed peer: its row says so
+        rows.append((f"nanoGPT {mode} (PyTorch)", math.nan, math.nan, None, math.nan, math.nan)); continue
+    fpt = j["flops_per_token"]
+    rows.append((f"nanoGPT {mode} (PyTorch {j['torch']})", j["tokens_per_s"], j.get("mfu") or math.nan,
+                 j.get("peak_mem_gb"), j["first_loss"], j["loss"]))
+import h5py  # ANALYSIS_PY: a Python with h5py (the table needs no torch)
+for name in ("plain", "multipliers", "gaugefix_B", "torchrun_nccl", "torchrun_gloo"):
+    log = f"{out}/ours_{name}/log.h5"
+    if not os.path.exists(log):
+        continue
+    with h5py.File(log, "r") as f:
+        tps = f["series/tokens_per_s"][:]
+        loss = f["series/loss"][:]
+    timed = tps[2:steps - 1] if steps > 4 else tps
+    med = float(statistics.median(timed))
+    rows.append((f"ours {name}", med, fpt * med / (peak * 1e12) if fpt else math.nan, None, float(loss[0]), float(loss[-1])))
+base = next((r[1] for r in rows if r[0].startswith("nanoGPT compile") and r[1] == r[1]), math.nan)
+print(f"| {device}, bf16 | tokens/s | vs nanoGPT+compile | MFU (peak {peak:g} TFLOP/s) | peak memory GB | loss at step 1 | last loss |")
+print("|---|---|---|---|---|---|---|")
+for n, t, m, mem, l0, l1 in rows:
+    print(f"| {n} | {t:,.0f} | {t / base:.2f}x | {100 * m:.1f} % | {'-' if mem is None else f'{mem:.1f}'} | {l0:.3f} | {l1:.3f} |")
+print(f"\nMFU: 6N + 12·L·d·T FLOPs per token ({fpt:.4g}, nanoGPT's count, the same for every row); ours: median "
+      f"per-step tokens/s of steps 3..{steps - 1}; peers: mean over the timed steps. Loss at step 1 ~ ln(vocab) for "
+      "both (same model shape, different draws: the peers train on random tokens, ours on the synthetic corpus).")
+PY
+say "done: $OUT/gpu-bench.md, parity rows in $OUT/parity.txt$([ $bad = 0 ] || echo '; SOME STAGES FAILED')"
+exit $bad
