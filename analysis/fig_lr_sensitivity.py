@@ -1,15 +1,18 @@
 #!/usr/bin/env python3
 """The instability instrument's analysis (Wortsman et al. 2023, arXiv 2309.14322, Fig. 1 format):
 final validation loss against learning rate per way of handling the Q/K gauge, the learning-rate
-sensitivity of each with bootstrap intervals, the divergence fraction, and the attention-logit and
+sensitivity of each with paired statistics by seed, the divergence fraction, and the attention-logit and
 s_Q·s_K growth at the largest learning rate each condition survives.
 
 LR sensitivity of a condition (Wortsman et al. §3.1): E_lr[min(L(lr), L0) − L*], the mean over the
-grid's learning rates of the excess of the final validation loss over the condition's best, a diverged
-run counted at the initial loss L0 (the mean step-1 training loss of all runs, ≈ ln V). Intervals: 95 %
-percentile bootstrap over seeds (seeds resampled with replacement, the same draw for every learning
-rate of a condition; 2000 draws); differences to condition A resample A's and the other's seeds jointly
-by seed, so a shared seed effect cancels.
+grid's learning rates of the excess of the final validation loss over the best, a diverged run counted at
+the initial loss L0 (the mean step-1 training loss of all runs, ≈ ln V), computed per seed so that
+conditions pair by seed. Statistics (analysis/stats.py): the mean over seeds with a t-interval; each
+condition minus its reference (the logged `condition_reference`: A of the same optimizer and start, N for
+the projections) paired by seed, with a t-interval and an exact sign-flip p-value; beside them the grid's
+measured null (pairs equal by construction: B − C from the balanced start, P − N); a verdict "differ",
+"equivalent" (TOST within the margin declared below) or "undecided" by the rule stats.rule_text() states.
+A percentile bootstrap over 3 seeds is not used: it has 10 distinct resamples and covers ~75 %.
 
 Usage: fig_lr_sensitivity.py [--out DIR] LOG_OR_DIR...   (gpt2/train logs, or directories holding
 <run>/log.h5 as gpt2/experiments/lr_sensitivity.sh writes them). Writes fig_lr_sensitivity.png and
@@ -29,8 +32,19 @@ import numpy as np
 
 import figstyle
 import gaugelab_log as gl
+import stats
 
-BOOTSTRAP_DRAWS = 2000
+# The equivalence margin of the verdicts, in nats of LR sensitivity, declared on 2026-11-27 before any grid
+# with >= 8 seeds ran: two handlings whose sensitivities agree within it are "equivalent". 0.05 is above
+# the grid's measured noise between handlings equal by construction at 3 seeds (P − N ≈ 0.03), so it can be
+# met, and a quarter of the QK-norm and cap effects the 3-seed grid showed (0.2–0.4), so it does not hide
+# them. A flag (--margin); a verdict names the margin it used.
+MARGIN = 0.05
+# Pairs equal by construction up to rounding: the grid's measured null, printed beside every difference
+# (for each optimizer and start). B ≡ C from the balanced start (r_Q and r_K get identical gradients);
+# P ≡ N (the raw gradient is already horizontal, Prop. 38: the exact projection changes it at rounding).
+# Rounding is amplified at large learning rates, and that spread is what the null measures.
+NULLS = (("B", "C"), ("P", "N"))
 
 
 @dataclass
@@ -119,6 +133,20 @@ def grid(runs: list[Run], cond: str, L0: float) -> tuple[np.ndarray, list[int], 
     return lrs, seeds, L
 
 
+def paired_by_seed(runs: list[Run], c: str, ref: str, L0: float) -> tuple[np.ndarray, np.ndarray] | None:
+    """Per-seed sensitivities of c and ref over the seeds both ran on the same learning rates, in seed order."""
+    lrs_c, seeds_c, Lc = grid(runs, c, L0)
+    lrs_r, seeds_r, Lr = grid(runs, ref, L0)
+    if len(lrs_c) != len(lrs_r) or not np.allclose(lrs_c, lrs_r):
+        return None
+    common = [s for s in seeds_c if s in seeds_r]
+    if not common:
+        return None
+    x = stats.sensitivity_per_seed(Lc[:, [seeds_c.index(s) for s in common]])
+    y = stats.sensitivity_per_seed(Lr[:, [seeds_r.index(s) for s in common]])
+    return x, y
+
+
 def sensitivity(L: np.ndarray) -> float:
     """Mean over learning rates of (mean over seeds) − its minimum; rows with no run are left out."""
     curve = np.nanmean(L, axis=1)
@@ -126,22 +154,13 @@ def sensitivity(L: np.ndarray) -> float:
     return float(np.mean(curve - curve.min())) if len(curve) else math.nan
 
 
-def bootstrap(L: np.ndarray, rng: np.random.Generator, ref: np.ndarray | None = None) -> np.ndarray:
-    """Sensitivity (or sensitivity − ref's, seeds paired by column) under seed resampling."""
-    m = L.shape[1]
-    out = np.empty(BOOTSTRAP_DRAWS)
-    for i in range(BOOTSTRAP_DRAWS):
-        cols = rng.integers(0, m, m)
-        v = sensitivity(L[:, cols])
-        out[i] = v - sensitivity(ref[:, cols]) if ref is not None else v
-    return out
-
-
 def main(argv: list[str]) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("logs", nargs="+", help="gpt2/train logs, or directories of <run>/log.h5")
     ap.add_argument("--out", "--out-dir", dest="out_dir", metavar="DIR",
                     help="where the figure and table go (default: GAUGELAB_FIGURES or figures/)")
+    ap.add_argument("--margin", type=float, default=MARGIN,
+                    help=f"equivalence margin of the verdicts in nats of LR sensitivity (declared: {MARGIN})")
     a = ap.parse_args(argv)
     if a.out_dir:
         os.environ["GAUGELAB_FIGURES"] = a.out_dir
@@ -154,7 +173,6 @@ def main(argv: list[str]) -> None:
     L0 = float(np.nanmean([r.first_loss for r in runs]))
     conds = labels_in_order(runs)
     info = {r.cond: r for r in runs}  # label -> a run carrying its title, reference and flags
-    rng = np.random.default_rng(0)
 
     optimizers = sorted({info[c].muon for c in conds})  # a row of panels per optimizer: AdamW, then Muon
     fig, axes_grid = plt.subplots(len(optimizers), 4, figsize=(18, 4.0 * len(optimizers)), squeeze=False)
@@ -188,16 +206,28 @@ def main(argv: list[str]) -> None:
             ax_t.plot(r0.step, r0.attn, color=color, lw=1.2, label=f"{name} (lr {lr_top:g})")
             if np.isfinite(r0.sqk).any():
                 ax_s.plot(r0.step, r0.sqk, color=color, lw=1.2, label=name)
-        boot = bootstrap(L, rng)
-        sens = sensitivity(L)
-        diff = ""
-        if ref is not None and ref.shape == L.shape:
-            d = bootstrap(L, rng, ref)
-            diff = f"{sens - sensitivity(ref):+.3f} [{np.percentile(d, 2.5):+.3f}, {np.percentile(d, 97.5):+.3f}]"
+        per_seed = stats.sensitivity_per_seed(L)  # [seeds]: paired across conditions by seed
+        own = stats.paired_difference(per_seed, np.zeros_like(per_seed))
+        diff, verdict = "—", "—"
+        if ref is not None:
+            d = paired_by_seed(runs, c, base, L0)
+            if d is not None:
+                paired = stats.paired_difference(*d, name=f"{c} − {base}")
+                verdict = stats.verdict(paired, stats.tost(*d, margin=a.margin) if paired.n >= 2 else None)
+                diff = paired.text()
         best_i = int(np.nanargmin(mean))
-        rows.append(f"| {name} | {sens:.3f} [{np.percentile(boot, 2.5):.3f}, {np.percentile(boot, 97.5):.3f}] "
-                    f"| {diff or '—'} | {mean[best_i]:.3f} at {lrs[best_i]:g} | {len(div)}/{len(rs)} | {lr_top:g} "
+        rows.append(f"| {name} | {own.mean:.3f} [{own.lo:.3f}, {own.hi:.3f}] | {diff} | {verdict} "
+                    f"| {mean[best_i]:.3f} at {lrs[best_i]:g} | {len(div)}/{len(rs)} | {lr_top:g} "
                     f"| {np.nanmax(amax):.3g} | {len(seeds)} |")
+    nulls = []
+    for c in conds:  # the measured null of the same grid, for each optimizer and start that ran both
+        for a_key, b_key in NULLS:
+            if info[c].key != a_key:
+                continue
+            other = c[: len(c) - len(a_key)] + b_key
+            d = paired_by_seed(runs, c, other, L0) if other in conds else None
+            if d is not None:
+                nulls.append(f"| {c} − {other} (equal by construction, up to rounding) | {stats.measured_null(*d).text()} |")
     for muon, axes in zip(optimizers, axes_grid):
         ax_l, ax_a, ax_t, ax_s = axes
         opt = "Muon" if muon else "AdamW"
@@ -236,12 +266,20 @@ def main(argv: list[str]) -> None:
                   "(embeddings, norms, multipliers); Muon's own is 10 times it. Dashed: runs started off the balanced Q/K "
                   "slice by a pure gauge move (--qk-gauge-init). No paper value exists for this "
                   "experiment (the seeds do not run it); Wortsman et al.'s Fig. 1 is the format.")
-    table = ["| condition | LR sensitivity [95 % CI] | minus its reference's (A's; N's for the projections; same optimizer and start) [95 % CI] | best val loss at lr | diverged | "
-             "largest surviving lr | max attention logit | seeds |", "|---|---|---|---|---|---|---|---|", *rows, "",
-             f"LR sensitivity: mean over the grid's learning rates of (mean-over-seeds final validation loss − its "
-             f"minimum), diverged runs at the initial loss {L0:.3f}; intervals: 95 % percentile bootstrap over seeds "
-             f"({BOOTSTRAP_DRAWS} draws, seeds paired with A's of the same optimizer and start for the difference; a point "
-             f"interval means one seed). {n} runs."]
+    n_seeds = max(len(grid(runs, c, L0)[1]) for c in conds)
+    run_set = ("the full grid" if n_seeds >= 8 else
+               f"a slice of {n_seeds} seed(s): below the 8 a verdict rests on, every verdict here is provisional")
+    table = ["| condition | LR sensitivity, mean over seeds [95 % t-interval] | minus its reference's (A's; N's for the "
+             "projections; same optimizer and start), paired by seed [95 % t], sign-flip p | verdict | best val loss at lr "
+             "| diverged | largest surviving lr | max attention logit | seeds |",
+             "|---|---|---|---|---|---|---|---|---|", *rows, "",
+             "Measured null of the same grid (differences that are zero by construction):", "",
+             "| pair | difference [95 % t], sign-flip p |", "|---|---|",
+             *(nulls or ["| (no such pair in these runs) | — |"]), "",
+             f"LR sensitivity per seed: mean over the grid's learning rates of (that seed's final validation loss − its "
+             f"minimum over the learning rates), diverged runs at the initial loss {L0:.3f} (Wortsman et al. §3.1, per "
+             f"seed so that conditions pair by seed). Verdict rule: {stats.rule_text(margin=a.margin).rstrip('.')}. "
+             f"Run set: {run_set} ({n} runs)."]
     figstyle.save_table("table_lr_sensitivity", "\n".join(table))
 
 

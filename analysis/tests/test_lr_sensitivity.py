@@ -24,16 +24,14 @@ def test_diverged_runs_count_at_the_initial_loss():
     assert math.isclose(lrs.sensitivity(L), ((2.1 - 2.1) + (6.5 - 2.1)) / 2)
 
 
-def test_bootstrap_interval_is_a_point_when_seeds_agree_and_wide_when_they_do_not():
-    rng = np.random.default_rng(1)
-    same = np.array([[3.0, 3.0, 3.0], [2.0, 2.0, 2.0]])
-    b = lrs.bootstrap(same, rng)
-    assert np.ptp(b) == 0.0
-    spread = np.array([[3.0, 2.0, 4.0], [2.0, 2.5, 1.0]])
-    b = lrs.bootstrap(spread, rng)
-    assert np.percentile(b, 97.5) - np.percentile(b, 2.5) > 0.1
-    paired = lrs.bootstrap(spread, rng, ref=spread)  # a condition minus itself, seeds paired: exactly 0
-    assert np.all(paired == 0.0)
+def test_conditions_pair_by_seed_on_the_seeds_both_ran():
+    def runs(cond, seed_losses):
+        return [lrs.Run(cond, lr, seed, v, False, 10.0, np.array([]), np.array([]), np.array([]))
+                for seed, vals in seed_losses.items() for lr, v in zip((0.1, 1.0), vals)]
+    rs = runs("B", {1: (2.0, 3.0), 2: (2.0, 2.5), 3: (1.0, 1.0)}) + runs("A", {1: (2.0, 2.0), 2: (2.0, 2.0)})
+    x, y = lrs.paired_by_seed(rs, "B", "A", 10.0)  # seed 3 has no A run: left out
+    assert list(x) == [0.5, 0.25] and list(y) == [0.0, 0.0]
+    assert lrs.paired_by_seed(rs, "B", "C", 10.0) is None
 
 
 def test_the_condition_comes_from_the_log_summary_never_from_the_flags():
