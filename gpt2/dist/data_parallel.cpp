@@ -117,10 +117,12 @@ struct DataParallel::Impl {
     }
   }
 
-  void all_reduce_sum(at::Tensor& t, const char* op) {  // t on comm_device, in place
+  void all_reduce_sum(at::Tensor& t, const char* op) { all_reduce(t, c10d::ReduceOp::SUM, op); }
+
+  void all_reduce(at::Tensor& t, c10d::ReduceOp::RedOpType red, const char* op) {  // t on comm_device, in place
     std::vector<at::Tensor> v{t};
     c10d::AllreduceOptions o;
-    o.reduceOp = c10d::ReduceOp::SUM;
+    o.reduceOp = c10d::ReduceOp(red);
     o.timeout = timeout;
     c10::intrusive_ptr<c10d::Work> w;
     try {
@@ -321,6 +323,14 @@ double DataParallel::all_reduce_mean(double value) {
   at::Tensor tc = t.to(m.comm_device);
   m.all_reduce_sum(tc, "scalar all-reduce");
   return tc.to(c10::kCPU).item<double>() / m.world;
+}
+
+void DataParallel::all_reduce_max(at::Tensor& t) {
+  Impl& m = *impl_;
+  if (!m.pg) return;
+  at::Tensor tc = t.to(m.comm_device, /*non_blocking=*/false, /*copy=*/true);
+  m.all_reduce(tc, c10d::ReduceOp::MAX, "max all-reduce");
+  t.copy_(tc.to(t.device()));
 }
 
 void DataParallel::barrier() {

@@ -93,6 +93,8 @@ class DataParallel {
   void average_gradients(const std::vector<at::Tensor>& params);
   /// Mean over ranks of one double (computed in float64).
   double all_reduce_mean(double value);
+  /// Every rank's `t` replaced (in place) by the elementwise maximum over the ranks (t on any device).
+  void all_reduce_max(at::Tensor& t);
   void barrier();
 
   /// Number of buckets the last average_gradients / broadcast_parameters used (for logs and tests).

@@ -22,6 +22,7 @@ TrainDist connect_train_dist(const std::string& backend, c10::Device device, dou
   d.broadcast_parameters = [dp](const std::vector<at::Tensor>& p) { dp->broadcast_parameters(p); };
   d.average_gradients = [dp](const std::vector<at::Tensor>& p) { dp->average_gradients(p); };
   d.all_reduce_mean = [dp](double v) { return dp->all_reduce_mean(v); };
+  d.all_reduce_max = [dp](at::Tensor& t) { dp->all_reduce_max(t); };
   d.barrier = [dp] { dp->barrier(); };
   d.engine = dp;
   return d;

@@ -1,4 +1,4 @@
-// The trainer's view of data parallelism: who this process is and the four collectives it needs.
+// The trainer's view of data parallelism: who this process is and the five collectives it needs.
 // World 1 (a plain run) forms no group and calls nothing (`active()` is false); with world > 1 the
 // hooks are bound to gpt2/dist/data_parallel.hpp (torch distributed c10d: Gloo on CPUs, NCCL on GPUs) and
 // rank/world come from torchrun or Slurm environment variables (detect_dist_env).
@@ -20,6 +20,7 @@ struct TrainDist {
   std::function<void(const std::vector<at::Tensor>&)> broadcast_parameters;  // from rank 0
   std::function<void(const std::vector<at::Tensor>&)> average_gradients;     // all-reduce .grad() / world
   std::function<double(double)> all_reduce_mean;
+  std::function<void(at::Tensor&)> all_reduce_max;  // elementwise maximum over ranks, in place
   std::function<void()> barrier;
   std::shared_ptr<void> engine;  // keeps the process group alive
 

@@ -139,7 +139,7 @@ TrainResult run_train(const TrainOptions& o, io::Provenance prov) {
     }
     const bool sample = step % o.log_heads_every == 0 || last;
     const std::vector<at::Tensor> before = sample ? run.opt->snapshot() : std::vector<at::Tensor>{};
-    const StepContext ctx{*run.model, o, it, inputs, lookup};
+    const StepContext ctx{*run.model, o, it, inputs, lookup, dist.active() ? dist.all_reduce_max : nullptr};
     for (const auto& h : hooks) h->before_update(ctx);
     const AttentionWeights weights_before = project_update ? attention_weights(*run.model) : AttentionWeights{};
     run.opt->step(lr, lr / o.lr);  // Muon's η follows the same warm-up and cosine

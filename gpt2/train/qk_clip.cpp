@@ -51,8 +51,9 @@ class QkClipHook : public StepHook {
   bool after_update(const StepContext& c) override {
     const bool was_training = c.model.training();
     c.model.train(false);  // the logits as the function computes them (no dropout)
-    const at::Tensor s_max = c.model.attention_logit_max(c.inputs, /*absolute=*/false);  // [L, H]
+    at::Tensor s_max = c.model.attention_logit_max(c.inputs, /*absolute=*/false);  // [L, H]
     c.model.train(was_training);
+    if (c.reduce_max) c.reduce_max(s_max);  // data parallel: the max over every rank's batch, one clip for all
     return qk_clip(c.model, s_max, c.options.qk_clip_tau, c.options.qk_clip_on) > 0;
   }
 };

@@ -13,8 +13,8 @@
 //     after the clip every logit of that batch is <= τ (Kimi K2 takes S_max from the step's own forward
 //     pass, before the update). The cost is one forward pass without gradients per step.
 //   - S_max is the signed maximum (Kimi K2's definition), not max |logit| (the logged quantity).
-// Data parallel: refused for now (one line): each rank would clip by its own batch's logits and the
-// ranks' weights would part; it needs a max all-reduce of S_max over the ranks.
+// Data parallel: S_max is the maximum over every rank's batch (a max all-reduce), so every rank applies
+// the same clip and the ranks' weights stay equal.
 #pragma once
 
 #include <cstdint>

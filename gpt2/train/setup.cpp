@@ -162,9 +162,6 @@ TrainRun setup_train(const TrainOptions& o, io::Provenance prov) {
   if (cond.needs_qk_rows && !r.has_heads)
     throw io::UsageError("--condition " + o.condition + " needs row multipliers on q and k (--multipliers '" +
                          mc.lrm.spec() + "' has none)");
-  if (has_hook(cond, StepHookKind::qk_clip) && r.dist.active())  // each rank would clip by its own batch's logits
-    throw io::UsageError("--condition " + o.condition + " runs in one process for now: its clip would need the "
-                         "largest logit over every rank's batch (a max all-reduce not built yet); launch without torchrun");
   if (has_hook(cond, StepHookKind::qk_clip) && o.qk_clip_on == "multipliers" && !r.has_heads)
     throw io::UsageError("--qk-clip-on multipliers needs row multipliers on q and k (--multipliers '" +
                          mc.lrm.spec() + "' has none)");

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -26,6 +27,7 @@ struct StepContext {
   std::int64_t it = 0;           // the step's 0-based index (the step is it + 1)
   at::Tensor inputs;             // [B, T] token ids of the step's last micro-batch, on the model's device
   MomentLookup moments;          // the optimizer's Adam moments of a parameter (GaugeFix's transport)
+  std::function<void(at::Tensor&)> reduce_max;  // data parallel: elementwise max over the ranks (empty: one process)
 };
 
 class StepHook {

@@ -9,6 +9,7 @@
 #include <ATen/Context.h>
 #include <ATen/Parallel.h>
 #include <ATen/ops/full.h>
+#include <ATen/ops/maximum.h>
 #include <ATen/ops/ones.h>
 
 #include "gpt2/dist/data_parallel.hpp"
@@ -73,7 +74,7 @@ TEST_CASE("broadcast makes every rank hold rank 0's tensors", "[dist][gloo]") {
   }
 }
 
-TEST_CASE("average_gradients gives the mean of the ranks' gradients", "[dist][gloo]") {
+TEST_CASE("average_gradients gives the mean of the ranks' gradients (and the max all-reduce their maximum)", "[dist][gloo]") {
   ScratchDir dir;
   Run r = run_ranks("average", {0, 1}, 2, kHealthyDeadlineS, dir,
                     {{"GAUGELAB_DIST_BUCKET", std::to_string(kSmallBucketBytes)}});
@@ -95,6 +96,7 @@ TEST_CASE("average_gradients gives the mean of the ranks' gradients", "[dist][gl
       CHECK(res.at("g" + std::to_string(i)) == values_of(want));
     }
     CHECK(res.at("mean").at(0) == 2.0);  // mean of 1.5 and 2.5
+    CHECK(res.at("max") == values_of(at::maximum(g0[0], g1[0])));  // elementwise max over the ranks (QK-Clip's S_max)
     CHECK(res.at("buckets").at(0) == 4);  // the same plan as the broadcast's
   }
 }

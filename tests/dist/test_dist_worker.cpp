@@ -52,6 +52,10 @@ void run_scenario(const std::string& scenario, std::ofstream& out) {
     }
     write_values(out, "buckets", {double(dp->last_bucket_count())});
     write_values(out, "mean", {dp->all_reduce_mean(1.5 + env.rank)});
+    at::Tensor m = make_tensors(100 + static_cast<std::uint64_t>(env.rank))[0];  // the rank's own values (gs now
+                                                                                // holds the averaged gradients)
+    dp->all_reduce_max(m);
+    write_values(out, "max", values_of(m));
     dp->barrier();
   } else if (scenario == "train") {
     const std::int64_t half = TrainSetup::kBatch / env.world;
