@@ -147,13 +147,6 @@ def paired_by_seed(runs: list[Run], c: str, ref: str, L0: float) -> tuple[np.nda
     return x, y
 
 
-def sensitivity(L: np.ndarray) -> float:
-    """Mean over learning rates of (mean over seeds) − its minimum; rows with no run are left out."""
-    curve = np.nanmean(L, axis=1)
-    curve = curve[np.isfinite(curve)]
-    return float(np.mean(curve - curve.min())) if len(curve) else math.nan
-
-
 def main(argv: list[str]) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("logs", nargs="+", help="gpt2/train logs, or directories of <run>/log.h5")
@@ -224,8 +217,9 @@ def main(argv: list[str]) -> None:
         for a_key, b_key in NULLS:
             if info[c].key != a_key:
                 continue
-            other = c[: len(c) - len(a_key)] + b_key
-            d = paired_by_seed(runs, c, other, L0) if other in conds else None
+            other = next((x for x in conds if info[x].key == b_key and info[x].muon == info[c].muon
+                          and info[x].offset == info[c].offset), None)  # the same optimizer and start
+            d = paired_by_seed(runs, c, other, L0) if other else None
             if d is not None:
                 nulls.append(f"| {c} − {other} (equal by construction, up to rounding) | {stats.measured_null(*d).text()} |")
     for muon, axes in zip(optimizers, axes_grid):

@@ -1,5 +1,5 @@
-"""The learning-rate-sensitivity statistic on hand-made grids: its value, the diverged-run rule, and
-that the bootstrap interval collapses when every seed agrees and widens when they do not."""
+"""The learning-rate-sensitivity analysis on hand-made grids: the per-seed statistic, the diverged-run
+rule, pairing by seed, and the condition read from the log."""
 from __future__ import annotations
 
 import math
@@ -7,11 +7,12 @@ import math
 import numpy as np
 
 import fig_lr_sensitivity as lrs
+import stats
 
 
 def test_sensitivity_is_the_mean_excess_over_the_best_learning_rate():
     L = np.array([[3.0, 3.0], [2.0, 2.0], [2.5, 2.5]])  # 3 lrs x 2 seeds
-    assert math.isclose(lrs.sensitivity(L), (1.0 + 0.0 + 0.5) / 3)
+    assert np.allclose(stats.sensitivity_per_seed(L), [(1.0 + 0.0 + 0.5) / 3] * 2)
 
 
 def test_diverged_runs_count_at_the_initial_loss():
@@ -21,7 +22,8 @@ def test_diverged_runs_count_at_the_initial_loss():
     lrs_, seeds, L = lrs.grid(runs, "B", 10.0)
     assert list(lrs_) == [0.1, 1.0] and seeds == [1, 2]
     assert L[1, 0] == 10.0 and L[1, 1] == 3.0
-    assert math.isclose(lrs.sensitivity(L), ((2.1 - 2.1) + (6.5 - 2.1)) / 2)
+    # per seed: seed 1 (2.0, 10.0) -> (0 + 8) / 2, seed 2 (2.2, 3.0) -> (0 + 0.8) / 2
+    assert np.allclose(stats.sensitivity_per_seed(L), [4.0, 0.4])
 
 
 def test_conditions_pair_by_seed_on_the_seeds_both_ran():
