@@ -74,7 +74,7 @@ lr-grid: deps build
 	@BUILD=$(BUILD) bash gpt2/experiments/lr_sensitivity.sh
 	@BUILD=$(BUILD) EXTRA="--qk-gauge-init 1 $(EXTRA)" ROOT=runs/lr_sensitivity_offset CONDITIONS="A B C D" OPTIMIZERS=adamw \
 	  bash gpt2/experiments/lr_sensitivity.sh
-	@$(ANALYSIS_PY) analysis/fig_lr_sensitivity.py runs/lr_sensitivity runs/lr_sensitivity_offset
+	@$(ANALYSIS_PY) analysis/figures/fig_lr_sensitivity.py runs/lr_sensitivity runs/lr_sensitivity_offset
 
 bench: deps build
 	@bash scripts/bench.sh $(BUILD)

@@ -18,6 +18,7 @@ import pytest
 
 ANALYSIS = Path(__file__).resolve().parent
 sys.path.insert(0, str(ANALYSIS))
+sys.path.insert(0, str(ANALYSIS / "figures"))  # the figure scripts (one declaration each), importable by tests
 
 EXAMPLE = {
     "kind": "toy/example",

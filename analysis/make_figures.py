@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
 """Rebuild every figure from declared inputs, showyourwork-style.
 
-Two tables drive it (analysis/manifest.py):
-  EXPERIMENTS: name -> (command, output log, inputs it depends on)   [expensive; cached under runs/]
-  FIGURES:     script -> the experiment logs it reads                [cheap; always re-drawn]
+Two declarations drive it:
+  EXPERIMENTS (analysis/manifest.py): name -> (command, output log, inputs it depends on)  [expensive; cached
+               under runs/]
+  FIGURE = Figure(...) at the top of each analysis/figures/ script: the experiment logs it reads, the paper's
+               value and the claim rule  [cheap; always re-drawn]
 
 An experiment re-runs only when its log is missing or older than what made it (the gaugelab
 binary, its config file). Plotting never re-runs an experiment by itself: a figure whose log is
@@ -82,12 +84,12 @@ def run_experiments(build: Path, only: set[str] | None, force: bool, jobs: int) 
 def draw(only: set[str] | None, outdir: Path) -> None:
     outdir.mkdir(parents=True, exist_ok=True)
     env = dict(os.environ, GAUGELAB_FIGURES=str(outdir), MPLBACKEND="Agg")
-    for script, fig in manifest.FIGURES.items():
+    for script, fig in manifest.figures().items():
         if only and script not in only:
             continue
-        inputs = [str(ROOT / manifest.EXPERIMENTS[e]["out"]) for e in fig["inputs"]]
+        inputs = [str(ROOT / manifest.EXPERIMENTS[e]["out"]) for e in fig.inputs]
         print(f"[figures] draw {script}", flush=True)
-        subprocess.run([sys.executable, str(ROOT / "analysis" / f"{script}.py"), *inputs],
+        subprocess.run([sys.executable, str(ROOT / "analysis" / "figures" / f"{script}.py"), *inputs],
                        check=True, cwd=ROOT, env=env)
 
 

@@ -92,7 +92,13 @@ def _hessian(seed: int) -> dict:
 
 
 _MERGE_PAIRS = [(a, b) for i, a in enumerate(_MERGE_SEEDS) for b in _MERGE_SEEDS[i + 1:]]
-_MERGE_RUNS = [f"merge{_MERGE_ITERS}_s{a}_s{b}_{sl}" for a, b in _MERGE_PAIRS for sl in ("qr", "gram", "none")]
+# Run sets the figure scripts name in their declarations (analysis/figures/): experiment names, in input order.
+MERGE_RUNS = tuple(f"merge{_MERGE_ITERS}_s{a}_s{b}_{sl}" for a, b in _MERGE_PAIRS for sl in ("qr", "gram", "none"))
+HESSIAN_RUN = f"hessian{_MERGE_ITERS}_s{_MERGE_SEEDS[0]}"
+SEED000_GRID = tuple(f"train_tiny_{c}_s{s}" for c in "ABC" for s in (42, 123, 456))
+SEED000_FREQUENCY = ("train_tiny_B_s42", "train_tiny_B_N10_s42", "train_tiny_B_N100_s42", "train_tiny_B_N1000_s42",
+                     "train_tiny_A_s42")
+LRS_DEMO = tuple(f"lrs_demo_{c}_lr{lr}" for c in "ABC" for lr in ("1e-2", "1e-1"))
 
 # diag heads: the six rules and the literature's factor-pair rules (ScaledGD, Riemannian-preconditioned, LoRA-RITE,
 # LoRA-Pro, Circuit-Muon's V/O rebalance)
@@ -187,46 +193,13 @@ EXPERIMENTS = {
     **{f"merge{_MERGE_ITERS}_train_s{s}": _merge_train(s) for s in _MERGE_SEEDS},
     **{f"merge{_MERGE_ITERS}_s{a}_s{b}_{sl}": _merge(a, b, sl) for a, b in _MERGE_PAIRS for sl in ("qr", "gram", "none")},
     # seed 001 §5.1 / Prop. 9: curvature along the orbits and the quotient sharpness of the first merge model
-    f"hessian{_MERGE_ITERS}_s{_MERGE_SEEDS[0]}": _hessian(_MERGE_SEEDS[0]),
+    HESSIAN_RUN: _hessian(_MERGE_SEEDS[0]),
 }
 
-FIGURES = {
-    # script (analysis/<script>.py): {"inputs": experiment names, passed as log paths in this order}
-    "fig_seed004_invariance": {"inputs": ["toy_relu"]},
-    "fig_seed004_data": {"inputs": ["relu_data"]},
-    "table_seed004_lambda": {"inputs": ["relu_tables"]},
-    "fig_seed004_lambda": {"inputs": ["relu_tables"]},
-    "table_seed004_lr": {"inputs": ["relu_tables"]},
-    "fig_seed004_lr": {"inputs": ["relu_tables"]},
-    "fig_seed004_stability_map": {"inputs": ["relu_stability_map"]},
-    "fig_seed004_plateau": {"inputs": ["relu_plateau"]},
-    "fig_seed004_boundary": {"inputs": ["relu_boundary"]},
-    "table_seed004_boundary": {"inputs": ["relu_boundary"]},
-    "fig_seed004_drift": {"inputs": ["relu_drift"]},
-    "fig_seed003_factor_scalar": {"inputs": ["toy_factor_scalar"]},
-    "fig_seed003_factor_matrix": {"inputs": ["toy_factor_matrix"]},
-    "table_seed003_muon": {"inputs": ["toy_muon"]},
-    "fig_seed003_wd_gram": {"inputs": ["toy_wd_gram"]},
-    "fig_seed003_hyperball": {"inputs": ["toy_hyperball"]},
-    "fig_seed002_noise_wd": {"inputs": ["toy_noise_wd"]},
-    "fig_seed003_head_spread": {"inputs": ["diag_heads"]},
-    "table_seed003_head_spread": {"inputs": ["diag_heads"]},
-    "table_seed003_transport": {"inputs": ["diag_transport"]},
-    "fig_seed003_trajectory": {"inputs": ["diag_trajectory"]},
-    "table_seed001_assumptions": {"inputs": ["inspect_trained_tiny"]},
-    "table_seed001_transforms": {"inputs": ["inspect_trained_tiny"]},
-    "table_seed001_canonical": {"inputs": ["inspect_trained_tiny"]},
-    "table_seed001_counts": {"inputs": ["inspect_trained_tiny"]},
-    "fig_seed001_valid_vs_invalid": {"inputs": ["inspect_trained_tiny"]},
-    "table_seed000_main": {"inputs": [f"train_tiny_{c}_s{s}" for c in "ABC" for s in (42, 123, 456)]},
-    "fig_seed000_conditions": {"inputs": [f"train_tiny_{c}_s{s}" for c in "ABC" for s in (42, 123, 456)]},
-    "fig_seed000_series": {"inputs": [f"train_tiny_{c}_s{s}" for c in "ABC" for s in (42, 123, 456)]},
-    "table_seed000_frequency": {"inputs": ["train_tiny_B_s42", "train_tiny_B_N10_s42", "train_tiny_B_N100_s42",
-                                           "train_tiny_B_N1000_s42", "train_tiny_A_s42"]},
-    "fig_seed000_frequency": {"inputs": ["train_tiny_B_s42", "train_tiny_B_N10_s42", "train_tiny_B_N100_s42",
-                                         "train_tiny_B_N1000_s42", "train_tiny_A_s42"]},
-    "fig_seed001_merge_barrier": {"inputs": _MERGE_RUNS},
-    "table_seed001_merge_barrier": {"inputs": _MERGE_RUNS},
-    "table_seed001_sharpness": {"inputs": [f"hessian{_MERGE_ITERS}_s{_MERGE_SEEDS[0]}"]},
-    "fig_lr_sensitivity": {"inputs": [f"lrs_demo_{c}_lr{lr}" for c in "ABC" for lr in ("1e-2", "1e-1")]},
-}
+
+
+def figures() -> dict:
+    """script -> its declaration (analysis/figure_decl.py), read from the scripts under analysis/figures/."""
+    import figure_decl
+
+    return figure_decl.collect()

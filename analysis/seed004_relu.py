@@ -110,6 +110,28 @@ def finite_stats(runs: dict, metric: str, **want: float) -> tuple[float, float, 
     return float(vals.mean()), float(vals.std()), len(vals), n_div
 
 
+def cell_by_seed(runs: dict, metric: str, keep_diverged: bool = False, **want: float):
+    """`metric` of one grid point per seed, ordered by seed (so that two points pair seed by seed); NaN for a
+    diverged seed unless keep_diverged. `want`: column -> value (lambda, lr, eps, init-scale)."""
+    import numpy as np
+
+    sel = np.ones(len(runs["row"]), dtype=bool)
+    for k, v in want.items():
+        sel &= np.abs(runs[k].astype(float) - v) <= 1e-9 * max(1.0, abs(v))
+    vals = runs[metric][sel]
+    vals = vals.astype(float) if vals.dtype.kind in "fiu" else vals
+    if not keep_diverged:
+        vals = np.where(runs["stability"][sel] == "diverged", np.nan, vals)
+    return vals[np.argsort(runs["seed"][sel].astype(int), kind="stable")]
+
+
+def val_headline(path, lr: float, lam: float) -> str:
+    """'lr 0.01, λ 0: val 0.5221 ± 0.0075': mean ± population std of the final validation MSE over the
+    seeds of one sweep cell that did not diverge (the figure index's "ours" for Tables I and II)."""
+    m, sd, _, _ = finite_stats(sweep_runs(str(path)), "final_val_mse", lr=lr, **{"lambda": lam})
+    return f"lr {lr:g}, λ {lam:g}: val {m:.4f} ± {sd:.4f}"
+
+
 def run_series(path: str) -> dict:
     """/tables/run_series of a sweep log (one row per logged step of every run), as column -> array."""
     with gl.open_log(path) as f:

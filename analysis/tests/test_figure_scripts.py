@@ -1,5 +1,5 @@
-"""Every plotting script of analysis/manifest.py runs on small fixture logs and writes a non-trivial
-output named after itself. The fixture logs come from the declared experiments themselves, in
+"""Every plotting script declared under analysis/figures/ runs on small fixture logs and writes a non-trivial
+output named after itself; every claim rule runs on them too, and the index prints no verdict for them. The fixture logs come from the declared experiments themselves, in
 their fast mode (an experiment's "quick" argv, else its normal one), run by the build's gaugelab
 (GAUGELAB_BUILD_DIR, default build/). Experiments of verbs this build lacks (e.g. no LibTorch) are
 skipped, with the reason."""
@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+import figure_decl
+import figure_index
 import manifest
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -45,17 +47,38 @@ def fixture_logs(tmp_path_factory) -> dict[str, Path | str]:
     return out
 
 
-@pytest.mark.parametrize("script", sorted(manifest.FIGURES))
+FIGURES = manifest.figures()
+
+
+@pytest.mark.parametrize("script", sorted(FIGURES))
 def test_script_runs_on_fixture_logs(script, fixture_logs, tmp_path):
-    logs = [fixture_logs[e] for e in manifest.FIGURES[script]["inputs"]]
+    logs = [fixture_logs[e] for e in FIGURES[script].inputs]
     why = [x for x in logs if isinstance(x, str)]
     if why:
         pytest.skip(f"SKIPPED: {why[0]}")
     env = dict(os.environ, MPLBACKEND="Agg")
     env.pop("GAUGELAB_FIGURES", None)  # the figures folder comes from --out alone
-    subprocess.run([sys.executable, str(ROOT / "analysis" / f"{script}.py"), *map(str, logs), "--out", str(tmp_path)],
+    subprocess.run([sys.executable, str(ROOT / "analysis" / "figures" / f"{script}.py"), *map(str, logs), "--out", str(tmp_path)],
                    check=True, cwd=ROOT, env=env, timeout=120)
     made = [p for p in (tmp_path / f"{script}.png", tmp_path / f"{script}.md") if p.exists()]
     assert made, f"{script} wrote neither {script}.png nor {script}.md"
     for p in made:
         assert p.stat().st_size > MIN_BYTES, f"{p.name} is only {p.stat().st_size} bytes"
+
+
+@pytest.mark.parametrize("script", sorted(s for s, f in FIGURES.items() if f.claim is not None))
+def test_claim_rule_runs_on_fixture_logs_and_the_index_withholds_its_verdict(script, fixture_logs):
+    """The rule's code runs on logs of the right kind and returns a Verdict (or fails loudly); the index prints no
+    verdict for fixture-sized logs, and the rule's own for an experiment whose fixture is its declared command."""
+    fig = FIGURES[script]
+    logs = [fixture_logs[e] for e in fig.inputs]
+    if any(isinstance(x, str) for x in logs):
+        pytest.skip(f"SKIPPED: {next(x for x in logs if isinstance(x, str))}")
+    v = fig.claim.decide(logs)
+    assert isinstance(v, figure_decl.Verdict) and v.detail
+    exps = {e: dict(manifest.EXPERIMENTS[e], out=str(p)) for e, p in zip(fig.inputs, logs)}
+    row = figure_index.row_of(fig, exps, Path("/"))
+    if any("quick" in manifest.EXPERIMENTS[e] for e in fig.inputs):  # a fixture-sized run set
+        assert row.verdict.startswith("no verdict") and "fixture" in row.verdict, row.verdict
+    else:  # the fixture is the declared command itself (a toy of seconds): its verdict stands
+        assert row.run_set == "declared" and row.verdict == str(v)

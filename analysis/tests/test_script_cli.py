@@ -10,7 +10,9 @@ from pathlib import Path
 import pytest
 
 ANALYSIS = Path(__file__).resolve().parents[1]
-FILES = sorted(p.name for p in ANALYSIS.glob("*.py") if p.name != "conftest.py")
+# analysis/*.py and analysis/figures/*.py, as paths relative to analysis/
+FILES = sorted([p.name for p in ANALYSIS.glob("*.py") if p.name != "conftest.py"] +
+               [f"figures/{p.name}" for p in (ANALYSIS / "figures").glob("*.py")])
 
 
 def is_script(name: str) -> bool:
@@ -32,7 +34,7 @@ def test_help_exits_zero(name, tmp_path):
         assert r.stdout == "", f"{name} is a library module but printed on its own: {r.stdout[:200]}"
 
 
-FIGURE_SCRIPTS = [n for n in FILES if n.startswith(("fig_", "table_"))]
+FIGURE_SCRIPTS = [n for n in FILES if Path(n).name.startswith(("fig_", "table_"))]
 
 
 @pytest.mark.parametrize("name", FIGURE_SCRIPTS)

@@ -69,7 +69,7 @@ def logs(tmp_path_factory) -> dict[str, list[str]]:
 ])
 def test_script_writes_its_output(script, which, out, logs, tmp_path):
     env = dict(os.environ, GAUGELAB_FIGURES=str(tmp_path), MPLBACKEND="Agg")
-    subprocess.run([sys.executable, str(ANALYSIS / f"{script}.py"), *logs[which]], check=True, env=env,
+    subprocess.run([sys.executable, str(ANALYSIS / "figures" / f"{script}.py"), *logs[which]], check=True, env=env,
                    cwd=ANALYSIS, timeout=120)
     path = tmp_path / out
     assert path.exists() and path.stat().st_size > 500
@@ -87,6 +87,6 @@ def test_main_table_uses_population_std(logs, tmp_path):
 def test_wrong_kind_is_refused(tmp_path):
     import conftest
     p = conftest.write_example(tmp_path / "toy.h5")
-    r = subprocess.run([sys.executable, str(ANALYSIS / "table_seed000_main.py"), str(p)], capture_output=True,
+    r = subprocess.run([sys.executable, str(ANALYSIS / "figures" / "table_seed000_main.py"), str(p)], capture_output=True,
                        text=True, env=dict(os.environ, GAUGELAB_FIGURES=str(tmp_path)), cwd=ANALYSIS)
     assert r.returncode != 0 and "gpt2/train" in r.stderr

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The instability instrument (Wortsman et al. 2023, "Small-scale proxies for large-scale Transformer
 # training instabilities"): final validation loss over a log-spaced learning-rate range for each way of
-# handling the Q/K gauge, several seeds; analysis/fig_lr_sensitivity.py turns the logs into the loss-vs-lr
+# handling the Q/K gauge, several seeds; analysis/figures/fig_lr_sensitivity.py turns the logs into the loss-vs-lr
 # figure, the learning-rate sensitivity with bootstrap intervals and the divergence fraction.
 # Resumable (completed or diverged runs are skipped, interrupted ones resumed) and shardable for job
 # arrays (SHARD=i/n runs every n-th run from the i-th); JOBS runs in parallel on one machine.
@@ -35,7 +35,7 @@
 #   --demo: conditions A B C, lrs 1e-2 and 1e-1, seed 42, 200 steps (~2 min with JOBS=2).
 #   GPUs: CONFIG=gpt2/configs/gpt2-124m-owt.ini DATA=... LAUNCH="torchrun --nproc_per_node=8 --no-python"
 #     JOBS=1 EXTRA="--max-iters 5000" runs the same grid at 124M (the budget is then the config's).
-# Usage (from the repository root): gpt2/experiments/lr_sensitivity.sh [--demo]
+# Usage (from the repository root): gpt2/experiments/lr_sensitivity.sh [--demo | --seed-regime]
 #   Environment: BUILD, LAUNCH, JOBS (2), SHARD (0/1), CONFIG, DATA (runs/data/shakespeare, prepared
 #   here when missing), ROOT (runs/lr_sensitivity[_demo]), LRS, CONDITIONS, OPTIMIZERS, SEEDS, EXTRA (more flags),
 #   ANALYSIS_PY (a Python with h5py, default /usr/bin/python3: a cluster's system Python may lack it).
@@ -54,6 +54,18 @@ if [ "${1:-}" = "--demo" ]; then
   OPTIMIZERS=${OPTIMIZERS:-"adamw"}
   SEEDS=${SEEDS:-"42"}
   EXTRA="--max-iters 200 --eval-every 200 --log-heads-every 10 $EXTRA"
+elif [ "${1:-}" = "--seed-regime" ]; then
+  # The seed's own regime: bf16 autocast (master weights, multipliers and AdamW's state in float32, as the
+  # seed's), no biases, AdamW; A, B, C against the magnitude controls Dcap, QK-Clip and QK-norm; 8 seeds x 6
+  # learning rates (1e-3 and 1.0 left out: under-trained and collapsed for every condition) = 288 runs,
+  # ~4-5 core-hours on this CPU. Seeds outermost: after k seeds every condition and lr has those k seeds, so
+  # a grid stopped part-way is still paired.
+  ROOT=${ROOT:-runs/lr_sensitivity_bf16}
+  LRS=${LRS:-"2.68e-3 7.2e-3 1.93e-2 5.18e-2 0.139 0.373"}
+  CONDITIONS=${CONDITIONS:-"A B C Dcap QKclip Q"}
+  OPTIMIZERS=${OPTIMIZERS:-"adamw"}
+  SEEDS=${SEEDS:-"42 123 456 789 1001 2002 3003 4004"}
+  EXTRA="--precision bf16 --bias false $EXTRA"
 else
   ROOT=${ROOT:-runs/lr_sensitivity}
   # 8 values, log-spaced by 10^(3/7) from 1e-3 to 1 (stable to collapsed for this model).

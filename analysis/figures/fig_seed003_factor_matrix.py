@@ -1,0 +1,88 @@
+#!/usr/bin/env python3
+"""Seed 003 §3: one GD step on ½‖ABᵀ − Y‖² from gauge images (AS, BS⁻ᵀ) of growing condition number,
+with and without the opposite-Gram correction.
+
+Input: the log of `gaugelab toy factor-matrix` (/series: one row per K point, spread over the
+random gauges of that K).
+"""
+from __future__ import annotations
+
+import _analysis  # noqa: F401  (analysis/ on the import path)
+
+import figstyle
+import gaugelab_log as gl
+import claim_rules as cr
+from figure_decl import Claim, Figure, from_summary, summaries
+
+
+def _decide(paths):
+    s = summaries(paths)[0]
+    return cr.combine([cr.within(float(s["motion_spread_quotient_max"]), 1e-9, "corrected motion spread over gauges"),
+                       cr.at_least(float(s["motion_spread_plain_max"]), 1e-3, "plain GD's motion spread")])
+
+
+FIGURE = Figure(
+    seed="003", label="§3 matrix factors", what="GD over gauges of growing κ, with and without opposite-Gram correction",
+    inputs=("toy_factor_matrix",), status="regenerated", paper="corrected step gauge-independent",
+    ours=from_summary(lambda s: f"motion spread plain {s[0]['motion_spread_plain_max']:.3g}, corrected "
+                                f"{s[0]['motion_spread_quotient_max']:.2g}"),
+    claim=Claim(says="the opposite-Gram corrected step moves the represented product identically from every gauge; "
+                     "plain GD does not",
+                rule="the corrected step's largest spread of represented motion over gauges ≤ 1e-9 (round-off) and "
+                     "plain GD's ≥ 1e-3", decide=_decide))
+
+
+def main(path: str) -> None:
+    gl.require(path, made_by="gaugelab toy factor-matrix --out " + path)
+    with gl.open_log(path) as f:
+        s = gl.series(f)
+        runs = gl.table(f, "runs")
+        cfg = gl.provenance(f)["config"]
+    import matplotlib.pyplot as plt
+
+    before = float(runs["loss_before"][0])
+    cond = s["cond_S"]
+    fig, (ax0, ax1) = plt.subplots(1, 2, figsize=(10, 3.8))
+    ax0.fill_between(cond, s["loss_plain_min"] / before, s["loss_plain_max"] / before, color="C0", alpha=0.25,
+                     label="plain GD, min–max over gauges")
+    ax0.loglog(cond, s["loss_plain_median"] / before, "o-", color="C0", ms=3, label="plain GD, median (simulated)")
+    ax0.loglog(cond, s["loss_plain_closed_max"] / before, "x", color="C0", label="plain GD, max (closed form)")
+    ax0.loglog(cond, s["loss_quotient_max"] / before, "s-", color="C2", ms=3, label="opposite-Gram corrected (simulated, max)")
+    ax0.loglog(cond, s["loss_quotient_closed"] / before, ":", color="k", lw=1, label="corrected, closed form (from M alone)")
+    ax0.axhline(1.0, color="grey", lw=0.8, ls=":")
+    ax0.set_xlabel(r"condition number of the gauge $S$ ($K^2$)")
+    ax0.set_ylabel(r"$\ell_{\mathrm{after}}/\ell_{\mathrm{before}}$")
+    ax0.set_title(f"one step, m={cfg['m']}, n={cfg['n']}, r={cfg['r']}, η={cfg['eta']:g}, ε={cfg['eps']:g}")
+    ax0.legend(fontsize=7, loc="upper left")
+
+    ax1.loglog(cond, s["motion_spread_plain"], "o-", color="C0", ms=3, label="plain GD")
+    ax1.loglog(cond, s["motion_spread_quotient"], "s-", color="C2", ms=3, label="opposite-Gram corrected")
+    ax1.loglog(cond, s["roundoff_floor_M"] / (2 * cfg["eta"] * cfg["eps"]), "--", color="grey", lw=1,
+               label=r"round-off of $AB^\top$: $u\|A\|\|B\|$ / motion")
+    ax1.set_xlabel(r"condition number of the gauge $S$ ($K^2$)")
+    ax1.set_ylabel(r"max over gauges of $\|\Delta M(S)-\Delta M_{\mathrm{ref}}\|/\|\Delta M_{\mathrm{ref}}\|$")
+    ax1.set_title("spread of the represented motion")
+    ax1.legend(fontsize=7)
+
+    small = cond <= 1e4 * (1 + 1e-9)  # grid K = 100 may land a hair above 100
+    err_small = max(float(s["rel_err_M_plain"][small].max()), float(s["rel_err_M_quotient"][small].max()))
+    caption = f"""
+Seed 003 §3 ("Matrix Quotient Updates"). Random rank-{cfg['r']} target Y ({cfg['m']}×{cfg['n']}, ‖Y‖_F = 1), start
+M = (1 − ε)Y represented by the Gram-balanced pair and by {cfg['gauges']} gauge images (A₀S, B₀S⁻ᵀ) per point,
+S random with singular values spread log-evenly over [1/K, K] (condition number K², K = {cfg['K-min']:g}..{cfg['K-max']:g});
+one GD step with η = {cfg['eta']:g}, ε = {cfg['eps']:g}. Plain GD moves M by −η(G·BBᵀ + AAᵀ·G) + η²·G·BAᵀ·G, which
+exposes the representative: its loss after the step and the spread of ΔM across gauges grow like K². With the
+opposite-Gram correction (λ = 0, {cfg['solve']} solve) the step is M − η(G·P_row + P_col·G) + η²·G·M⁺·G,
+which depends on M alone: one loss for every gauge, a spread at the round-off of the representative itself
+(dashed: u‖A‖_F‖B‖_F relative to the motion 2ηε; a pair with cond(S) = K² holds M only to that).
+Closed forms agree with the simulated core steps to ≤ {float(runs['max_rel_err_M_plain'][0]):.2g} (plain) and
+{float(runs['max_rel_err_M_quotient'][0]):.2g} (corrected) relative in M over the whole sweep (≤ {err_small:.2g} for
+cond(S) ≤ 1e4), and everywhere to ≤ {float(runs['max_err_over_roundoff'][0]):.3g} units of that round-off. The seed states the formulas
+without a figure; the gauge family, sizes and sweep are ours.
+"""
+    fig.tight_layout()
+    figstyle.save(fig, "fig_seed003_factor_matrix", caption)
+
+
+if __name__ == "__main__":
+    figstyle.run(main, figstyle.parse_args(__doc__, default="runs/toy_factor_matrix.h5").log)
