@@ -21,7 +21,7 @@ export CCACHE_BASEDIR := $(CURDIR)
 
 TORCH_PREFIX = $(shell [ "$(WITH_TORCH)" = ON ] && $(VENV)/bin/python -W ignore -c 'import torch.utils; print(torch.utils.cmake_prefix_path)' 2>/dev/null)
 
-.PHONY: all deps configure build test test-cpp test-py test-asan fuzz demo figures lr-grid bench report clean
+.PHONY: all deps configure build test test-cpp test-py test-asan fuzz demo figures lr-grid lr-grid-bf16 bench report clean
 
 all: build
 
@@ -72,9 +72,14 @@ report:
 # on an H200 for the balanced start's 336 runs).
 lr-grid: deps build
 	@BUILD=$(BUILD) bash gpt2/experiments/lr_sensitivity.sh
-	@BUILD=$(BUILD) EXTRA="--qk-gauge-init 1 $(EXTRA)" ROOT=runs/lr_sensitivity_offset CONDITIONS="A B C D" OPTIMIZERS=adamw \
-	  bash gpt2/experiments/lr_sensitivity.sh
+	@BUILD=$(BUILD) bash gpt2/experiments/lr_sensitivity.sh --offset
 	@$(ANALYSIS_PY) analysis/figures/fig_lr_sensitivity.py runs/lr_sensitivity runs/lr_sensitivity_offset
+
+# The seed's own regime (bf16 autocast, no biases): A B C Dcap QKclip Q x 6 lrs x 8 seeds, 288 runs, ~3 min each
+# on one core of this CPU (resumable, SHARD=i/n for several machines), then its figure and table.
+lr-grid-bf16: deps build
+	@BUILD=$(BUILD) bash gpt2/experiments/lr_sensitivity.sh --seed-regime
+	@$(ANALYSIS_PY) analysis/figures/fig_lr_sensitivity.py runs/lr_sensitivity_bf16 --out figures/lr_bf16
 
 bench: deps build
 	@bash scripts/bench.sh $(BUILD)

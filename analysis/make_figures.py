@@ -35,14 +35,40 @@ def stale(output: Path, deps: list[Path]) -> bool:
     return any(d.exists() and d.stat().st_mtime > t for d in deps)
 
 
-def run_one(binary: Path, name: str, exp: dict) -> tuple[str, float, subprocess.CompletedProcess]:
+def finished(log: Path) -> bool:
+    """A training run's log says it completed or diverged (a diverged run stops the same way every time)."""
+    try:
+        import h5py
+
+        with h5py.File(log, "r") as f:
+            a = f["summary"].attrs
+            return int(a.get("completed", 0)) == 1 or int(a.get("diverged", 0)) == 1
+    except (OSError, KeyError, ValueError):
+        return False
+
+
+def run_one(binary: Path, name: str, exp: dict, launch: list[str] | None = None,
+            to_file: bool = False) -> tuple[str, float, subprocess.CompletedProcess]:
+    """Runs one experiment. A resumable one (a training run) with checkpoints is resumed (--resume), anything
+    else starts afresh (--force). to_file: its output goes to <out_arg>.txt (runs in parallel), else it is kept."""
     out = ROOT / exp["out"]
     # "out_arg": what --out takes when the verb writes a directory (train: DIR, log at DIR/log.h5)
+    out_arg = ROOT / exp.get("out_arg", exp["out"])
     args = manifest.resolve(exp["args"], lambda n: ROOT / manifest.EXPERIMENTS[n].get("out_arg", manifest.EXPERIMENTS[n]["out"]))
-    cmd = [str(binary)] + args + ["--out", str(ROOT / exp.get("out_arg", exp["out"])), "--force"]
+    ckpts = out_arg / "checkpoints"
+    mode = "--resume" if exp.get("resumable") and ckpts.is_dir() and any(ckpts.iterdir()) else "--force"
+    cmd = (launch or []) + [str(binary)] + args + ["--out", str(out_arg), mode]
     out.parent.mkdir(parents=True, exist_ok=True)
     t0 = time.time()
-    r = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
+    if to_file:
+        with open(f"{out_arg}.txt", "w") as log:
+            r = subprocess.run(cmd, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, text=True)
+        r = subprocess.CompletedProcess(cmd, r.returncode, "", f"(output in {out_arg}.txt)")
+    else:
+        r = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
+    # exit 3: a training run that diverged, logged as such: a result, not a failure
+    if r.returncode == 3 and exp.get("resumable") and finished(out):
+        r = subprocess.CompletedProcess(cmd, 0, r.stdout, r.stderr)
     return name, time.time() - t0, r
 
 
@@ -81,6 +107,63 @@ def run_experiments(build: Path, only: set[str] | None, force: bool, jobs: int) 
                 print(f"[figures] {name}: done in {seconds:.1f} s", flush=True)
 
 
+def run_grid(build: Path, name: str, overrides: dict, jobs: int, shard: tuple[int, int], launch: list[str]) -> None:
+    """Runs grid `name` of the manifest (its needed corpora first): every n-th run from the i-th of its declared
+    order (shard (i, n)), skipping finished runs, resuming interrupted ones, `jobs` at a time, each run's output
+    in <run dir>.txt. A run that fails stops the grid after the runs under way (their state is kept)."""
+    runs = manifest.grid(name, overrides)
+    needs = set(manifest.GRID_NEEDS.get(name, [])) if "data" not in overrides else set()  # their own corpus else
+    if needs:
+        run_experiments(build, needs, False, jobs)
+    i, n = shard
+    todo = [(k, e) for j, (k, e) in enumerate(runs.items()) if j % n == i]
+    left = [(k, e) for k, e in todo if not finished(ROOT / e["out"])]
+    print(f"[grid] {name}: {len(runs)} runs, shard {i}/{n}: {len(todo)}, {len(todo) - len(left)} finished before", flush=True)
+    binary = build / "gaugelab"
+    failed = []
+    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+        futures = []
+        for k, e in left:
+            if failed:
+                break
+            while sum(not f.done() for f in futures) >= max(1, jobs):
+                wait(futures, return_when=FIRST_COMPLETED)
+                failed += [f.result()[0] for f in futures if f.done() and f.result()[2].returncode != 0]
+            if failed:
+                break
+            print(f"[grid] {k}: {'resuming' if (ROOT / e['out_arg'] / 'checkpoints').is_dir() else 'starting'}", flush=True)
+            futures.append(pool.submit(run_one, binary, k, e, launch, True))
+        wait(futures)
+    for f in futures:
+        k, seconds, r = f.result()
+        if r.returncode != 0 and k not in failed:
+            failed.append(k)
+    if failed:
+        raise SystemExit(f"[grid] {name}: {len(failed)} run(s) failed, e.g. {failed[0]} (output in {failed[0]}.txt)")
+    print(f"[grid] {name}: shard {i}/{n} done; logs under {runs and Path(next(iter(runs.values()))['out_arg']).parent}",
+          flush=True)
+
+
+def parse_sets(items: list[str]) -> dict:
+    out = {}
+    for it in items:
+        if "=" not in it:
+            raise SystemExit(f"make_figures.py: --set takes KEY=VALUE, not {it!r}")
+        k, v = it.split("=", 1)
+        out[k] = v
+    return out
+
+
+def parse_shard(text: str) -> tuple[int, int]:
+    try:
+        i, n = (int(x) for x in text.split("/"))
+    except ValueError:
+        raise SystemExit(f"make_figures.py: --shard takes I/N (e.g. 0/4), not {text!r}") from None
+    if not 0 <= i < n:
+        raise SystemExit(f"make_figures.py: --shard {text}: need 0 <= I < N")
+    return i, n
+
+
 def draw(only: set[str] | None, outdir: Path) -> None:
     outdir.mkdir(parents=True, exist_ok=True)
     env = dict(os.environ, GAUGELAB_FIGURES=str(outdir), MPLBACKEND="Agg")
@@ -103,7 +186,20 @@ def main() -> int:
                     help="output folder for PNG/PDF/Markdown")
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1,
                     help="experiments run at once (each sets its own threads; default: the cores)")
+    ap.add_argument("--grid", metavar="NAME", help=f"run one grid of the manifest instead ({', '.join(manifest.GRIDS)}); "
+                    "resumable and shardable; draws nothing")
+    ap.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                    help="with --grid: change one of its settings (e.g. seeds='1 2 3', extra='--device cuda')")
+    ap.add_argument("--shard", default="0/1", help="with --grid: run every N-th run from the I-th (I/N)")
+    ap.add_argument("--launch", default="", help="with --grid: a prefix for each run (e.g. 'torchrun --nproc_per_node=8 "
+                    "--no-python')")
     a = ap.parse_args()
+    if a.grid:
+        try:
+            run_grid(ROOT / a.build, a.grid, parse_sets(a.set), a.jobs, parse_shard(a.shard), a.launch.split())
+        except ValueError as e:
+            raise SystemExit(f"make_figures.py: {e}") from None
+        return 0
     only = set(a.only) if a.only else None
     if not a.no_run:
         run_experiments(ROOT / a.build, only, a.force, a.jobs)

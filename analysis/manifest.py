@@ -203,3 +203,118 @@ def figures() -> dict:
     import figure_decl
 
     return figure_decl.collect()
+
+
+# --- Grids: the experiment families of gpt2/experiments/, declared here and run by `make_figures.py --grid NAME`
+# (resumable: a finished run — completed or diverged — is skipped, an interrupted one resumed from its newest
+# checkpoint; shardable: --shard i/n takes every n-th run from the i-th, in the declared order). They are not part
+# of `make figures` (hours to days of compute). Each grid is (defaults, build): `build(params)` returns its
+# experiments in run order; every default can be changed with `--set KEY=VALUE` (lists space- or comma-separated),
+# or added to with `--set KEY+=VALUE`.
+
+def _words(v) -> list[str]:
+    return v.replace(",", " ").split() if isinstance(v, str) else list(v)
+
+
+def _train_run(run_dir: str, args: list[str], deps: list[str]) -> dict:
+    return {"args": ["train", *args], "out": f"{run_dir}/log.h5", "out_arg": run_dir, "deps": deps, "resumable": True}
+
+
+def _lr_grid(p: dict) -> dict:
+    """The instability instrument (Wortsman et al. 2023; gpt2/README.md "The instability instrument"): final validation
+    loss over log-spaced learning rates per condition (a key of gpt2/train/conditions.hpp), optimizer and seed. Seeds
+    outermost, so a grid stopped part-way holds every condition and lr at the seeds it reached (still paired). Muon
+    runs: the grid's lr is that of the AdamW groups, Muon's own 10x it; the projections (P*) run under AdamW only.
+    min-lr = lr/10 (nanoGPT's ratio). A run's directory: <root>/[M]<key>_lr<lr>_s<seed>."""
+    out = {}
+    for seed in _words(p["seeds"]):
+        for lr in _words(p["lrs"]):
+            for opt in _words(p["optimizers"]):
+                for cond in _words(p["conditions"]):
+                    if opt == "muon" and cond.startswith("P"):
+                        continue
+                    args = ["--config", p["config"], "--data", p["data"], "--lr", lr, "--min-lr", str(float(lr) / 10),
+                            "--seed", seed, "--condition", cond]
+                    if opt == "muon":
+                        args += ["--optimizer", "muon", "--muon-lr", str(float(lr) * 10)]
+                    run_dir = f"{p['root']}/{'M' if opt == 'muon' else ''}{cond}_lr{lr}_s{seed}"
+                    out[run_dir] = _train_run(run_dir, args + _words(p["extra"]), [p["config"]])
+    return out
+
+
+def _seed000_grid(p: dict) -> dict:
+    """Seed 000 Table 1 / Fig. 2 (conditions A, B, C x seeds, GaugeFix every step) or Table 2 / Fig. 3 (GaugeFix every
+    N steps and the condition-A baseline, seed 42), by p["kind"]."""
+    args = ["--config", p["config"]] + (["--data", p["data"]] if p["data"] else [])
+    out = {}
+    if p["kind"] == "conditions":
+        for seed in _words(p["seeds"]):
+            for cond in _words(p["conditions"]):
+                run_dir = f"{p['root']}/{cond}_s{seed}"
+                out[run_dir] = _train_run(run_dir, args + ["--condition", cond, "--gaugefix-every", "1", "--seed", seed],
+                                          [p["config"]])
+    else:
+        for n in _words(p["every"]):
+            run_dir = f"{p['root']}/N{n}"
+            out[run_dir] = _train_run(run_dir, args + ["--condition", "B", "--gaugefix-every", n, "--seed", "42"],
+                                      [p["config"]])
+        out[f"{p['root']}/A"] = _train_run(f"{p['root']}/A", args + ["--condition", "A", "--seed", "42"], [p["config"]])
+    return out
+
+
+_LR_DEFAULTS = {"config": "gpt2/configs/lr-sensitivity-cpu.ini", "data": "runs/data/shakespeare", "extra": "",
+                "lrs": "1e-3 2.68e-3 7.2e-3 1.93e-2 5.18e-2 0.139 0.373 1.0"}  # log-spaced by 10^(3/7)
+_OWT = "gpt2/configs/gpt2-124m-owt.ini"
+GRIDS = {
+    # ~55 s per run on an idle core: 14 conditions (A B C D Dcap Q E, AdamW and Muon) + N P Pa Pu x 8 lrs x 3 seeds
+    # = 432 runs ~ 6.6 core-hours; on one GPU add --set extra="--device cuda" and --jobs 8
+    "lr_sensitivity": ({**_LR_DEFAULTS, "root": "runs/lr_sensitivity", "conditions": "A B C D Dcap Q E N P Pa Pu",
+                        "optimizers": "adamw muon", "seeds": "42 123 456"}, _lr_grid),
+    # the same from a start moved along the Q/K gauge orbit (same function, drift 2|log g_h|): B ≢ C there
+    "lr_sensitivity_offset": ({**_LR_DEFAULTS, "root": "runs/lr_sensitivity_offset", "conditions": "A B C D",
+                               "optimizers": "adamw", "seeds": "42 123 456", "extra": "--qk-gauge-init 1"}, _lr_grid),
+    # the seed's own regime: bf16 autocast (master weights, multipliers and AdamW's state in float32, as the seed's),
+    # no biases; A, B, C against the magnitude controls Dcap, QK-Clip and QK-norm; 8 seeds x 6 lrs (1e-3 and 1.0
+    # left out: under-trained and collapsed for every condition) = 288 runs, ~3 min each under bf16 on this CPU
+    "lr_sensitivity_bf16": ({**_LR_DEFAULTS, "root": "runs/lr_sensitivity_bf16", "conditions": "A B C Dcap QKclip Q",
+                             "optimizers": "adamw", "seeds": "42 123 456 789 1001 2002 3003 4004",
+                             "lrs": "2.68e-3 7.2e-3 1.93e-2 5.18e-2 0.139 0.373",
+                             "extra": "--precision bf16 --bias false"}, _lr_grid),
+    # conditions A B C, lrs 1e-2 and 1e-1, seed 42, 200 steps (~2 min on 2 cores): a slice, never a verdict
+    "lr_sensitivity_demo": ({**_LR_DEFAULTS, "root": "runs/lr_sensitivity_demo", "conditions": "A B C",
+                             "optimizers": "adamw", "seeds": "42", "lrs": "1e-2 1e-1",
+                             "extra": "--max-iters 200 --eval-every 200 --log-heads-every 10"}, _lr_grid),
+    # seed 000 at the paper's scale: GPT-2 124M, 20 000 steps of 491 520 tokens, bf16 (~2.5 h per run on 8 x A100:
+    # ~180 GPU-hours for the 9 runs); needs OpenWebText prepared: --set data=DIR, and --launch "torchrun ..."
+    "seed000_conditions": ({"kind": "conditions", "config": _OWT, "data": "", "root": "runs/seed000_conditions",
+                            "conditions": "A B C", "seeds": "42 123 456"}, _seed000_grid),
+    "seed000_conditions_tiny": ({"kind": "conditions", "config": "gpt2/configs/tiny-cpu.ini", "data": "",
+                                 "root": "runs/seed000_conditions_tiny", "conditions": "A B C", "seeds": "42 123 456"},
+                                _seed000_grid),
+    # Table 2: N = 1 and A are the same runs as two of seed000_conditions' (~100 GPU-hours at full scale)
+    "seed000_frequency": ({"kind": "frequency", "config": _OWT, "data": "", "root": "runs/seed000_frequency",
+                           "every": "1 10 100 1000"}, _seed000_grid),
+    "seed000_frequency_tiny": ({"kind": "frequency", "config": "gpt2/configs/tiny-cpu.ini", "data": "",
+                                "root": "runs/seed000_frequency_tiny", "every": "1 10 100 1000"}, _seed000_grid),
+}
+# A grid whose runs read a corpus prepared by one of EXPERIMENTS names it here: the runner makes it first.
+GRID_NEEDS = {"lr_sensitivity": ["shakespeare_data"], "lr_sensitivity_offset": ["shakespeare_data"],
+              "lr_sensitivity_bf16": ["shakespeare_data"], "lr_sensitivity_demo": ["shakespeare_data"]}
+
+
+def grid(name: str, overrides: dict | None = None) -> dict:
+    """The experiments of grid `name` with its defaults changed by `overrides` (KEY -> value); an unknown grid or
+    key is a ValueError naming the choices."""
+    if name not in GRIDS:
+        raise ValueError(f"unknown grid {name!r}; the grids: {', '.join(GRIDS)}")
+    defaults, build = GRIDS[name]
+    overrides = dict(overrides or {})
+    unknown = sorted({k.rstrip("+") for k in overrides} - set(defaults))
+    if unknown:
+        raise ValueError(f"grid {name}: no setting {', '.join(unknown)}; its settings: {', '.join(defaults)}")
+    params = dict(defaults)
+    for k, v in overrides.items():  # KEY+ appends to the declared value (e.g. extra+="--device cuda")
+        params[k.rstrip("+")] = f"{params[k.rstrip('+')]} {v}".strip() if k.endswith("+") else v
+    if build is _seed000_grid and params["config"] == _OWT and not params["data"]:
+        raise ValueError(f"grid {name}: set data=DIR to the prepared OpenWebText directory (--set data=...)")
+    return build(params)

@@ -78,6 +78,7 @@ class Run:
     index: int = 0       # the row's place in the conditions table (the order of curves and table rows)
     muon: bool = False
     offset: bool = False
+    stop: str = ""       # a diverged run's cause: "non-finite loss" or "non-finite gradient" (the loss still finite)
 
 
 def label_of(summ: dict, path) -> tuple[str, str, str, str, int]:
@@ -108,11 +109,15 @@ def load(path: Path) -> Run | None:
     attn = np.nanmax(h["attn_logit_max"], axis=(1, 2)) if "attn_logit_max" in h and len(h["step"]) else np.array([])
     sqk = (np.nanmax(h["s_qk"], axis=(1, 2)) if "s_qk" in h and len(h["step"]) and np.isfinite(h["s_qk"]).any()
            else np.full(len(attn), math.nan))
+    stop = str(summ.get("stop_reason", ""))
+    if diverged and stop not in ("non-finite loss", "non-finite gradient"):  # a log from before stop_reason
+        last_loss = float(s["loss"][-1]) if len(s["loss"]) else math.nan
+        stop = "non-finite gradient" if math.isfinite(last_loss) else "non-finite loss"
     return Run(label, float(cfg["lr"]), int(cfg.get("seed", 0)), math.nan if diverged else final_val,
                diverged, float(s["loss"][0]) if len(s["loss"]) else math.nan, np.asarray(h.get("step", [])), attn, sqk,
                key=key, title=title or label, reference=reference, index=index,
                muon=str(summ.get("optimizer", cfg.get("optimizer", "adamw"))) == "muon",
-               offset=float(cfg.get("qk-gauge-init", 0) or 0) > 0)
+               offset=float(cfg.get("qk-gauge-init", 0) or 0) > 0, stop=stop if diverged else "")
 
 
 def labels_in_order(runs: list[Run]) -> list[str]:
@@ -225,8 +230,13 @@ def main(argv: list[str]) -> None:
                            stats.verdict(paired, stats.tost(*d, margin=a.margin) if paired.n >= 2 else None))
                 diff = paired.text()
         best_i = int(np.nanargmin(mean))
+        n_grad = sum(r.stop == "non-finite gradient" for r in div)
+        stopped = f"{len(div)}/{len(rs)}" + (f" ({len(div) - n_grad} loss, {n_grad} gradient)" if div else "")
+        fit = stats.logistic_lr50([r.lr for r in rs], [r.diverged for r in rs])
+        lr50 = (f"{fit.lr50:.3g} [{fit.lo:.3g}, {fit.hi:.3g}]" if math.isfinite(fit.lr50) else
+                f"— ({fit.reason})" if fit.reason else "—")
         rows.append(f"| {name} | {own.mean:.3f} [{own.lo:.3f}, {own.hi:.3f}] | {diff} | {verdict} "
-                    f"| {mean[best_i]:.3f} at {lrs[best_i]:g} | {len(div)}/{len(rs)} | {lr_top:g} "
+                    f"| {mean[best_i]:.3f} at {lrs[best_i]:g} | {stopped} | {lr50} | {lr_top:g} "
                     f"| {np.nanmax(amax):.3g} | {len(seeds)} |")
     nulls = []
     for c in conds:  # the measured null of the same grid, for each optimizer and start that ran both
@@ -280,8 +290,9 @@ def main(argv: list[str]) -> None:
                f"a slice of {n_seeds} seed(s): below the {MIN_SEEDS} a verdict rests on, so no verdict is printed")
     table = ["| condition | LR sensitivity, mean over seeds [95 % t-interval] | minus its reference's (A's; N's for the "
              "projections; same optimizer and start), paired by seed [95 % t], sign-flip p | verdict | best val loss at lr "
-             "| diverged | largest surviving lr | max attention logit | seeds |",
-             "|---|---|---|---|---|---|---|---|---|", *rows, "",
+             "| stopped (non-finite loss, non-finite gradient only) | lr at 50 % stopped, logistic fit [95 %] "
+             "| largest surviving lr | max attention logit | seeds |",
+             "|---|---|---|---|---|---|---|---|---|---|", *rows, "",
              "Measured null of the same grid (differences that are zero by construction):", "",
              "| pair | difference [95 % t], sign-flip p |", "|---|---|",
              *(nulls or ["| (no such pair in these runs) | — |"]), "",

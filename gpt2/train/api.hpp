@@ -103,6 +103,9 @@ struct TrainOptions {
   std::int64_t quotient_every = 1;  // condition E with full: full Grams every k-th step, diagonal between
   double quotient_damping = 1e-3;   // condition E: λ added to each Gram
   bool quotient_vo = true;          // condition E: also correct the V/O pair
+  std::string quotient_scale = "none";  // condition E: none, or rms (each corrected block rescaled to the raw
+                                    // increment's RMS, condition Erms: the correction's direction without its
+                                    // ~40x step inflation, which otherwise acts as a learning-rate shift)
   std::string grad_projection = "none";  // attention gradients made gauge-orthogonal before clipping and the
                                     // optimizer (seed 001 Alg. 2 / Remark 51; model/head_projection.hpp):
                                     // none, approx (Alg. 2) or exact (Sylvester); needs attention without multipliers
@@ -114,6 +117,9 @@ struct TrainOptions {
 
   // --- where and how ---
   std::string device = "cpu";       // cpu, cuda, cuda:N (a data-parallel rank uses cuda:LOCAL_RANK)
+  std::string attention = "sdpa";   // sdpa (the fused kernel the device's PyTorch picks) or math (plain matmul,
+                                    // mask, softmax, matmul: the same function to rounding; the decisive test of
+                                    // whether CUDA's fused kernel causes the non-finite stops of the LR grid)
   std::string precision = "fp32";   // fp32, or bf16 autocast (parameters and Adam state stay float32)
   std::string dist_backend = "auto";  // data parallel: auto (nccl on cuda, gloo on cpu), gloo, nccl
   double dist_timeout_s = 600;      // a collective waiting longer than this fails the run (dead rank)

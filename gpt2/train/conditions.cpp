@@ -45,6 +45,12 @@ const std::vector<Condition>& table() {
        {{"multipliers", "none"}, {"grad-projection", "exact"}, {"projection-target", "update"}}, false, false, {}, "N"},
       {"Pau", "Pau: N + Alg. 2 projection of the update", "the optimizer's attention update projected by Alg. 2",
        {{"multipliers", "none"}, {"grad-projection", "approx"}, {"projection-target", "update"}}, false, false, {}, "N"},
+      // Rows added later go last, so that a log's condition_index keeps its meaning across versions.
+      {"Beff", "B: GaugeFix (effective norms)",
+       "per-head Q/K gauge (R+)^h moved to equal norms of the effective Q and K maps (function kept)",
+       {{"gaugefix-mode", "effective"}}, false, true, {H::gauge_fix}, "A"},
+      {"Erms", "E at the raw step size", "E's corrected increments rescaled per block to the raw increment's RMS",
+       {{"quotient-scale", "rms"}}, false, false, {H::quotient}, "A"},
   };
   return rows;
 }
@@ -108,7 +114,8 @@ std::string describe_condition(const TrainOptions& o) {
              (o.quotient == "full" && o.quotient_every > 1
                   ? " every " + std::to_string(o.quotient_every) + " steps, diagonal between"
                   : std::string()) +
-             ", damping " + num(o.quotient_damping) + (o.quotient_vo ? ", Q/K and V/O)" : ", Q/K only)");
+             ", damping " + num(o.quotient_damping) + (o.quotient_vo ? ", Q/K and V/O" : ", Q/K only") +
+             (o.quotient_scale == "rms" ? ", each block at the raw increment's RMS)" : ")");
         break;
       case StepHookKind::qk_clip:
         s += "; QK-Clip at tau " + num(o.qk_clip_tau) + " on the " + o.qk_clip_on + " after every step";

@@ -1,11 +1,13 @@
 // The GaugeFix hooks (conditions B, D, Dcap): every --gaugefix-every steps, after the update,
 //   gauge_fix  the per-head Q/K multiplier gauge (R+)^h moved to s_Q = s_K (or, --gaugefix-mode
-//              coordinate, the full diagonal gauge per coordinate), the V/O pair too with --gaugefix-vo,
+//              coordinate, the full diagonal gauge per coordinate; effective, the per-head gauge moved to
+//              equal norms of the effective Q and K maps, qk_balance.hpp), the V/O pair too with --gaugefix-vo,
 //              the Adam moments transported as --state-transport says (gaugefix.hpp);
 //   qk_cap     then each head's s_Q·s_K capped at --qk-cap (Dcap's magnitude control: not a gauge move).
 #include "gpt2/train/step_hooks.hpp"
 
 #include "core/transport.hpp"
+#include "gpt2/train/qk_balance.hpp"
 
 namespace gaugelab::gpt2 {
 
@@ -18,6 +20,7 @@ class GaugeFixHook : public StepHook {
     const TrainOptions& o = c.options;
     if ((c.it + 1) % o.gaugefix_every != 0) return false;
     if (o.gaugefix_mode == "coordinate") gauge_fix_coordinates(c.model, o.gaugefix_eps);
+    else if (o.gaugefix_mode == "effective") gauge_fix_effective(c.model, o.gaugefix_eps);
     else gauge_fix(c.model, o.gaugefix_eps, transport_, c.moments);
     if (o.gaugefix_vo) gauge_fix_vo(c.model, o.gaugefix_eps);
     return true;

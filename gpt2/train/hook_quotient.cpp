@@ -17,6 +17,7 @@ class QuotientHook : public StepHook {
     q.full = o.quotient == "full" && c.it % o.quotient_every == 0;
     q.damping = o.quotient_damping;
     q.vo = o.quotient_vo;
+    q.match_rms = o.quotient_scale == "rms";
     correct_attention_increments(c.model, before_, q);
     before_ = AttentionSnapshot{};
   }

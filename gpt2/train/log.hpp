@@ -28,8 +28,12 @@
 //                         with /heads/step
 //   /heads/attn_logit_max [record, layer, head] max |q·k|/√d_h over the probe batch (the first
 //                         validation batch) and the causal positions: attention-logit growth
+//   /heads/qk_eff_log_ratio [record, layer, head] log(n_Q/n_K): Frobenius norms of the head's rows of the
+//                         effective Q and K maps (qk_balance.hpp); every multiplier placement
 //   /summary              condition, seed, best_val_loss, final_val_loss, final_drift_max,
-//                         final_drift_mean, max_drift_max, n_spikes, stable, diverged, steps, tokens, ...
+//                         final_drift_mean, max_drift_max, n_spikes, stable, diverged, stop_reason
+//                         (completed, interrupted, non-finite loss or non-finite gradient),
+//                         final_eff_imbalance_max (max |qk_eff_log_ratio| at the end), steps, tokens, ...
 // A resumed run rebuilds the log with the rows up to its checkpoint's step, then appends, so every
 // step appears once and the series of an interrupted and resumed run equal the uninterrupted one's.
 #pragma once
@@ -66,7 +70,9 @@ class TrainLog {
   void append(const StepRow& row);
   /// s_q, s_k [L, H] (any device, float; undefined without Q/K row multipliers: NaN) and the largest
   /// attention score per head attn [L, H] (CPU): appends s_q, s_k, s_q·s_k and attn as one /heads record.
-  void append_heads(std::int64_t step, const at::Tensor& s_q, const at::Tensor& s_k, const at::Tensor& attn);
+  /// s_q, s_k [L, H] (undefined without Q/K row multipliers: NaN), attn [L, H], eff_ratio [L, H] (qk_balance.hpp).
+  void append_heads(std::int64_t step, const at::Tensor& s_q, const at::Tensor& s_k, const at::Tensor& attn,
+                    const at::Tensor& eff_ratio);
   io::RunLog& log() { return log_; }
 
  private:

@@ -17,6 +17,7 @@
 
 #include "gpt2/model/head_projection.hpp"
 #include "gpt2/train/checkpoints.hpp"
+#include "gpt2/train/qk_balance.hpp"
 #include "gpt2/train/samples.hpp"
 #include "gpt2/train/setup.hpp"
 #include "gpt2/train/step_hooks.hpp"
@@ -126,6 +127,7 @@ TrainResult run_train(const TrainOptions& o, io::Provenance prov) {
     row.val_loss = row.drift_max = row.drift_mean = nan();
     if (!std::isfinite(loss_v) || !std::isfinite(grad_norm)) {  // divergence: stop before the update
       st.diverged = true;
+      st.stop_reason = std::isfinite(loss_v) ? "non-finite gradient" : "non-finite loss";
       row.spike = true;
       row.tokens = static_cast<double>(st.tokens);
       if (rank0) run.log->append(row);
@@ -162,7 +164,7 @@ TrainResult run_train(const TrainOptions& o, io::Provenance prov) {
       row.attn_logit_max = attn.max().item<double>();
       row.logz_mean = run.model->log_partition_mean(probe);
       run.model->train(true);
-      if (rank0) run.log->append_heads(step, s.s_q, s.s_k, attn);
+      if (rank0) run.log->append_heads(step, s.s_q, s.s_k, attn, qk_effective_log_ratio(*run.model));
     }
     if (step % o.eval_every == 0 || last) {
       row.val_loss = evaluate(run);

@@ -123,6 +123,11 @@ void declare_train_options(io::Options& opts, TrainOptions& o) {
       .identity()
       .add("quotient-vo", &o.quotient_vo, "condition E: also correct the V/O pair")
       .identity()
+      .add("quotient-scale", &o.quotient_scale,
+           "condition E: none, or rms (each corrected Q, K, V, O block rescaled to the RMS of the optimizer's raw "
+           "increment: the correction's direction at the optimizer's step size; condition Erms)",
+           {"none", "rms"})
+      .identity()
       .add("grad-projection", &o.grad_projection,
            "attention gradients made gauge-orthogonal before clipping (seed 001 Alg. 2 = approx, Remark 51 = exact); "
            "needs --multipliers without q, k, v, attn_out",
@@ -134,8 +139,10 @@ void declare_train_options(io::Options& opts, TrainOptions& o) {
       .identity()
       .add("gaugefix-every", &o.gaugefix_every, "conditions with GaugeFix (B, D, Dcap): after every N-th step", Range::at_least(1))
       .identity()
-      .add("gaugefix-mode", &o.gaugefix_mode, "conditions with GaugeFix: one factor per head or per coordinate",
-           {"head", "coordinate"})
+      .add("gaugefix-mode", &o.gaugefix_mode,
+           "conditions with GaugeFix: one factor per head (s_Q = s_K), per coordinate, or per head at equal norms of "
+           "the effective Q and K maps (effective, condition Beff)",
+           {"head", "coordinate", "effective"})
       .identity()
       .add("gaugefix-vo", &o.gaugefix_vo, "conditions with GaugeFix: also balance the V/O multipliers of each head")
       .identity()
@@ -163,6 +170,10 @@ void declare_train_options(io::Options& opts, TrainOptions& o) {
       .identity()
       .add("device", &o.device, "cpu, cuda or cuda:N (data-parallel ranks use cuda:LOCAL_RANK)")
       .add("precision", &o.precision, "fp32, or bf16 autocast (fp32 master weights)", {"fp32", "bf16"})
+      .add("attention", &o.attention,
+           "attention kernel: sdpa (fused, chosen by the device's PyTorch) or math (plain matmul-softmax-matmul, "
+           "the same function to rounding)",
+           {"sdpa", "math"})
       .add("dist-backend", &o.dist_backend, "data parallel backend", {"auto", "gloo", "nccl"})
       .add("dist-timeout-s", &o.dist_timeout_s, "collective timeout: a dead rank fails the others", Range::positive())
       .add("eval-every", &o.eval_every, "validation loss after every N-th step", Range::at_least(1))

@@ -43,6 +43,17 @@ AttentionSnapshot snapshot_attention(const GPT& model) {
   return s;
 }
 
+namespace {
+
+// With match_rms, the corrected increment scaled to the raw one's RMS (one factor per block, on the device);
+// a zero corrected increment stays zero.
+at::Tensor keep_rms(const at::Tensor& corrected, const at::Tensor& raw, const QuotientUpdate& q) {
+  if (!q.match_rms) return corrected;
+  return corrected * (raw.square().mean().sqrt() / corrected.square().mean().sqrt().clamp_min(1e-30));
+}
+
+}  // namespace
+
 void correct_attention_increments(GPT& model, const AttentionSnapshot& before, const QuotientUpdate& q) {
   at::NoGradGuard no_grad;
   const std::int64_t d = model.config().n_embd, H = model.config().n_head, dh = model.config().head_dim();
@@ -65,8 +76,8 @@ void correct_attention_increments(GPT& model, const AttentionSnapshot& before, c
       const at::Tensor rh = r.view({H, dh, 1});
       return (left_solve(G, rh * Uw.reshape({H, dh, d}), q.full) / rh).reshape({d, d});
     };
-    part(w, 0).copy_(part(old, 0) + correct_rows(part(U, 0), rq, K));
-    part(w, 1).copy_(part(old, 1) + correct_rows(part(U, 1), rk, Q));
+    part(w, 0).copy_(part(old, 0) + keep_rms(correct_rows(part(U, 0), rq, K), part(U, 0), q));
+    part(w, 1).copy_(part(old, 1) + keep_rms(correct_rows(part(U, 1), rk, Q), part(U, 1), q));
     if (!q.vo) continue;
     // V/O: W_O's rows are the output projection's head columns, P_eff[:, h] [d, dh].
     const LrmLinear::Group& go = b.attn_proj.groups[0];
@@ -76,7 +87,7 @@ void correct_attention_increments(GPT& model, const AttentionSnapshot& before, c
     const at::Tensor Ph = P_eff.view({d, H, dh}).permute({1, 0, 2});          // [H, d, dh]
     const at::Tensor V = eff_rows(part(old, 2), rv, cv, H);                   // [H, dh, d]
     // Ũ_V rows: G = W_O W_Oᵀ = P_hᵀ P_h.
-    part(w, 2).copy_(part(old, 2) + correct_rows(part(U, 2), rv, Ph.transpose(1, 2)));
+    part(w, 2).copy_(part(old, 2) + keep_rms(correct_rows(part(U, 2), rv, Ph.transpose(1, 2)), part(U, 2), q));
     // Ũ_P_h = U_P_h·diag(c_h)·G_V⁻¹·diag(c_h)⁻¹, G_V = W_VᵀW_V = V_h V_hᵀ (symmetric: solve on the transpose).
     at::Tensor pw = b.attn_proj.weight;
     const at::Tensor UP = (pw.detach() - P_old).view({d, H, dh}).permute({1, 0, 2});  // [H, d, dh]
@@ -84,7 +95,7 @@ void correct_attention_increments(GPT& model, const AttentionSnapshot& before, c
     const at::Tensor GV = damped(at::matmul(V, V.transpose(1, 2)), q);
     const at::Tensor X = (UP * ch).transpose(1, 2);                                    // [H, dh, d]
     const at::Tensor corrected = (left_solve(GV, X, q.full).transpose(1, 2) / ch);    // [H, d, dh]
-    pw.copy_(P_old + corrected.permute({1, 0, 2}).reshape({d, d}));
+    pw.copy_(P_old + keep_rms(corrected.permute({1, 0, 2}).reshape({d, d}), pw.detach() - P_old, q));
   }
 }
 

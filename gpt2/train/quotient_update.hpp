@@ -38,6 +38,8 @@ struct QuotientUpdate {
   bool full = true;      // full Grams (else their diagonals)
   double damping = 1e-3; // λ added to each Gram
   bool vo = true;        // also correct the V/O pair (else Q/K only)
+  bool match_rms = false;  // rescale each corrected block (Q, K, V rows of c_attn; the output projection) to
+                           // the RMS of its raw increment: the corrected direction at the optimizer's step size
 };
 
 /// Replaces every head's Q/K (and V/O) increment since `before` by its corrected form, in place.

@@ -6,8 +6,11 @@
 #include <limits>
 #include <string>
 
+#include <ATen/ops/abs.h>
+
 #include "gpt2/train/checkpoints.hpp"
 #include "gpt2/train/conditions.hpp"
+#include "gpt2/train/qk_balance.hpp"
 #include "gpt2/train/setup_stations.hpp"
 
 namespace gaugelab::gpt2 {
@@ -32,7 +35,9 @@ void print_settings(const TrainRun& r, const std::string& resumed_from) {
   std::cout << "protocol   GELU " << gelu_name(mc.gelu) << ", " << (mc.bias ? "with" : "no") << " biases, QK-norm "
             << qk_norm_name(mc.qk_norm) << ", dropout " << mc.dropout
             << (o.init_from.empty() ? "" : ", weights from " + o.init_from) << "\n";
-  std::cout << "device     " << r.device.str() << ", " << precision_name(r.precision) << ", threads " << r.prov.threads
+  std::cout << "device     " << r.device.str() << ", " << precision_name(r.precision) << ", attention "
+            << (o.attention == "math" ? "math (plain ops)" : "sdpa (fused; the kernel is the device PyTorch's choice)")
+            << ", threads " << r.prov.threads
             << ", world " << r.dist.world << " (" << r.dist.source << "), rank " << r.dist.rank << "\n";
   std::cout << "batch      " << o.batch_size << " x " << mc.block_size << " tokens x " << r.grad_accum << " accumulation x "
             << r.dist.world << " ranks = " << r.tokens_per_step << " tokens/step, " << o.max_iters << " steps ("
@@ -98,6 +103,10 @@ TrainResult finish_train(TrainRun& r, double seconds) {
   log.set_summary("n_spikes", s.n_spikes);
   log.set_summary("stable", std::int64_t{res.stable ? 1 : 0});
   log.set_summary("diverged", std::int64_t{s.diverged ? 1 : 0});
+  // which quantity stopped a diverged run: the loss itself, or only the gradient (the loss still finite)
+  log.set_summary("stop_reason", s.diverged ? s.stop_reason : std::string(s.interrupted ? "interrupted" : "completed"));
+  // max over layers and heads of |log(n_Q/n_K)| of the effective maps at the end (qk_balance.hpp)
+  log.set_summary("final_eff_imbalance_max", at::abs(qk_effective_log_ratio(*r.model)).max().item<double>());
   log.set_summary("interrupted", std::int64_t{s.interrupted ? 1 : 0});
   log.set_summary("completed", std::int64_t{s.step == o.max_iters ? 1 : 0});
   log.set_summary("steps", s.step);
@@ -112,6 +121,7 @@ TrainResult finish_train(TrainRun& r, double seconds) {
   log.set_summary("magnitude", sets_magnitude ? o.magnitude : std::string("-"));
   log.set_summary("state_transport", o.state_transport);
   log.set_summary("precision", std::string(precision_name(r.precision)));
+  log.set_summary("attention", o.attention);
   log.set_summary("n_params", r.model->num_parameters());
   log.set_summary("n_multipliers", r.model->config().multiplier_count());
   log.set_summary("spike_rule", o.spike_on + " grad_norm > " + std::to_string(o.spike_factor) + " x median of previous " +

@@ -33,6 +33,8 @@ struct TrainState {
   double max_drift_max = 0;
   std::int64_t n_spikes = 0;
   bool diverged = false, interrupted = false;
+  std::string stop_reason;  // "non-finite loss" or "non-finite gradient" when diverged (not kept across resume: a
+                            // diverged run is finished)
 };
 
 struct TrainRun {

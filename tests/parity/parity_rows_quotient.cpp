@@ -3,6 +3,7 @@
 // per head, with full and diagonal Grams, without multipliers and with them (then in the effective
 // matrices, where the gauge acts; see quotient_update.hpp). Moved here from tests/train/test_train_quotient.cpp.
 #include <algorithm>
+#include <cmath>
 #include <vector>
 
 #include <ATen/TensorOperators.h>
@@ -31,7 +32,7 @@ at::Tensor eff(const gpt2::LrmLinear& l, const at::Tensor& w) {
 }
 
 // Was check_against_core(multipliers, full) of the three "condition E: ... equals core ..." TEST_CASEs.
-double correction_error(bool multipliers, bool full, c10::Device device) {
+double correction_error(bool multipliers, bool full, c10::Device device, bool match_rms = false) {
   gpt2::ModelConfig c = test::nano_config();
   c.bias = false;
   if (!multipliers) c.lrm = gpt2::LrmPlacement::none();
@@ -53,6 +54,7 @@ double correction_error(bool multipliers, bool full, c10::Device device) {
   gpt2::QuotientUpdate q;
   q.full = full;
   q.damping = 1e-3;
+  q.match_rms = match_rms;
   gpt2::correct_attention_increments(m, before, q);
   core::QuotientOptions co;
   co.mode = full ? core::QuotientMode::full : core::QuotientMode::diagonal;
@@ -68,6 +70,9 @@ double correction_error(bool multipliers, bool full, c10::Device device) {
     const core::Mat<double> P0 = gpt2::to_mat(eff(b.attn_proj, before.attn_proj[l])),
                             P1 = gpt2::to_mat(eff(b.attn_proj, raw_proj[l])),
                             P2 = gpt2::to_mat(eff(b.attn_proj, b.attn_proj.weight));
+    // The core's corrected increments of every head, assembled per block in the model's layout: the Q, K, V
+    // rows of c_attn [d, d] each and the output projection [d, d].
+    core::Mat<double> CQ(d, d), CK(d, d), CV(d, d), CO(d, d);
     for (std::int64_t h = 0; h < H; ++h) {
       auto rows = [&](const core::Mat<double>& A, int part) -> core::Mat<double> {
         return A.block(part * d + h * dh, 0, dh, d).transpose();
@@ -77,9 +82,27 @@ double correction_error(bool multipliers, bool full, c10::Device device) {
       const core::Mat<double> UV = rows(A1, 2) - rows(A0, 2), UO = cols(P1) - cols(P0);
       const auto qk = core::correct_qk<double>(rows(A0, 0), rows(A0, 1), UQ, UK, co);
       const auto vo = core::correct_vo<double>(rows(A0, 2), cols(P0), UV, UO, co);
-      err = std::max({err, rel(rows(A2, 0) - rows(A0, 0), qk.U_Q), rel(rows(A2, 1) - rows(A0, 1), qk.U_K),
-                      rel(rows(A2, 2) - rows(A0, 2), vo.U_V), rel(cols(P2) - cols(P0), vo.U_O)});
+      if (!match_rms)  // per head, as the correction is defined
+        err = std::max({err, rel(rows(A2, 0) - rows(A0, 0), qk.U_Q), rel(rows(A2, 1) - rows(A0, 1), qk.U_K),
+                        rel(rows(A2, 2) - rows(A0, 2), vo.U_V), rel(cols(P2) - cols(P0), vo.U_O)});
+      CQ.middleRows(h * dh, dh) = qk.U_Q.transpose();
+      CK.middleRows(h * dh, dh) = qk.U_K.transpose();
+      CV.middleRows(h * dh, dh) = vo.U_V.transpose();
+      CO.middleCols(h * dh, dh) = vo.U_O.transpose();
     }
+    auto rms = [](const core::Mat<double>& x) { return x.norm() / std::sqrt(static_cast<double>(x.size())); };
+    auto want = [&](const core::Mat<double>& corrected, const core::Mat<double>& raw) -> core::Mat<double> {
+      return match_rms ? core::Mat<double>(corrected * (rms(raw) / rms(corrected))) : corrected;
+    };  // match_rms is checked on the plain model only, where the stored and effective matrices coincide
+    auto part = [&](const core::Mat<double>& A, int i) -> core::Mat<double> { return A.middleRows(i * d, d); };
+    if (match_rms)  // the rescaling must matter here, or the row could not tell it from the plain correction
+      require_side(std::abs(rms(CQ) / rms(part(A1, 0) - part(A0, 0)) - 1.0) > 0.1,
+                   "the correction does not change the increment's RMS: the rms row tests nothing");
+    if (match_rms)  // per block, as the rescaling is defined
+      err = std::max({err, rel(part(A2, 0) - part(A0, 0), want(CQ, part(A1, 0) - part(A0, 0))),
+                    rel(part(A2, 1) - part(A0, 1), want(CK, part(A1, 1) - part(A0, 1))),
+                    rel(part(A2, 2) - part(A0, 2), want(CV, part(A1, 2) - part(A0, 2))),
+                    rel(P2 - P0, want(CO, P1 - P0))});
   }
   return err;
 }
@@ -100,6 +123,9 @@ std::vector<ParityRow> quotient_rows() {
       {"gpt2::correct_attention_increments (diagonal, multipliers)",
        "core::correct_qk / core::correct_vo (diagonal) on the effective matrices", shapes, "float32 vs float64",
        kFloatSolve, why, [](c10::Device dev) { return correction_error(true, false, dev); }},
+      {"gpt2::correct_attention_increments (full, plain model, rms; condition Erms)",
+       "core::correct_qk / core::correct_vo (full), each block scaled to its raw increment's RMS", shapes,
+       "float32 vs float64", kFloatSolve, why, [](c10::Device dev) { return correction_error(false, true, dev, true); }},
   };
 }
 

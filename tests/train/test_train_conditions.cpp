@@ -14,6 +14,7 @@
 
 #include "gpt2/model/head_gauge.hpp"
 #include "gpt2/train/gaugefix.hpp"
+#include "gpt2/train/qk_balance.hpp"
 #include "tests/gpt2/gpt2_test_helpers.hpp"
 #include "tests/gpt2/gpt2_catch.hpp"
 
@@ -119,4 +120,29 @@ TEST_CASE("GaugeFix variants: per coordinate and V/O keep the logits and balance
     CHECK(sv.sub(so).abs().max().item<double>() < 1e-5 * so.abs().max().item<double>());
   }
   CHECK(test::max_rel_diff(m->logits(idx), before) < kLogitRounding);
+}
+
+TEST_CASE("GaugeFix at the effective norms (Beff): keeps the logits, balances n_Q = n_K, which seed 000's fix does not") {
+  auto m = skewed(test::nano_config(), 31);
+  test::randomize_biases_norms(*m, 32);
+  const at::Tensor idx = ids(m->config().vocab_size);
+  at::NoGradGuard no_grad;
+  const at::Tensor before = m->logits(idx);
+  // Seed 000's GaugeFix balances the multipliers' RMS (drift 0) but not the effective maps: W̄ and the
+  // column multipliers keep an imbalance of their own.
+  gpt2::gauge_fix(*m, 0.0);
+  CHECK(gpt2::qk_drift(gpt2::qk_head_scales(*m)).max < 1e-5);
+  const double rho_after_b = gpt2::qk_effective_log_ratio(*m).abs().max().item<double>();
+  CHECK(rho_after_b > 1e-2);
+  const at::Tensor g = gpt2::gauge_fix_effective(*m, 0.0);
+  CHECK(g.size(0) == m->config().n_layer);
+  CHECK(g.size(1) == m->config().n_head);
+  CHECK(gpt2::qk_effective_log_ratio(*m).abs().max().item<double>() < 1e-5);
+  CHECK(test::max_rel_diff(m->logits(idx), before) < kLogitRounding);
+  // Without row multipliers there is nothing to carry g: refused with the placement named.
+  gpt2::ModelConfig c = test::nano_config();
+  c.lrm = gpt2::LrmPlacement::none();
+  gpt2::GPT plain(c, 33);
+  CHECK(std::isfinite(gpt2::qk_effective_log_ratio(plain).abs().max().item<double>()));
+  CHECK_THROWS_WITH(gpt2::gauge_fix_effective(plain, 0.0), Catch::Contains("row multipliers"));
 }

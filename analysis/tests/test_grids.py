@@ -1,0 +1,75 @@
+"""The experiment grids are declared once (analysis/manifest.py GRIDS) and run by the one runner
+(make_figures.py --grid): every grid builds with unique run directories, seeds outermost; settings change only
+through declared keys; a finished run is skipped on a rerun and a shard takes every n-th run."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import manifest
+
+ROOT = Path(__file__).resolve().parents[2]
+BUILD = Path(os.environ.get("GAUGELAB_BUILD_DIR", ROOT / "build"))
+
+
+@pytest.mark.parametrize("name", sorted(manifest.GRIDS))
+def test_every_grid_builds_unique_runs(name):
+    over = {"data": "runs/data/owt"} if name in ("seed000_conditions", "seed000_frequency") else {}
+    runs = manifest.grid(name, over)
+    assert runs, name
+    assert len({e["out_arg"] for e in runs.values()}) == len(runs)
+    for run_dir, e in runs.items():
+        assert e["args"][0] == "train" and e["out"] == f"{run_dir}/log.h5" and e["resumable"]
+
+
+def test_seed_regime_grid_is_the_declared_one():
+    runs = manifest.grid("lr_sensitivity_bf16")
+    assert len(runs) == 6 * 6 * 8
+    for e in runs.values():
+        assert e["args"][-4:] == ["--precision", "bf16", "--bias", "false"]
+    seeds = [e["args"][e["args"].index("--seed") + 1] for e in runs.values()]
+    first = len(runs) // 8
+    assert set(seeds[:first]) == {"42"}, "seeds outermost: the first seed's runs come first"
+
+
+def test_muon_rows_skip_the_projections_and_take_ten_times_the_lr():
+    runs = manifest.grid("lr_sensitivity", {"lrs": "1e-2", "seeds": "1"})
+    muon = {k: e for k, e in runs.items() if "--optimizer" in e["args"]}
+    assert muon and not any(Path(k).name.startswith("MP") for k in muon)
+    e = next(iter(muon.values()))
+    assert e["args"][e["args"].index("--muon-lr") + 1] == "0.1"
+
+
+def test_settings_change_only_through_declared_keys():
+    with pytest.raises(ValueError, match="no setting"):
+        manifest.grid("lr_sensitivity_demo", {"lr": "1"})
+    with pytest.raises(ValueError, match="unknown grid"):
+        manifest.grid("nope")
+    with pytest.raises(ValueError, match="data=DIR"):
+        manifest.grid("seed000_conditions")
+    runs = manifest.grid("lr_sensitivity_demo", {"extra+": "--device cpu"})
+    assert all(e["args"][-2:] == ["--device", "cpu"] and "--max-iters" in e["args"] for e in runs.values())
+
+
+def test_runner_skips_finished_runs_and_shards(tmp_path):
+    if not (BUILD / "gaugelab").exists():
+        pytest.skip(f"SKIPPED: no gaugelab binary at {BUILD}")
+    root = tmp_path / "grid"
+    base = [sys.executable, str(ROOT / "analysis" / "make_figures.py"), "--build", str(BUILD), "--grid",
+            "lr_sensitivity_demo", "--jobs", "2", "--set", f"root={root}", "--set", "data=" + str(tmp_path / "data"),
+            "--set", "extra=--max-iters 3 --warmup-iters 0 --eval-every 3 --eval-batches 1 --batch-size 2"]
+    prep = subprocess.run([str(BUILD / "gaugelab"), "prepare", "--synthetic", "--docs", "100", "--out",
+                           str(tmp_path / "data")], capture_output=True, text=True, timeout=120)
+    assert prep.returncode == 0, prep.stderr
+    r = subprocess.run(base + ["--shard", "1/2"], capture_output=True, text=True, timeout=300, cwd=ROOT)
+    assert r.returncode == 0, r.stdout + r.stderr
+    made = sorted(p.parent.name for p in root.glob("*/log.h5"))
+    assert made == ["A_lr1e-1_s42", "B_lr1e-2_s42", "C_lr1e-1_s42"]  # every 2nd from the 1st, in declared order
+    r = subprocess.run(base + ["--shard", "1/2"], capture_output=True, text=True, timeout=300, cwd=ROOT)
+    assert r.returncode == 0 and "3 finished before" in r.stdout, r.stdout
+    bad = subprocess.run(base + ["--shard", "2/2"], capture_output=True, text=True, timeout=60, cwd=ROOT)
+    assert bad.returncode != 0 and "0 <= I < N" in bad.stderr
