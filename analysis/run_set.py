@@ -2,7 +2,8 @@
 (compare_runs.py): where each log is, its settings (the resolved config, flattened), which settings
 differ between the runs, its series and its summary.
 
-A RUN argument is a log file or a run directory holding log.h5 (what `gaugelab train --out DIR` writes);
+A RUN argument is a log file or a run directory holding log.h5 (what `gaugelab train --out DIR` writes) or
+one .h5 file (merge-models: DIR/merge.h5);
 a sweep log stands for all its runs (load_all).
 Settings that say where or how a run was written rather than what it computed (IGNORED) never count
 as differing."""
@@ -32,9 +33,7 @@ class Run:
         return bool(self.summary)
 
 
-def log_path(arg) -> Path:
-    p = Path(arg)
-    return p / "log.h5" if p.is_dir() else p
+log_path = gl.log_path  # a file as given; a run directory's log.h5 (or its one .h5)
 
 
 def flatten(config: dict, prefix: str = "") -> dict:
@@ -63,7 +62,7 @@ def load_all(arg, expand: bool = True) -> list[Run]:
         prov = gl.provenance(f)
         settings = flatten(prov["config"])
         settings.setdefault("seed", prov.get("seed"))
-        name = path.parent.name if path.name == "log.h5" else path.stem
+        name = path.parent.name if path.name == "log.h5" or Path(arg).is_dir() else path.stem
         run = Run(path, name or os.fspath(path), str(prov.get("kind", "?")), settings, gl.series(f), gl.summary(f))
         tables = gl.table_names(f)
         if not expand or run.series or not {"runs", "run_series"} <= set(tables):
