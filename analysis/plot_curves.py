@@ -23,7 +23,7 @@ BOOKKEEPING = frozenset({"lr", "tokens", "tokens_per_s", "spike", "after_fix", "
 DEFAULT_PANELS = 4
 MAX_PANELS = 12
 X_AXES = {"step": "step", "tokens": "training tokens", "time": "training time (s): tokens / tokens_per_s, summed"}
-SPARSE_POINTS = 40  # at most this many finite points, or finite on under half the rows: markers, no smoothing
+FEW_POINTS = 40  # a curve of at most this many finite points gets markers
 MAX_LEGEND = 24
 
 
@@ -74,7 +74,8 @@ class Curve:
     lo: np.ndarray
     hi: np.ndarray
     runs: int
-    sparse: bool
+    sparse: bool  # finite on under half its rows (NaN between samples): never smoothed
+    few: bool  # at most FEW_POINTS finite points: markers
 
 
 def group_curve(group: run_set.Group, metric: str, axis: str, smooth_n: int) -> Curve | None:
@@ -84,7 +85,7 @@ def group_curve(group: run_set.Group, metric: str, axis: str, smooth_n: int) -> 
     if not rows:
         return None
     points = max(int(np.isfinite(y).sum()) for _, y, _ in rows)
-    sparse = points <= SPARSE_POINTS or sum(np.isfinite(y).sum() for _, y, _ in rows) < 0.5 * sum(len(y) for _, y, _ in rows)
+    sparse = sum(np.isfinite(y).sum() for _, y, _ in rows) < 0.5 * sum(len(y) for _, y, _ in rows)
     steps = np.unique(np.concatenate([s for s, _, _ in rows]))
     Y = np.full((len(rows), len(steps)), np.nan)
     X = np.full((len(rows), len(steps)), np.nan)
@@ -98,7 +99,8 @@ def group_curve(group: run_set.Group, metric: str, axis: str, smooth_n: int) -> 
     Y, X = Y[:, keep], X[:, keep]
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
-        return Curve(steps[keep], np.nanmean(X, 0), np.nanmean(Y, 0), np.nanmin(Y, 0), np.nanmax(Y, 0), len(rows), sparse)
+        return Curve(steps[keep], np.nanmean(X, 0), np.nanmean(Y, 0), np.nanmin(Y, 0), np.nanmax(Y, 0), len(rows), sparse,
+                     sparse or points <= FEW_POINTS)
 
 
 COINCIDE = 1e-3  # curves closer than this fraction of the panel's y range look like one line
@@ -149,6 +151,48 @@ def title(runs: list[run_set.Run], keys: list[str], banded: bool, width: int) ->
     return "\n".join(textwrap.wrap(text, width))
 
 
+def twins(groups: list[run_set.Group], curves: list) -> list:
+    """For each curve, (label, how) of an earlier curve it coincides with, else None."""
+    width = span(curves)
+    return [None if c is None else next(((groups[j].label, how) for j in range(i) if curves[j] is not None
+                                         for how in [overlap(curves[j], c, width)] if how), None)
+            for i, c in enumerate(curves)]
+
+
+def panel(ax, metric: str, groups: list[run_set.Group], colour: list, smooth_n: int, logy: bool, x: str) -> list[str]:
+    """Draws one metric's curves; returns the terminal notes on curves that coincide."""
+    curves = [group_curve(g, metric, x, smooth_n) for g in groups]
+    smoothed, said, notes = False, [], []
+    for i, (g, c, twin) in enumerate(zip(groups, curves, twins(groups, curves))):
+        if c is None:
+            continue
+        if twin:
+            said.append(f"{g.label} = {twin[0]}: {twin[1]}")
+            why = ": the settings that differ left this series unchanged" if twin[1] == "identical" else ""
+            notes.append(f"{metric}: {g.label} coincides with {twin[0]} ({twin[1]} at every step){why}")
+        style = dict(color=colour[i], lw=1.4, ls=(0, (4, 3)) if twin else "-", label=g.label)
+        if c.few:
+            style.update(marker="o", ms=3.5)
+        if smooth_n > 1 and not c.sparse:
+            smoothed = True
+            if c.runs == 1:  # the raw curve faintly behind its mean
+                r = g.runs[0]
+                ax.plot(x_values(r, x), r.series[metric], color=colour[i], alpha=0.25, lw=0.8)
+        mean, lo, hi = ((np.where(v > 0, v, np.nan) if logy else v) for v in (c.mean, c.lo, c.hi))  # log: > 0 only
+        if c.runs > 1:
+            ax.fill_between(c.x, lo, hi, color=colour[i], alpha=0.18, lw=0)
+        ax.plot(c.x, mean, **style)
+    head = metric + (f" (mean of {smooth_n} points)" if smoothed else "")
+    lines = [textwrap.shorten(t, 72, placeholder="…") for t in said[:2]] + (["…"] if len(said) > 2 else [])
+    ax.set_title("\n".join([head, *lines]), fontsize=10 if not said else 8.5)
+    ax.set_ylabel(metric, fontsize=9)
+    ax.set_xlabel(X_AXES[x] if x != "time" else "training time (s)", fontsize=9)
+    if logy:
+        ax.set_yscale("log")
+    ax.grid(alpha=0.3)
+    return notes
+
+
 def draw(runs: list[run_set.Run], metrics: list[str], smooth_n: int = 1, logy: bool = False, x: str = "step") -> Drawing:
     import matplotlib.pyplot as plt
 
@@ -163,35 +207,7 @@ def draw(runs: list[run_set.Run], metrics: list[str], smooth_n: int = 1, logy: b
     fig, axes = plt.subplots(rows, cols, figsize=(4.8 * cols, 3.3 * rows + 0.3 + 0.22 * legend_rows), squeeze=False)
     notes = []
     for ax, metric in zip(axes.flat, metrics):
-        curves = [group_curve(g, metric, x, smooth_n) for g in groups]
-        smoothed, said, width = False, [], span(curves)
-        for i, (g, c) in enumerate(zip(groups, curves)):
-            if c is None:
-                continue
-            twin = next(((groups[j].label, how) for j in range(i) if curves[j] is not None
-                         for how in [overlap(curves[j], c, width)] if how), None)
-            if twin:
-                said.append(f"{g.label} = {twin[0]}: {twin[1]}")
-                notes.append(f"{metric}: {g.label} coincides with {twin[0]} ({twin[1]} at every step)")
-            style = dict(color=colour[i], lw=1.4, ls=(0, (4, 3)) if twin else "-", label=g.label)
-            if c.sparse:
-                style.update(marker="o", ms=3.5)
-            elif smooth_n > 1:
-                smoothed = True
-                if c.runs == 1:  # the raw curve faintly behind its mean
-                    r = g.runs[0]
-                    ax.plot(x_values(r, x), r.series[metric], color=colour[i], alpha=0.25, lw=0.8)
-            if c.runs > 1:
-                ax.fill_between(c.x, c.lo, c.hi, color=colour[i], alpha=0.18, lw=0)
-            ax.plot(c.x, c.mean, **style)
-        head = metric + (f" (mean of {smooth_n} points)" if smoothed else "")
-        lines = [textwrap.shorten(t, 72, placeholder="…") for t in said[:2]] + (["…"] if len(said) > 2 else [])
-        ax.set_title("\n".join([head, *lines]), fontsize=10 if not said else 8.5)
-        ax.set_ylabel(metric, fontsize=9)
-        ax.set_xlabel(X_AXES[x] if x != "time" else "training time (s)", fontsize=9)
-        if logy:
-            ax.set_yscale("log")
-        ax.grid(alpha=0.3)
+        notes += panel(ax, metric, groups, colour, smooth_n, logy, x)
     for ax in list(axes.flat)[len(metrics):]:
         ax.set_visible(False)
     banded = any(len(g.runs) > 1 for g in groups)

@@ -93,7 +93,8 @@ def test_curves_that_coincide_are_said_so(tmp_path):
     d = train_log(tmp_path / "D.h5", condition="D", loss_shift=0.5)
     r = plot(b, c, d, "--metric", "loss,val_loss", "--out", tmp_path / "bc.png", cwd=tmp_path)
     assert r.returncode == 0, r.stderr
-    assert "note: loss: condition=C coincides with condition=B (identical at every step)" in r.stdout
+    assert ("note: loss: condition=C coincides with condition=B (identical at every step): the settings that "
+            "differ left this series unchanged") in r.stdout
     assert "condition=D coincides" not in r.stdout
     import plot_curves
 
