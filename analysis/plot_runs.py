@@ -51,7 +51,7 @@ def options(argv: list[str] | None = None) -> argparse.Namespace:
     if out.suffix.lower() not in IMAGE_TYPES:
         kind = "a run log, not an image" if out.suffix.lower() in (".h5", ".hdf5") else \
             (f"an unknown image type {out.suffix}" if out.suffix else "no image suffix")
-        ap.error(f"--out {a.out}: {kind}; name a {', '.join(IMAGE_TYPES)} file")
+        ap.error(f"--out {a.out}: {kind}; name a .png, .pdf or .svg file")
     if out.is_dir():
         ap.error(f"--out {a.out}: is a directory; name an image file in it")
     if out.exists() and not a.force:

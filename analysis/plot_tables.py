@@ -74,6 +74,19 @@ def draw_merge(runs: list[run_set.Run]):
     return fig
 
 
+def gauge_change(runs: list[run_set.Run], space: str) -> str:
+    """How far a space's eigenvalues move under the random gauges: the largest relative change from
+    'as trained' (gauge 0) at equal rank. A gauge-invariant quantity moves by round-off only."""
+    worst = 0.0
+    for r in runs:
+        s = r.tables["spectrum"]
+        base = {int(k): v for g, sp, k, v in zip(s["gauge"], s["space"], s["rank"], s["eigenvalue"]) if sp == space and g == 0}
+        for g, sp, k, v in zip(s["gauge"], s["space"], s["rank"], s["eigenvalue"]):
+            if sp == space and g != 0 and int(k) in base and base[int(k)] != 0:
+                worst = max(worst, abs(v / base[int(k)] - 1))
+    return f"under random gauges: changes by up to {worst:.2g} (relative)"
+
+
 def draw_hessian(runs: list[run_set.Run]):
     import matplotlib.pyplot as plt
 
@@ -91,8 +104,9 @@ def draw_hessian(runs: list[run_set.Run]):
                 ax.plot(s["rank"][pick][order], s["eigenvalue"][pick][order], marker="o", ms=4, lw=1.2,
                         ls=_style(runs, i), color="k" if g == 0 else f"C{g}",
                         label=f"{r.name}: {tag}" if len(runs) > 1 else tag)
-        ax.set(xlabel="rank (1 = largest)", ylabel="eigenvalue", title=f"{space} Hessian spectrum"
-               if space == "full" else f"{space} spectrum")
+        name = f"{space} Hessian spectrum" if space == "full" else f"{space} spectrum"
+        ax.set(xlabel="rank (1 = largest)", ylabel="eigenvalue")
+        ax.set_title(f"{name}\n{gauge_change(runs, space)}", fontsize=9)
         ax.xaxis.get_major_locator().set_params(integer=True)
         ax.grid(alpha=0.3)
         ax.legend(fontsize=7)

@@ -130,7 +130,9 @@ def test_a_merge_log_and_a_hessian_log_are_drawn(tmp_path):
     r = plot(hess, "--out", tmp_path / "hess.png", cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     fig = plot_tables.draw("hessian", run_set.load_all(hess))
-    assert [ax.get_title() for ax in fig.axes] == ["full Hessian spectrum", "quotient spectrum", "metric spectrum"]
+    titles = [ax.get_title().split("\n") for ax in fig.axes]
+    assert [t[0] for t in titles] == ["full Hessian spectrum", "quotient spectrum", "metric spectrum"]
+    assert titles[0][1] == "under random gauges: changes by up to 1.1 (relative)"  # (7 + 8) / 7 - 1
     assert list(fig.axes[0].get_lines()[0].get_xdata()) == [1, 2, 3]
 
 
