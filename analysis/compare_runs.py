@@ -10,7 +10,6 @@ Example: gaugelab compare runs/train_A runs/train_B"""
 from __future__ import annotations
 
 import math
-import os
 from collections import Counter
 
 import run_set
