@@ -1,6 +1,7 @@
 """Read gaugelab HDF5 run logs (schema: src/io/run_log.hpp, DESIGN §2).
 
     f = open_log("runs/relu.h5")          # SWMR reader: works on live and killed logs too
+    f = open_log("runs/train_A")           # a run directory: its log.h5 (or its one .h5, e.g. merge.h5)
     provenance(f)["config"]["lr"]          # root attributes, config parsed from JSON
     s = series(f); s["step"], s["loss"]    # 1-D arrays, trimmed to a common length
     table(f, "runs")["lr"]                 # one array per column; strings decoded to str
@@ -8,15 +9,24 @@
     array(f, "spectrum"), summary(f)
 
 A figure script calls require(path, made_by="gaugelab toy relu --out ...") first, so a missing
-log fails with the command that makes it. Interpreter: /usr/bin/python3 (Debian h5py, numpy).
+log fails with the command that makes it. Interpreter: /usr/bin/python3 (Debian h5py, numpy); pip's
+h5py works the same.
+
+A damaged log fails in bounded time, never waits: a closed log shorter than the end its superblock
+records (a copy cut short) is refused before HDF5 reads it (h5_file_check.py), and the SWMR reader's
+metadata checksum retries are bounded as in the C++ reader (HDF5 sleeps between retries, doubling,
+so its default of 100 never ends on a damaged file).
 """
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import h5py
 import numpy as np
+
+import h5_file_check
 
 __version__ = "0.1.0"  # the gaugelab version this reader ships with (CMakeLists.txt project VERSION)
 GROUPS = ("series", "heads", "tables", "arrays", "summary")
@@ -26,30 +36,69 @@ class LogError(RuntimeError):
     """A run log that is missing, unreadable, or lacks what was asked for."""
 
 
+def log_path(arg) -> Path:
+    """A RUN argument as a log file: a file as given; a directory's log.h5 (gaugelab train --out DIR),
+    else its only .h5 file (merge-models writes DIR/merge.h5)."""
+    p = Path(arg)
+    if not p.is_dir():
+        return p
+    if (p / "log.h5").exists():
+        return p / "log.h5"
+    logs = sorted(p.glob("*.h5"))
+    if len(logs) == 1:
+        return logs[0]
+    held = f"it holds {', '.join(q.name for q in logs)}" if logs else "it holds no .h5 file"
+    raise LogError(f"{p}: a directory without log.h5 ({held}); name the log file")
+
+
 def require(path, made_by: str = "gaugelab ...") -> Path:
-    """Returns `path` if it holds an HDF5 file; otherwise raises LogError naming the command
-    that makes it."""
-    p = Path(path)
+    """Returns the log file of `path` (a file, or a run directory) if it holds a complete HDF5 file;
+    otherwise raises LogError naming the command that makes it."""
+    p = log_path(path)
     if not p.exists():
         raise LogError(f"{p}: run log not found; make it with: {made_by}")
     if not h5py.is_hdf5(p):
         raise LogError(f"{p}: not an HDF5 file; remake it with: {made_by}")
+    problem = h5_file_check.truncation(p)
+    if problem:
+        raise LogError(f"{p}: {problem}")
     return p
 
 
+def _is_lock_error(message: str) -> bool:
+    """HDF5's refusal because a writer holds the file: 'unable to lock file' (file locking) or 'file is
+    already open for write' (consistency flags of a writer that has not started SWMR). Not merely any
+    'lock' in the text: 'sblock->base_addr' appears in the truncated-file message."""
+    m = message.lower()
+    return "unable to lock file" in m or "already open for write" in m
+
+
+def _swmr_open(p: Path) -> h5py.File:
+    """A SWMR read open whose metadata retries are bounded (h5_file_check.bounded_fapl), else h5py's."""
+    fapl = h5_file_check.bounded_fapl()
+    if fapl is None:
+        return h5py.File(p, "r", libver="latest", swmr=True)
+    return h5py.File(h5py.h5f.open(os.fsencode(p), h5py.h5f.ACC_RDONLY | h5py.h5f.ACC_SWMR_READ, fapl=fapl))
+
+
 def open_log(path) -> h5py.File:
-    """Opens a run log read-only as a SWMR reader (libver="latest"), so a log still being
-    written can be read; falls back to a plain read-only open for files not written for SWMR."""
+    """Opens a run log (a file, or a run directory as `log_path` resolves it) read-only as a SWMR reader
+    (libver="latest"), so a log still being written can be read; falls back to a plain read-only open
+    for files not written for SWMR."""
     p = require(path, "a gaugelab verb with --out")
     try:
-        f = h5py.File(p, "r", libver="latest", swmr=True)
+        f = _swmr_open(p)
     except OSError:
         try:
             f = h5py.File(p, "r")
         except OSError as e:
-            hint = " (a writer has it open and has not started SWMR yet)" if "lock" in str(e) else ""
+            hint = " (a writer has it open and has not started SWMR yet)" if _is_lock_error(str(e)) else ""
             raise LogError(f"{p}: cannot open run log{hint}: {e}") from None
-    missing = [g for g in GROUPS if g not in f]
+    try:
+        missing = [g for g in GROUPS if g not in f]
+    except (OSError, KeyError, RuntimeError) as e:
+        f.close()
+        raise LogError(f"{p}: cannot read the log's groups (damaged?): {e}") from None
     if missing:
         f.close()
         raise LogError(f"{p}: not a gaugelab run log (no group /{missing[0]})")
@@ -69,11 +118,14 @@ def _scalar(v):
 
 
 def _dataset(f: h5py.File, where: str) -> h5py.Dataset:
-    if where not in f:
-        raise LogError(f"{f.filename}: missing dataset /{where}")
-    ds = f[where]
-    if f.swmr_mode:
-        ds.refresh()  # see rows flushed since the file was opened
+    try:
+        if where not in f:
+            raise LogError(f"{f.filename}: missing dataset /{where}")
+        ds = f[where]
+        if f.swmr_mode:
+            ds.refresh()  # see rows flushed since the file was opened
+    except (OSError, RuntimeError) as e:
+        raise LogError(f"{f.filename}: cannot read /{where} (the log is damaged): {e}") from None
     return ds
 
 
@@ -87,7 +139,10 @@ def _order(f: h5py.File, group: str, attr: str) -> list[str]:
 
 def _read(f: h5py.File, where: str, n: int | None = None) -> np.ndarray:
     ds = _dataset(f, where)
-    data = ds[()] if n is None else ds[:n]
+    try:
+        data = ds[()] if n is None else ds[:n]
+    except (OSError, RuntimeError) as e:
+        raise LogError(f"{f.filename}: cannot read /{where} (the log is damaged): {e}") from None
     if ds.dtype.kind == "S":  # fixed-length strings: null padding is stripped by numpy
         return np.char.decode(data, "utf-8")
     if ds.dtype.kind == "O":  # variable-length strings

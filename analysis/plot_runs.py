@@ -1,59 +1,63 @@
 #!/usr/bin/env python3
 """Curves of one or many run logs on shared axes (`gaugelab plot`): one panel per metric (a /series
-name), one colour per run (a sweep log: one per grid point and seed), the settings that differ between
-the runs in the legend. With --watch the figure is redrawn every --interval seconds from the live logs
-(SWMR reads) until every log has finished; open FILE in an image viewer that reloads on change.
+name), one curve per group of runs that differ only in their seed (the mean over the seeds and the band
+from the lowest to the highest; a sweep's or a multi-seed toy's runs group by grid point), the settings
+that differ in the legend. Without --metric the panels are the runs' key results (loss, validation loss,
+drift, attention-logit max; a toy's MSEs). A merge-models log (DIR/merge.h5) is drawn as its loss along
+the path and its barrier per alignment level, a hessian log as its spectra. With --watch the figure is
+redrawn every --interval seconds from the live logs (SWMR reads) until every log has finished; open FILE
+in an image viewer that reloads on change.
 
 Example: gaugelab plot runs/train_A runs/train_B --metric loss,val_loss,drift_max --smooth 20 --out ab.png"""
 from __future__ import annotations
 
 import argparse
-import math
 import os
 import signal
 import threading
 from pathlib import Path
 
-import numpy as np
-
 import figstyle  # noqa: F401  (selects the Agg backend)
 import gaugelab_log as gl
+import plot_curves
+import plot_tables
 import run_set
+from plot_curves import smooth  # noqa: F401  (the trailing mean, kept importable from here)
 
-MAX_DEFAULT_PANELS = 6  # without --metric: the first six series, the rest listed on the terminal
+IMAGE_TYPES = (".png", ".pdf", ".svg")
+MAX_INTERVAL_S = 86400.0
 
 
 def options(argv: list[str] | None = None) -> argparse.Namespace:
-    ap = argparse.ArgumentParser(prog=os.environ.get("GAUGELAB_PROG"), description=__doc__,
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = run_set.Parser(__doc__)
     ap.add_argument("runs", nargs="+", metavar="RUN", help="run log (.h5) or run directory holding log.h5")
-    ap.add_argument("--metric", help="comma list of series to draw (default: the first six the runs hold)")
+    ap.add_argument("--metric", help="comma list of series to draw (default: the runs' key results)")
+    ap.add_argument("--x", default="step", choices=("step", "tokens", "time"),
+                    help="x axis: optimizer step, training tokens, or training seconds (default: step)")
     ap.add_argument("--out", default="plot.png", metavar="FILE", help="image to write, PNG/PDF/SVG by suffix (default: plot.png)")
+    ap.add_argument("--force", action="store_true", help="replace an existing --out (default: refuse)")
     ap.add_argument("--smooth", type=int, default=1, metavar="N",
-                    help="trailing moving average over N points, raw curve drawn faintly behind (default: 1, none)")
+                    help="trailing moving average over N points of dense series, raw curve drawn faintly behind; "
+                         "sparse series (eval, samples) are never smoothed (default: 1, none)")
     ap.add_argument("--logy", action="store_true", help="logarithmic y axes")
     ap.add_argument("--watch", action="store_true", help="redraw periodically until every run has finished")
     ap.add_argument("--interval", type=float, default=5.0, metavar="S", help="seconds between redraws with --watch (default: 5)")
     a = ap.parse_args(argv)
     if a.smooth < 1:
         ap.error(f"--smooth must be >= 1, got {a.smooth}")
-    if not a.interval > 0:
-        ap.error(f"--interval must be > 0, got {a.interval}")
+    if not 0 < a.interval <= MAX_INTERVAL_S:  # also refuses nan and inf (an OverflowError in the wait)
+        ap.error(f"--interval must be a number of seconds in (0, {MAX_INTERVAL_S:g}], got {a.interval:g}")
+    out = Path(a.out)
+    if out.suffix.lower() not in IMAGE_TYPES:
+        kind = "a run log, not an image" if out.suffix.lower() in (".h5", ".hdf5") else \
+            (f"an unknown image type {out.suffix}" if out.suffix else "no image suffix")
+        ap.error(f"--out {a.out}: {kind}; name a .png, .pdf or .svg file")
+    if out.is_dir():
+        ap.error(f"--out {a.out}: is a directory; name an image file in it")
+    if out.exists() and not a.force:
+        ap.error(f"--out {a.out}: exists; add --force to replace it")
     a.metrics = [m for m in (a.metric or "").split(",") if m]
     return a
-
-
-def smooth(y: np.ndarray, n: int) -> np.ndarray:
-    """Trailing mean over the last n finite values (NaN where y is NaN, e.g. steps without a val loss)."""
-    if n <= 1:
-        return y
-    out = np.full_like(y, np.nan, dtype=float)
-    ok = np.isfinite(y)
-    v = y[ok].astype(float)
-    c = np.concatenate([[0.0], np.cumsum(v)])
-    i = np.arange(1, len(v) + 1)
-    out[ok] = (c[i] - c[np.maximum(i - n, 0)]) / np.minimum(i, n)
-    return out
 
 
 def choose_metrics(runs: list[run_set.Run], asked: list[str]) -> list[str]:
@@ -62,58 +66,35 @@ def choose_metrics(runs: list[run_set.Run], asked: list[str]) -> list[str]:
         raise gl.LogError("none of the runs holds a /series (sweep and diag logs keep tables: use gaugelab compare)")
     unknown = [m for m in asked if m not in held]
     if unknown:
-        raise gl.LogError(f"no run holds the series {', '.join(unknown)}; they hold: {', '.join(held)}")
+        raise gl.LogError(f"--metric: no run holds the series {', '.join(unknown)}; they hold: {', '.join(held)}")
     if asked:
         return asked
-    if len(held) > MAX_DEFAULT_PANELS:
-        print(f"drawing {', '.join(held[:MAX_DEFAULT_PANELS])}; also held (--metric): {', '.join(held[MAX_DEFAULT_PANELS:])}")
-    return held[:MAX_DEFAULT_PANELS]
+    chosen, rest = plot_curves.default_metrics(runs)
+    if rest:
+        print(f"drawing {', '.join(chosen)}; also held (--metric): {', '.join(rest)}")
+    return chosen
 
 
-def draw(runs: list[run_set.Run], metrics: list[str], smooth_n: int = 1, logy: bool = False):
-    """The figure and the legend labels, one per run."""
-    import matplotlib.pyplot as plt
+def draw(runs: list[run_set.Run], metrics: list[str], smooth_n: int = 1, logy: bool = False, x: str = "step"):
+    """The figure and the legend labels, one per curve (a group of seeds, or a run)."""
+    d = plot_curves.draw(runs, metrics, smooth_n, logy, x)
+    return d.fig, d.labels
 
-    keys = run_set.differing(runs)
-    labels = [run_set.label(r, keys) for r in runs]
-    cols = min(len(metrics), 3)
-    rows = math.ceil(len(metrics) / cols)
-    fig, axes = plt.subplots(rows, cols, figsize=(4.6 * cols, 3.2 * rows), sharex=True, squeeze=False)
-    for ax, metric in zip(axes.flat, metrics):
-        for i, (run, text) in enumerate(zip(runs, labels)):
-            if metric not in run.series or len(run.series["step"]) == 0:
-                continue
-            x, y = run.series["step"], np.asarray(run.series[metric], dtype=float)
-            ok = np.isfinite(y)
-            if smooth_n > 1:
-                ax.plot(x[ok], y[ok], color=f"C{i % 10}", alpha=0.25, lw=0.8)
-            ax.plot(x[ok], smooth(y, smooth_n)[ok], color=f"C{i % 10}", lw=1.4, label=text)
-        ax.set_title(metric + (f" (mean of {smooth_n})" if smooth_n > 1 else ""), fontsize=10)
-        if logy:
-            ax.set_yscale("log")
-        ax.grid(alpha=0.3)
-    for i, ax in enumerate(axes.flat):
-        if i >= len(metrics):
-            ax.set_visible(False)
-        elif i + cols >= len(metrics):  # lowest drawn panel of its column: it carries the x axis
-            ax.tick_params(labelbottom=True)
-            ax.set_xlabel("step")
-    running = sum(not r.finished for r in runs)
-    title = f"{len(runs)} run(s) of {', '.join(sorted({r.kind for r in runs}))}"
-    title += f"; differing: {', '.join(keys)}" if keys else ""
-    title += f"; {running} still running" if running else ""
-    fig.suptitle(title, fontsize=10)
-    handles, texts = axes.flat[0].get_legend_handles_labels()
-    for ax in axes.flat[1:len(metrics)]:
-        for h, t in zip(*ax.get_legend_handles_labels()):
-            if t not in texts:
-                handles.append(h)
-                texts.append(t)
-    if handles:
-        fig.legend(handles, texts, loc="lower center", ncol=min(len(texts), 4), fontsize=8, frameon=False,
-                   bbox_to_anchor=(0.5, -0.02 - 0.03 * math.ceil(len(texts) / 4)))
-    fig.tight_layout()
-    return fig, labels
+
+def figure(runs: list[run_set.Run], a: argparse.Namespace):
+    """The figure of these runs, its labels, and notes for the terminal."""
+    kinds = {plot_tables.figure_kind(r) for r in runs}
+    if kinds == {"curves"}:
+        d = plot_curves.draw(runs, choose_metrics(runs, a.metrics), a.smooth, a.logy, a.x)
+        return d.fig, d.labels, d.notes
+    if None in kinds:
+        choose_metrics([r for r in runs if plot_tables.figure_kind(r) is None], [])  # raises its message
+    if len(kinds) > 1:
+        raise gl.LogError("cannot draw series logs, merge-models logs and hessian logs in one figure; plot each kind alone")
+    kind = kinds.pop()
+    if a.metrics or a.x != "step":
+        raise gl.LogError(f"--metric/--x: a {kind} log holds no series; its figure is fixed (drop the flag)")
+    return plot_tables.draw(kind, runs), [r.name for r in runs], []
 
 
 def save(fig, out: Path) -> None:
@@ -122,12 +103,14 @@ def save(fig, out: Path) -> None:
 
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = out.with_name(f".{out.stem}.tmp{out.suffix}")
-    fig.savefig(tmp, dpi=120, bbox_inches="tight")
+    fig.savefig(tmp, dpi=120, bbox_inches="tight", format=out.suffix[1:].lower())
     plt.close(fig)
     os.replace(tmp, out)
 
 
 def progress(run: run_set.Run) -> str:
+    if not run.series:  # a log of tables (merge-models, hessian): written whole
+        return "finished" if run.finished else "running"
     steps = run.series.get("step", ())
     last = f"step {int(steps[-1])}" if len(steps) else "no rows yet"
     return last if run.finished else last + ", running"
@@ -148,9 +131,12 @@ def once(a: argparse.Namespace, waiting: set | None = None) -> list[run_set.Run]
                 print(f"waiting for {r}: {e}", flush=True)
     if not runs:
         return runs
-    fig, labels = draw(runs, choose_metrics(runs, a.metrics), a.smooth, a.logy)
+    fig, labels, notes = figure(runs, a)
     save(fig, Path(a.out))
-    print(f"wrote {a.out}: " + "; ".join(f"{text} ({progress(r)})" for r, text in zip(runs, labels)), flush=True)
+    groups = run_set.groups(runs)[0] if len(labels) != len(runs) else [run_set.Group(t, [r]) for r, t in zip(runs, labels)]
+    print(f"wrote {a.out}: " + "; ".join(f"{g.label} ({progress(g.runs[-1])})" for g in groups), flush=True)
+    for note in notes:
+        print(f"note: {note}", flush=True)
     return runs
 
 

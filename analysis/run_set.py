@@ -2,12 +2,14 @@
 (compare_runs.py): where each log is, its settings (the resolved config, flattened), which settings
 differ between the runs, its series and its summary.
 
-A RUN argument is a log file or a run directory holding log.h5 (what `gaugelab train --out DIR` writes);
+A RUN argument is a log file or a run directory holding log.h5 (what `gaugelab train --out DIR` writes) or
+one .h5 file (merge-models: DIR/merge.h5);
 a sweep log stands for all its runs (load_all).
 Settings that say where or how a run was written rather than what it computed (IGNORED) never count
 as differing."""
 from __future__ import annotations
 
+import argparse
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,15 +28,14 @@ class Run:
     settings: dict = field(default_factory=dict)  # flattened config, plus the root seed
     series: dict = field(default_factory=dict)  # name -> 1-D array, 'step' included
     summary: dict = field(default_factory=dict)  # empty while running or after a kill
+    tables: dict = field(default_factory=dict)  # name -> columns, for logs without series (merge-models, hessian)
 
     @property
     def finished(self) -> bool:
         return bool(self.summary)
 
 
-def log_path(arg) -> Path:
-    p = Path(arg)
-    return p / "log.h5" if p.is_dir() else p
+log_path = gl.log_path  # a file as given; a run directory's log.h5 (or its one .h5)
 
 
 def flatten(config: dict, prefix: str = "") -> dict:
@@ -55,20 +56,27 @@ def load(arg) -> Run:
 
 
 def load_all(arg, expand: bool = True) -> list[Run]:
-    """The runs of one RUN argument: the log itself, or, for a sweep log (no /series; one curve per grid
-    point and seed in /tables/run_series), one Run per row of /tables/runs, its grid values and seed
-    added to the settings and, once the sweep has finished, its row's results as its summary."""
+    """The runs of one RUN argument: the log itself, or, for a log with one curve per grid point and
+    seed in /tables/run_series (a sweep log; a toy log of several seeds, whose /series is its first
+    seed's; a toy of one seed stays as it is), one Run per row of /tables/runs, its grid values and seed added to the settings and, once
+    the log has finished, its row's results as its summary. A log without series and without those
+    tables (merge-models, hessian) keeps its tables."""
     path = log_path(arg)
     with gl.open_log(path) as f:
         prov = gl.provenance(f)
         settings = flatten(prov["config"])
         settings.setdefault("seed", prov.get("seed"))
-        name = path.parent.name if path.name == "log.h5" else path.stem
+        name = path.parent.name if path.name == "log.h5" or Path(arg).is_dir() else path.stem
         run = Run(path, name or os.fspath(path), str(prov.get("kind", "?")), settings, gl.series(f), gl.summary(f))
         tables = gl.table_names(f)
-        if not expand or run.series or not {"runs", "run_series"} <= set(tables):
+        if not expand or not {"runs", "run_series"} <= set(tables):
+            if not run.series:
+                run.tables = {t: gl.table(f, t) for t in tables}
             return [run]
-        rows, curves = gl.table(f, "runs"), gl.table(f, "run_series")
+        rows = gl.table(f, "runs")
+        if run.series and len(rows.get("row", ())) <= 1:  # a toy of one seed: its /series is that seed
+            return [run]
+        curves = gl.table(f, "run_series")
     grid = prov["config"].get("grid", [])
     axes = [a["name"] for a in (grid if isinstance(grid, list) else [grid]) if isinstance(a, dict)] + ["seed"]
     out = []
@@ -93,6 +101,42 @@ def differing(runs: list[Run]) -> list[str]:
     return keys
 
 
+@dataclass
+class Group:
+    """Runs that differ only in their seed (one curve: mean and band), or a run alone."""
+    label: str
+    runs: list
+
+
+def groups(runs: list[Run]) -> tuple[list[Group], list[str]]:
+    """The runs grouped by the differing settings other than the seed, in first-seen order, and those
+    settings. Runs of the same settings and the same seed (two copies, or runs of settings that are not
+    logged) are not seed replicates: they stay apart, labelled by name."""
+    keys = [k for k in differing(runs) if k != "seed"]
+    by: dict[tuple, list[Run]] = {}
+    for r in runs:
+        by.setdefault(tuple(value(r, k) for k in keys), []).append(r)
+    out = []
+    for members in by.values():
+        seeds = [r.settings.get("seed") for r in members]
+        parts = [members] if len(set(map(repr, seeds))) == len(members) else [[r] for r in members]
+        for part in parts:
+            out.append(Group(group_label(part, keys, len(runs)), part))
+    return out, keys
+
+
+def group_label(members: list[Run], keys: list[str], n_runs: int, width: int = 48) -> str:
+    """'lr=0.01 (8 seeds)', a run's label, or its name when the differing settings are too many to name
+    (logs of different kinds differ in every setting)."""
+    name = members[0].name.split("[")[0] if len(members) > 1 else members[0].name  # a sweep's runs: name[row]
+    text = label(members[0], keys) if len(keys) <= 3 else f"{members[0].kind}: {name}"
+    if len(members) > 1:
+        text = (text if keys else name) + f" ({len(members)} seeds)"
+    elif n_runs > 1 and not keys:
+        text = members[0].name
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
 def value(run: Run, key: str) -> str:
     v = run.kind if key == "kind" else run.settings.get(key, MISSING)
     return f"{v:g}" if isinstance(v, float) else str(v)
@@ -109,6 +153,18 @@ def series_names(runs: list[Run]) -> list[str]:
     for r in runs:
         names += [n for n in r.series if n != "step" and n not in names]
     return names
+
+
+class Parser(argparse.ArgumentParser):
+    """The verbs' argument parser: a usage error is one line naming the flag or file and exit status 2
+    ('gaugelab plot: error: --out a.xyz: ... (--help for usage)'); --help prints the full usage."""
+
+    def __init__(self, doc: str):
+        super().__init__(prog=os.environ.get("GAUGELAB_PROG"), description=doc,
+                         formatter_class=argparse.RawDescriptionHelpFormatter)
+
+    def error(self, message: str):
+        self.exit(2, f"{self.prog}: error: {message} (--help for usage)\n")
 
 
 def cli_main(main, prog: str) -> None:

@@ -26,8 +26,12 @@ SMALL = ["--data", "synthetic:200", "--model", "nano", "--n-embd", "32", "--bloc
          "--log-every", "1000"]
 
 
+ENV = {**os.environ, "GAUGELAB_ANALYSIS_DIR": str(ROOT / "analysis")}  # plot runs this checkout's scripts
+
+
 def gaugelab(*argv, cwd, timeout=300) -> subprocess.CompletedProcess:
-    return subprocess.run([str(BINARY), *map(str, argv)], cwd=cwd, capture_output=True, text=True, timeout=timeout)
+    return subprocess.run([str(BINARY), *map(str, argv)], cwd=cwd, capture_output=True, text=True, timeout=timeout,
+                          env=ENV)
 
 
 def summary(log: Path) -> dict:
