@@ -21,12 +21,16 @@ export CCACHE_BASEDIR := $(CURDIR)
 
 TORCH_PREFIX = $(shell [ "$(WITH_TORCH)" = ON ] && $(VENV)/bin/python -W ignore -c 'import torch.utils; print(torch.utils.cmake_prefix_path)' 2>/dev/null)
 
-.PHONY: all deps configure build test test-cpp test-py test-asan fuzz demo figures lr-grid lr-grid-bf16 bench report clean
+.PHONY: all deps deps-demo configure build test test-cpp test-py test-asan fuzz demo figures lr-grid lr-grid-bf16 bench report clean
 
 all: build
 
 deps:
 	@bash scripts/install-deps.sh
+
+# What `make demo` needs: the same without the test-only references (transformers, safetensors).
+deps-demo:
+	@GAUGELAB_DEPS=demo bash scripts/install-deps.sh
 
 configure:
 	@cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) -DGAUGELAB_WITH_TORCH=$(WITH_TORCH) \
@@ -57,8 +61,10 @@ fuzz:
 test-py:
 	@GAUGELAB_BUILD_DIR=$(abspath $(BUILD)) $(ANALYSIS_PY) -m pytest -q analysis python/tests
 
-demo: deps build
-	@bash scripts/demo.sh $(BUILD)
+# Builds only the two executables the demo runs (never the tests, benchmarks or fuzz targets): the torch-free
+# gaugelab first, whose toys, sweeps and diagnostics are run and drawn while the LibTorch half compiles.
+demo: deps-demo configure
+	@JOBS=$(JOBS) bash scripts/demo.sh $(BUILD)
 
 # MERGE=full: the merge-barrier experiment at full size (4 seeds x 2000 steps, 6 pairs; ~15 min more on 2 cores)
 figures: build

@@ -35,6 +35,10 @@ def stale(output: Path, deps: list[Path]) -> bool:
     return any(d.exists() and d.stat().st_mtime > t for d in deps)
 
 
+# The verbs the torch-free gaugelab runs itself (the others need gaugelab-torch).
+TORCH_FREE_VERBS = ("toy", "sweep", "diag")
+
+
 def finished(log: Path) -> bool:
     """A training run's log says it completed or diverged (a diverged run stops the same way every time)."""
     try:
@@ -72,19 +76,23 @@ def run_one(binary: Path, name: str, exp: dict, launch: list[str] | None = None,
     return name, time.time() - t0, r
 
 
-def run_experiments(build: Path, only: set[str] | None, force: bool, jobs: int) -> None:
+def run_experiments(build: Path, only: set[str] | None, force: bool, jobs: int, on_done=None) -> None:
     """Runs the stale experiments, up to `jobs` at a time; one whose deps include another's log waits
-    for it. Each experiment's output is printed when it ends; a failure stops everything after it."""
+    for it. Each experiment's output is printed when it ends; a failure stops everything after it. on_done(names),
+    if given, is called with the experiments that are ready (up to date, or just finished) whenever that set grows."""
     binary = build / "gaugelab"
-    todo = {}
+    todo, ready = {}, set()
     for name, exp in manifest.EXPERIMENTS.items():
         if only and name not in only:
             continue
         deps = [binary] + [ROOT / d for d in exp.get("deps", [])]
         if not force and not stale(ROOT / exp["out"], deps):
             print(f"[figures] {name}: up to date ({exp['out']})")
+            ready.add(name)
             continue
         todo[name] = exp
+    if on_done and ready:
+        on_done(set(ready))
     outputs = {str(ROOT / e["out"]): n for n, e in todo.items()}
     waits = {n: {outputs[str(ROOT / d)] for d in e.get("deps", []) if str(ROOT / d) in outputs} for n, e in todo.items()}
     running: dict = {}
@@ -105,6 +113,9 @@ def run_experiments(build: Path, only: set[str] | None, force: bool, jobs: int) 
                     raise SystemExit(f"[figures] {name} failed (exit {r.returncode}): "
                                      f"gaugelab {' '.join(manifest.EXPERIMENTS[name]['args'])}")
                 print(f"[figures] {name}: done in {seconds:.1f} s", flush=True)
+                ready.add(name)
+            if on_done and done:
+                on_done(set(ready))
 
 
 def run_grid(build: Path, name: str, overrides: dict, jobs: int, shard: tuple[int, int], launch: list[str]) -> None:
@@ -164,16 +175,25 @@ def parse_shard(text: str) -> tuple[int, int]:
     return i, n
 
 
-def draw(only: set[str] | None, outdir: Path) -> None:
-    outdir.mkdir(parents=True, exist_ok=True)
-    env = dict(os.environ, GAUGELAB_FIGURES=str(outdir), MPLBACKEND="Agg")
-    for script, fig in manifest.figures().items():
-        if only and script not in only:
-            continue
-        inputs = [str(ROOT / manifest.EXPERIMENTS[e]["out"]) for e in fig.inputs]
-        print(f"[figures] draw {script}", flush=True)
-        subprocess.run([sys.executable, str(ROOT / "analysis" / "figures" / f"{script}.py"), *inputs],
-                       check=True, cwd=ROOT, env=env)
+class Drawer:
+    """Draws each selected figure once, as soon as every experiment it reads is ready (so that the first figures
+    appear while later experiments still run), and the rest at the end."""
+
+    def __init__(self, only: set[str] | None, outdir: Path):
+        outdir.mkdir(parents=True, exist_ok=True)
+        self.env = dict(os.environ, GAUGELAB_FIGURES=str(outdir), MPLBACKEND="Agg")
+        self.todo = {s: f for s, f in manifest.figures().items() if not only or s in only}
+
+    def draw_ready(self, ready: set[str] | None = None) -> None:
+        """Draws the figures whose inputs are all in `ready` (None: every figure left)."""
+        for script, fig in list(self.todo.items()):
+            if ready is not None and not set(fig.inputs) <= ready:
+                continue
+            del self.todo[script]
+            inputs = [str(ROOT / manifest.EXPERIMENTS[e]["out"]) for e in fig.inputs]
+            print(f"[figures] draw {script}", flush=True)
+            subprocess.run([sys.executable, str(ROOT / "analysis" / "figures" / f"{script}.py"), *inputs],
+                           check=True, cwd=ROOT, env=self.env)
 
 
 def main() -> int:
@@ -186,6 +206,10 @@ def main() -> int:
                     help="output folder for PNG/PDF/Markdown")
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1,
                     help="experiments run at once (each sets its own threads; default: the cores)")
+    ap.add_argument("--torch-free", action="store_true",
+                    help="only the experiments of the torch-free verbs (toy, sweep, diag) and the figures that read "
+                         "nothing else: what the torch-free gaugelab can make while the LibTorch half compiles")
+    ap.add_argument("--no-index", action="store_true", help="do not rewrite analysis/FIGURES.md")
     ap.add_argument("--grid", metavar="NAME", help=f"run one grid of the manifest instead ({', '.join(manifest.GRIDS)}); "
                     "resumable and shardable; draws nothing")
     ap.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
@@ -201,10 +225,15 @@ def main() -> int:
             raise SystemExit(f"make_figures.py: {e}") from None
         return 0
     only = set(a.only) if a.only else None
+    if a.torch_free:
+        free = {n for n, e in manifest.EXPERIMENTS.items() if e["args"][0] in TORCH_FREE_VERBS}
+        figs = {s for s, f in manifest.figures().items() if set(f.inputs) <= free}
+        only = (only or (free | figs)) & (free | figs)
+    drawer = Drawer(only, ROOT / a.figures)
     if not a.no_run:
-        run_experiments(ROOT / a.build, only, a.force, a.jobs)
-    draw(only, ROOT / a.figures)
-    if not only:
+        run_experiments(ROOT / a.build, only, a.force, a.jobs, on_done=drawer.draw_ready)
+    drawer.draw_ready()
+    if not only and not a.no_index:
         import figure_index
         (ROOT / "analysis" / "FIGURES.md").write_text(figure_index.render())
         print("[figures] wrote analysis/FIGURES.md")

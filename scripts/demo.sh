@@ -1,10 +1,30 @@
 #!/usr/bin/env bash
 # `make demo`: the fast grid of every tier (logs under runs/), every figure and table (figures/), the
 # figure index (analysis/FIGURES.md) and the narrative notebooks rendered to HTML (report/).
+# Order, so that a first figure is on disk within minutes: build the torch-free `gaugelab` (toys, sweeps,
+# diagnostics); build `gaugelab-torch` in the background while those experiments run and their figures are
+# drawn (each path printed as it is written); then the GPT-2 experiments and the rest. Builds no test,
+# benchmark or fuzz target. Expects a configured build directory (`make demo` configures it).
 set -euo pipefail
 build=${1:-build}
+jobs=${JOBS:-$(nproc)}
 cd "$(dirname "$0")/.."
 start=$(date +%s)
+stamp() { echo "[demo] $(( $(date +%s) - start )) s: $*"; }
+cmake --build "$build" -j "$jobs" --target gaugelab
+stamp "torch-free gaugelab built; building the LibTorch half (gaugelab-torch) in the background"
+torch_log="$build/demo-torch-build.log"
+( cmake --build "$build" -j "$jobs" --target gaugelab-torch > "$torch_log" 2>&1; echo $? > "$torch_log.rc" ) &
+torch_pid=$!
+/usr/bin/python3 analysis/make_figures.py --build "$build" --torch-free --no-index
+stamp "the torch-free figures are drawn (under figures/); waiting for gaugelab-torch"
+wait "$torch_pid" || true
+if [ "$(cat "$torch_log.rc" 2>/dev/null)" != 0 ]; then
+  tail -20 "$torch_log" >&2
+  echo "[demo] building gaugelab-torch failed (log: $torch_log)" >&2
+  exit 1
+fi
+stamp "gaugelab-torch built; the GPT-2 experiments"
 /usr/bin/python3 analysis/make_figures.py --build "$build"
 bash scripts/report.sh report
 echo

