@@ -95,9 +95,11 @@ for name in ("plain", "multipliers", "gaugefix_B", "torchrun_nccl", "torchrun_gl
     with h5py.File(log, "r") as f:
         tps = f["series/tokens_per_s"][:]
         loss = f["series/loss"][:]
+        mem = float(f["summary"].attrs.get("peak_mem_gb", math.nan))  # the CUDA allocator's peak (NaN on the CPU)
     timed = tps[2:steps - 1] if steps > 4 else tps
     med = float(statistics.median(timed))
-    rows.append((f"ours {name}", med, fpt * med / (peak * 1e12) if fpt else math.nan, None, float(loss[0]), float(loss[-1])))
+    rows.append((f"ours {name}", med, fpt * med / (peak * 1e12) if fpt else math.nan, mem if mem == mem else None,
+                 float(loss[0]), float(loss[-1])))
 base = next((r[1] for r in rows if r[0].startswith("nanoGPT compile") and r[1] == r[1]), math.nan)
 print(f"| {device}, bf16 | tokens/s | vs nanoGPT+compile | MFU (peak {peak:g} TFLOP/s) | peak memory GB | loss at step 1 | last loss |")
 print("|---|---|---|---|---|---|---|")

@@ -8,6 +8,7 @@
 
 #include <ATen/ops/abs.h>
 
+#include "gpt2/model/torch_info.hpp"
 #include "gpt2/train/checkpoints.hpp"
 #include "gpt2/train/conditions.hpp"
 #include "gpt2/train/qk_balance.hpp"
@@ -122,6 +123,9 @@ TrainResult finish_train(TrainRun& r, double seconds) {
   log.set_summary("state_transport", o.state_transport);
   log.set_summary("precision", std::string(precision_name(r.precision)));
   log.set_summary("attention", o.attention);
+  // the CUDA caching allocator's peak since the start of this process (NaN on the CPU): a resumed run's is its own
+  log.set_summary("peak_mem_gb", r.device.is_cuda() ? cuda_peak_memory_gb(r.device.index() < 0 ? 0 : r.device.index())
+                                                    : std::numeric_limits<double>::quiet_NaN());
   log.set_summary("n_params", r.model->num_parameters());
   log.set_summary("n_multipliers", r.model->config().multiplier_count());
   log.set_summary("spike_rule", o.spike_on + " grad_norm > " + std::to_string(o.spike_factor) + " x median of previous " +
