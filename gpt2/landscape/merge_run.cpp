@@ -22,6 +22,7 @@
 #include "gpt2/model/runtime.hpp"
 #include "gpt2/use/loaded_model.hpp"
 #include "io/options.hpp"
+#include "io/run_flags.hpp"
 #include "io/run_log.hpp"
 
 namespace gaugelab::gpt2 {
@@ -87,9 +88,7 @@ Preservation compare_logits(const GPT& m, const at::Tensor& idx, const at::Tenso
 MergeResult run_merge_models(const MergeOptions& o, io::Provenance prov) {
   const Parsed p = validate(o);
   namespace fs = std::filesystem;
-  std::error_code ec;
-  if (fs::exists(o.run.out, ec) && !o.run.force)
-    throw io::UsageError(o.run.out + " exists (use --force to replace the merged checkpoint)");
+  io::prepare_output_path(o.run.out, o.run.force, {o.model_a, o.model_b, o.data});
   if (!o.data.empty()) (void)token_file_of(o.data);  // a bad --data is a usage error before any work
   prov.threads = apply_torch_threads(o.run.threads);
   std::cerr << "threads    " << prov.threads << "\n";

@@ -19,6 +19,7 @@
 #include "gpt2/train/gauge_start.hpp"
 #include "gpt2/train/setup_stations.hpp"
 #include "io/options.hpp"
+#include "io/run_flags.hpp"
 
 namespace gaugelab::gpt2 {
 
@@ -95,6 +96,9 @@ TrainRun setup_train(const TrainOptions& o, io::Provenance prov) {
   if (o.resume) {
     std::tie(ckpt, loaded, opt_state) = newest_loadable_checkpoint(o.run.out, r.device, rank0);
   } else if (rank0 && (fs::exists(log_path) || fs::exists(train_checkpoints_dir(o.run.out)))) {
+    // What --force removes must not be what this run reads (--init-from OUT/checkpoints/step_N).
+    for (const std::string& removed : {train_checkpoints_dir(o.run.out), log_path})
+      io::refuse_output_over_inputs(removed, {o.data, o.init_from});
     if (!o.run.force && !failed_before_first_step(o.run.out))
       throw std::runtime_error(o.run.out + ": already holds a run (log.h5 or checkpoints/); continue it with --resume "
                                            "or replace it with --force");

@@ -54,7 +54,7 @@ std::int64_t pick(const at::Tensor& logits, const GenerateOptions& o, at::Genera
 std::vector<std::vector<std::int64_t>> run_generate(const GenerateOptions& o, io::Provenance prov) {
   if (o.temperature < 0) throw io::UsageError("--temperature must be >= 0 (0 = greedy)");
   if (!o.prompt.empty() && !o.prompt_tokens.empty()) throw io::UsageError("give --prompt or --prompt-tokens, not both");
-  if (!o.run.out.empty()) io::prepare_output_path(o.run.out, o.run.force);
+  if (!o.run.out.empty()) io::prepare_output_path(o.run.out, o.run.force, {o.checkpoint, o.vocab_dir});
   prov.threads = apply_torch_threads(o.run.threads);
   std::cerr << "threads    " << prov.threads << "\n";
   LoadedModel lm = load_for_run(o.checkpoint, o.model);
