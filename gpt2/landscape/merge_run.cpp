@@ -89,7 +89,7 @@ MergeResult run_merge_models(const MergeOptions& o, io::Provenance prov) {
   const Parsed p = validate(o);
   namespace fs = std::filesystem;
   io::prepare_output_path(o.run.out, o.run.force, {o.model_a, o.model_b, o.data});
-  if (!o.data.empty()) (void)token_file_of(o.data);  // a bad --data is a usage error before any work
+  if (!o.data.empty()) check_window_count(o.data, o.batch_size, o.batches, o.seq_len);  // before any work
   prov.threads = apply_torch_threads(o.run.threads);
   std::cerr << "threads    " << prov.threads << "\n";
   const auto t0 = std::chrono::steady_clock::now();

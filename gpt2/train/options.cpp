@@ -31,6 +31,9 @@ std::string condition_help() {
   return h;
 }
 
+// Greedy tokens per evaluation sample: each is a forward pass, and the line goes to samples.txt.
+constexpr double kMaxSampleTokens = 100000;
+
 }  // namespace
 
 void declare_train_options(io::Options& opts, TrainOptions& o) {
@@ -166,11 +169,13 @@ void declare_train_options(io::Options& opts, TrainOptions& o) {
       .add("dist-backend", &o.dist_backend, "data parallel backend", {"auto", "gloo", "nccl"})
       .add("dist-timeout-s", &o.dist_timeout_s, "collective timeout: a dead rank fails the others", Range::positive())
       .add("eval-every", &o.eval_every, "validation loss after every N-th step", Range::at_least(1))
-      .add("eval-batches", &o.eval_batches, "fixed validation batches", Range::at_least(1))
+      .add("eval-batches", &o.eval_batches,
+           "fixed validation batches (at most as many windows as the validation tokens hold)", Range::at_least(1))
       .add("log-every", &o.log_every, "progress line every N steps", Range::at_least(1))
       .add("log-heads-every", &o.log_heads_every, "per-head Q/K scales and drift every N steps", Range::at_least(1))
-      .add("sample-tokens", &o.sample_tokens, "greedy tokens written to OUT/samples.txt after each evaluation (0 = none)",
-           Range::non_negative())
+      .add("sample-tokens", &o.sample_tokens,
+           "greedy tokens written to OUT/samples.txt after each evaluation (0 = none; one forward pass each)",
+           Range::closed(0, kMaxSampleTokens))
       .add("sample-prompt", &o.sample_prompt, "prompt of those samples: the first N tokens of the first validation window",
            Range::at_least(1))
       .add("ckpt-every", &o.ckpt_every, "checkpoint after every N-th step", Range::at_least(1))

@@ -25,6 +25,7 @@ EvalResult run_eval(const EvalOptions& o, io::Provenance prov) {
   if (!o.dump_logits.empty() && o.tokens.empty()) throw io::UsageError("eval: --dump-logits needs --tokens");
   if (!o.dump_logits.empty()) io::prepare_output_path(o.dump_logits, o.run.force, {o.checkpoint, o.data}, "--dump-logits");
   if (!o.run.out.empty()) io::prepare_output_path(o.run.out, o.run.force, {o.checkpoint, o.data, o.dump_logits});
+  if (!o.data.empty()) check_window_count(o.data, o.batch_size, o.batches, o.seq_len);  // before the model loads
   prov.threads = apply_torch_threads(o.run.threads);
   std::cerr << "threads    " << prov.threads << "\n";
   const auto t0 = std::chrono::steady_clock::now();

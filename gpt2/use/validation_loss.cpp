@@ -1,5 +1,11 @@
 // The fixed-window validation loss every model verb reports (eval, merge-models): declared in loaded_model.hpp.
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstring>
 #include <filesystem>
+#include <fstream>
+#include <iostream>
 #include <stdexcept>
 
 #include <ATen/ops/empty.h>
@@ -35,6 +41,17 @@ std::string token_file_of(const std::string& data) {
   return data;
 }
 
+void check_window_count(const std::string& data, std::int64_t batch_size, std::int64_t batches, std::int64_t T) {
+  const data::MappedTokens file = data::MappedTokens::open(token_file_of(data));
+  const std::size_t span = static_cast<std::size_t>(T) + 1;
+  const std::size_t starts = file.size() >= span ? file.size() - span + 1 : 0;
+  if (static_cast<long double>(batch_size) * static_cast<long double>(batches) > static_cast<long double>(starts))
+    throw io::UsageError("--batches " + std::to_string(batches) + " x --batch-size " + std::to_string(batch_size) +
+                         " windows exceed the " + std::to_string(starts) + " distinct windows of " + std::to_string(span) +
+                         " tokens in " + data + " (at most " +
+                         std::to_string(starts / static_cast<std::size_t>(batch_size)) + " batches)");
+}
+
 double validation_loss(const LoadedModel& lm, const std::string& data, std::int64_t batch_size, std::int64_t batches,
                        std::int64_t T, std::vector<double>& per_batch) {
   const data::MappedTokens file = data::MappedTokens::open(token_file_of(data));
@@ -43,10 +60,18 @@ double validation_loss(const LoadedModel& lm, const std::string& data, std::int6
   if (file.size() < span)
     throw std::runtime_error(data + ": " + std::to_string(file.size()) + " tokens, fewer than one sequence of " +
                              std::to_string(span));
+  check_window_count(data, batch_size, batches, T);
   const auto tokens = file.tokens();
   const std::size_t windows = B * static_cast<std::size_t>(batches);
   double sum = 0;
+  const auto t0 = std::chrono::steady_clock::now();
+  auto shown = t0;
   for (std::int64_t batch = 0; batch < batches; ++batch) {
+    if (const auto now = std::chrono::steady_clock::now(); now - shown > std::chrono::seconds(10)) {
+      shown = now;  // a long evaluation says where it is
+      std::cerr << "validation batch " << batch + 1 << " of " << batches << ", "
+                << std::lround(std::chrono::duration<double>(now - t0).count()) << " s\n";
+    }
     at::Tensor buf = at::empty({batch_size, static_cast<std::int64_t>(span)}, at::TensorOptions().dtype(at::kLong));
     std::int64_t* p = buf.data_ptr<std::int64_t>();
     for (std::size_t row = 0; row < B; ++row) {
