@@ -95,6 +95,8 @@ MergeResult run_merge_models(const MergeOptions& o, io::Provenance prov) {
   const auto t0 = std::chrono::steady_clock::now();
   const ModelRunOptions run_opts{o.device, "fp32", "default"};
   LoadedModel A = load_for_run(o.model_a, run_opts), B = load_for_run(o.model_b, run_opts);
+  if (const std::string diff = config_difference(A.model->config(), B.model->config()); !diff.empty())
+    throw std::runtime_error("A and B differ in their configuration: " + diff);
   if (A.vocab_ids != B.vocab_ids)
     throw std::runtime_error("the two checkpoints speak different vocabularies (--compact-vocab ids differ)");
   LoadedModel P = load_for_run(o.model_a, run_opts);  // the path's models are written into this one

@@ -38,8 +38,8 @@ struct LoadedModel {
 /// one line describing it to stderr.
 LoadedModel load_for_run(const std::string& checkpoint, const ModelRunOptions& options);
 
-/// --data as given: a token file (*.bin) as is, or a prepared directory's val.bin; anything else is a
-/// usage error naming the flag.
+/// --data as given: a token file as is (judged by its first bytes, whatever its name), or a prepared
+/// directory's val.bin; anything else is a usage error naming the flag.
 std::string token_file_of(const std::string& data);
 
 /// --batches x --batch-size windows of T + 1 tokens must fit the distinct windows of the token file
