@@ -43,6 +43,12 @@ int verb_prepare(const Args& args) {
       .add("progress", &p.progress, "progress line on stderr")
       .add("seed", &s.seed, "synthetic corpus seed")
       .add("docs", &s.n_docs, "synthetic corpus documents");
+  // The flags of one mode, refused without it (never silently ignored).
+  opts.only_with("val-works", "corpus", {"shakespeare"})
+      .only_with("corpus-dir", "corpus", {"shakespeare"})
+      .only_with("val-fraction", "corpus", {""})  // a named corpus holds out whole works (--val-works)
+      .only_with("docs", "synthetic", {"true"})
+      .only_with("seed", "synthetic", {"true"});
   opts.check([&] {
     if (!corpus.empty()) {
       if (p.synthetic || !p.inputs.empty()) throw io::UsageError("give one of --corpus, --input FILE... or --synthetic");

@@ -69,8 +69,11 @@ int verb_train(const Args& args) {
                    "P, Pa, Pu, Pau against N); logs loss, grad norm, per-head Q/K scales and drift to OUT/log.h5, "
                    "checkpoints to OUT/checkpoints; --resume continues. gpt2/README.md, \"Training\".");
   gpt2::declare_train_options(opts, o);
+  // Before the checks, so that they (the mode rules among them) see the settings the run will have.
+  opts.after_read([&] {
+    if (o.resume) resume_defaults(opts, o.run.out);
+  });
   if (!opts.parse(args)) return 0;
-  if (o.resume) resume_defaults(opts, o.run.out);
   gpt2::validate_train_options(o);
   const gpt2::TrainResult r = gpt2::run_train(o, verb_provenance("gpt2/train", "train", args, opts.to_json(), o.run.seed));
   return r.diverged ? 3 : 0;

@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <stdexcept>
+#include <string>
 
 #include "io/options.hpp"
 
@@ -42,6 +43,9 @@ NamedCorpus named_corpus(const std::string& name, const std::string& dir, const 
     const bool val = std::find(val_works.begin(), val_works.end(), w) != val_works.end();
     (val ? c.val_files : c.train_files).push_back(path);
   }
+  if (c.train_files.empty())
+    throw io::UsageError("--val-works holds all " + std::to_string(works.size()) + " works of " + root +
+                         ": leave at least one for training");
   return c;
 }
 

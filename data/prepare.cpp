@@ -20,6 +20,7 @@
 #include "data/tokenizer.hpp"
 #include "io/writer_lock.hpp"
 #include "io/options.hpp"
+#include "io/run_flags.hpp"
 
 namespace gaugelab::data {
 
@@ -176,18 +177,23 @@ bool is_our_shard(const PrepareOptions& o, const std::string& filename) {
 // Refuses (without force) if any output name exists; returns existing llm.c shards of this name.
 std::vector<fs::path> check_outputs(const PrepareOptions& o) {
   std::vector<fs::path> shards;
+  // No output file may be an input, --force or not (the same rule as every verb's --out: io/run_flags.hpp).
+  std::vector<std::string> inputs = o.inputs;
+  inputs.insert(inputs.end(), o.val_inputs.begin(), o.val_inputs.end());
   if (!fs::exists(o.out_dir)) return shards;
-  if (!fs::is_directory(o.out_dir)) throw std::runtime_error(o.out_dir + ": output path exists and is not a directory");
+  if (!fs::is_directory(o.out_dir))
+    throw io::UsageError("--out " + o.out_dir + ": output path exists and is not a directory");
   std::vector<std::string> fixed = {"meta.json"};
   if (o.write_nanogpt) fixed.insert(fixed.end(), {"train.bin", "val.bin"});
   for (const auto& f : fixed) {
     const fs::path p = fs::path(o.out_dir) / f;
-    if (fs::exists(p) && !o.force)
-      throw std::runtime_error(p.string() + " already exists (use --force to replace it)");
+    io::refuse_output_over_inputs(p.string(), inputs);
+    if (fs::exists(p) && !o.force) throw io::UsageError("--out: " + p.string() + " already exists (use --force to replace it)");
   }
   for (const auto& entry : fs::directory_iterator(o.out_dir)) {
     if (!is_our_shard(o, entry.path().filename().string())) continue;
-    if (!o.force) throw std::runtime_error(entry.path().string() + " already exists (use --force to replace it)");
+    io::refuse_output_over_inputs(entry.path().string(), inputs);
+    if (!o.force) throw io::UsageError("--out: " + entry.path().string() + " already exists (use --force to replace it)");
     shards.push_back(entry.path());
   }
   return shards;

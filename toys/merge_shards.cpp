@@ -64,13 +64,9 @@ std::string missing_hint(const std::vector<ShardFile>& files, std::int64_t row) 
 
 std::vector<std::pair<std::string, io::Cell>> merge_sweeps(const std::vector<std::string>& shards,
                                                            const std::string& out, bool force, io::Provenance prov) {
-  namespace fs = std::filesystem;
   if (shards.empty()) throw io::UsageError("no shard files given");
   if (out.empty()) throw io::UsageError("--out must name the merged file");
-  std::error_code ec;
-  for (const auto& s : shards)
-    if (fs::weakly_canonical(s, ec) == fs::weakly_canonical(out, ec))
-      throw io::UsageError("--out '" + out + "' is one of the shards");
+  io::refuse_output_over_inputs(out, shards);
   std::vector<ShardFile> files;
   for (const auto& s : shards) files.push_back(read_shard(s));
   const ShardFile& first = files.front();

@@ -99,9 +99,12 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 
 InspectResult run_inspect(const InspectOptions& o, io::Provenance prov) {
   validate(o);
-  io::prepare_output_path(o.run.out, o.run.force);
-  if (!o.write_canonical.empty() && std::filesystem::exists(o.write_canonical) && !o.run.force)
-    throw std::runtime_error(o.write_canonical + " exists (use --force to replace the canonical checkpoint)");
+  io::prepare_output_path(o.run.out, o.run.force, {o.checkpoint, o.data});
+  if (!o.write_canonical.empty()) {
+    io::refuse_output_over_inputs(o.write_canonical, {o.checkpoint, o.data, o.run.out}, "--write-canonical");
+    if (std::filesystem::exists(o.write_canonical) && !o.run.force)
+      throw io::UsageError("--write-canonical " + o.write_canonical + " already exists (use --force to replace it)");
+  }
   prov.kind = "gpt2/inspect";
   prov.threads = apply_torch_threads(o.run.threads);
   const auto t0 = std::chrono::steady_clock::now();

@@ -1,6 +1,9 @@
 #include "gpt2/landscape/align_model.hpp"
 
 #include <stdexcept>
+#include <string>
+
+#include <nlohmann/json.hpp>
 
 #include <ATen/TensorOperators.h>
 #include <ATen/core/grad_mode.h>
@@ -139,10 +142,21 @@ void interpolate_parameters(GPT& out, GPT& a, GPT& b, double t) {
   }
 }
 
+std::string config_difference(const ModelConfig& a, const ModelConfig& b) {
+  const nlohmann::json ja = a.to_json(), jb = b.to_json();
+  std::string diff;  // the keys that differ, not the two whole configurations
+  for (const auto& [key, value] : ja.items()) {
+    const nlohmann::json other = jb.contains(key) ? jb.at(key) : nlohmann::json();
+    if (value != other) diff += (diff.empty() ? "" : ", ") + key + " " + value.dump() + " vs " + other.dump();
+  }
+  for (const auto& [key, value] : jb.items())
+    if (!ja.contains(key)) diff += (diff.empty() ? "" : ", ") + key + " null vs " + value.dump();
+  return diff;
+}
+
 AlignReport align_models(GPT& a, GPT& b, const AlignSettings& s) {
-  if (a.config().to_json() != b.config().to_json())
-    throw std::invalid_argument("the two models differ in their configuration (" + a.config().to_json().dump() +
-                                " vs " + b.config().to_json().dump() + ")");
+  if (const std::string diff = config_difference(a.config(), b.config()); !diff.empty())
+    throw std::invalid_argument("the two models differ in their configuration: " + diff);
   if (s.level >= AlignLevel::attention && a.config().qk_norm != QkNorm::none)
     throw std::invalid_argument("attention alignment needs a model without QK-norm (it breaks the GL(d_k) gauge)");
   if (s.slice == inspect::Slice::covariance)

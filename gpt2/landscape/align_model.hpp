@@ -55,6 +55,9 @@ struct AlignReport {
   std::vector<std::int64_t> units_moved;            // per layer: MLP units the permutation moved
 };
 
+/// The settings in which two configurations differ, as "n_embd 64 vs 32, n_head 4 vs 2"; "" when equal.
+std::string config_difference(const ModelConfig& a, const ModelConfig& b);
+
 /// Moves a and b to the two ends of the path for `s.level`: both with multipliers folded; from
 /// "attention" on, both on the canonical slice; b moved by the symmetry found at each level. Both
 /// models must share their configuration (throws std::invalid_argument otherwise; and for QK-norm

@@ -79,7 +79,7 @@ HessianResult run_hessian(const HessianOptions& o, io::Provenance prov) {
   if (o.data.empty()) throw io::UsageError("hessian: --data FILE is required (the batch the loss is taken on)");
   if (o.run.out.empty()) throw io::UsageError("hessian: --out LOG.h5 is required");
   (void)token_file_of(o.data);
-  io::prepare_output_path(o.run.out, o.run.force);
+  io::prepare_output_path(o.run.out, o.run.force, {o.checkpoint, o.data});
   prov.threads = apply_torch_threads(o.run.threads);
   std::cerr << "threads    " << prov.threads << "\n";
   const auto t0 = std::chrono::steady_clock::now();

@@ -22,6 +22,7 @@
 #include "gpt2/model/runtime.hpp"
 #include "gpt2/use/loaded_model.hpp"
 #include "io/options.hpp"
+#include "io/run_flags.hpp"
 #include "io/run_log.hpp"
 
 namespace gaugelab::gpt2 {
@@ -87,15 +88,15 @@ Preservation compare_logits(const GPT& m, const at::Tensor& idx, const at::Tenso
 MergeResult run_merge_models(const MergeOptions& o, io::Provenance prov) {
   const Parsed p = validate(o);
   namespace fs = std::filesystem;
-  std::error_code ec;
-  if (fs::exists(o.run.out, ec) && !o.run.force)
-    throw io::UsageError(o.run.out + " exists (use --force to replace the merged checkpoint)");
-  if (!o.data.empty()) (void)token_file_of(o.data);  // a bad --data is a usage error before any work
+  io::prepare_output_path(o.run.out, o.run.force, {o.model_a, o.model_b, o.data});
+  if (!o.data.empty()) check_window_count(o.data, o.batch_size, o.batches, o.seq_len);  // before any work
   prov.threads = apply_torch_threads(o.run.threads);
   std::cerr << "threads    " << prov.threads << "\n";
   const auto t0 = std::chrono::steady_clock::now();
   const ModelRunOptions run_opts{o.device, "fp32", "default"};
   LoadedModel A = load_for_run(o.model_a, run_opts), B = load_for_run(o.model_b, run_opts);
+  if (const std::string diff = config_difference(A.model->config(), B.model->config()); !diff.empty())
+    throw std::runtime_error("A and B differ in their configuration: " + diff);
   if (A.vocab_ids != B.vocab_ids)
     throw std::runtime_error("the two checkpoints speak different vocabularies (--compact-vocab ids differ)");
   LoadedModel P = load_for_run(o.model_a, run_opts);  // the path's models are written into this one

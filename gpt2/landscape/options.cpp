@@ -24,7 +24,8 @@ io::Options merge_models_options(MergeOptions& o) {
       .add("data", &o.data, "token file: validation loss along the path for every level up to --align")
       .add("path-points", &o.path_points, "points on the path, t = 0 ... 1", io::Range::closed(2, 1001))
       .add("batch-size", &o.batch_size, "sequences per validation batch", io::Range::at_least(1))
-      .add("batches", &o.batches, "fixed validation batches, evenly spread over the file", io::Range::at_least(1))
+      .add("batches", &o.batches, "fixed validation batches, evenly spread over the file (at most its distinct windows)",
+           io::Range::at_least(1))
       .add("seq-len", &o.seq_len, "tokens per sequence, 0 = the model's context", io::Range::non_negative())
       .add("device", &o.device, "cpu, cuda or cuda:N");
   io::add_run_flags(opts, o.run, "directory of the merged checkpoint and merge.h5 (required)");

@@ -7,6 +7,8 @@
 
 #include <ATen/ops/empty.h>
 
+#include "io/options.hpp"
+
 namespace gaugelab::gpt2 {
 
 namespace {
@@ -140,6 +142,14 @@ ValidationBatches::ValidationBatches(const std::vector<std::string>& paths, std:
                                      std::int64_t seq_len, std::int64_t batches, std::int64_t vocab,
                                      const VocabMap& map)
     : shards_(paths, seq_len + 1), B_(batch_size), T_(seq_len), batches_(batches), map_(map.table) {
+  // More windows than the files have start positions only repeats windows (and --eval-batches 1e12 once
+  // ran for ever): the count is bounded by the data.
+  const std::uint64_t starts = shards_.starts();
+  if (static_cast<long double>(batch_size) * static_cast<long double>(batches) > static_cast<long double>(starts))
+    throw io::UsageError("--eval-batches " + std::to_string(batches) + " x --batch-size " + std::to_string(batch_size) +
+                         " windows exceed the " + std::to_string(starts) + " distinct windows of " +
+                         std::to_string(seq_len + 1) + " tokens in the validation data (at most " +
+                         std::to_string(starts / static_cast<std::uint64_t>(batch_size)) + " batches)");
   check_all_ids(shards_.files(), vocab, map_);
 }
 

@@ -2,7 +2,6 @@
 // file runs the steps: accumulate micro-batches -> (average over ranks) -> (gradient projection) -> clip
 // -> the optimizer's step, with the condition's hooks around it (step_hooks.hpp: the quotient correction,
 // GaugeFix, the cap, QK-Clip) -> samples, evaluation, log row, progress line, checkpoints.
-#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <csignal>
@@ -21,32 +20,11 @@
 #include "gpt2/train/samples.hpp"
 #include "gpt2/train/setup.hpp"
 #include "gpt2/train/step_hooks.hpp"
+#include "io/stop_signal.hpp"
 
 namespace gaugelab::gpt2 {
 
 namespace {
-
-std::atomic<int> g_stop_signal{0};
-extern "C" void on_stop_signal(int sig) { g_stop_signal.store(sig); }
-
-// Installs SIGTERM/SIGINT handlers for the run's lifetime (a graceful stop: checkpoint, close the log).
-class StopSignals {
- public:
-  StopSignals() {
-    g_stop_signal.store(0);
-    prev_term_ = std::signal(SIGTERM, on_stop_signal);
-    prev_int_ = std::signal(SIGINT, on_stop_signal);
-  }
-  ~StopSignals() {
-    std::signal(SIGTERM, prev_term_);
-    std::signal(SIGINT, prev_int_);
-  }
-  int requested() const { return g_stop_signal.load(); }
-
- private:
-  void (*prev_term_)(int) = SIG_DFL;
-  void (*prev_int_)(int) = SIG_DFL;
-};
 
 std::string fmt_duration(double s) {
   char buf[32];
@@ -75,7 +53,7 @@ TrainResult run_train(const TrainOptions& o, io::Provenance prov) {
   }();
   const MomentLookup lookup = [&](const at::Tensor& p) { return run.opt->moments(p); };
   const std::vector<at::Tensor> params = run.opt->parameters();
-  StopSignals signals;
+  io::StopSignals signals;  // a stop also ends an evaluation or a sample early (setup.cpp, samples.cpp)
   double ema_step_s = nan();
   SlowdownWatch slowdown;  // plain steps' time against their best: other work on our cores?
   // Samples after each evaluation (rank 0): the prompt, the tokenizer if installed, the file from this step on.
@@ -212,7 +190,7 @@ TrainResult run_train(const TrainOptions& o, io::Provenance prov) {
     if (sig != 0) {
       st.interrupted = true;
       if (rank0)
-        std::cerr << "train: " << (sig == SIGTERM ? "SIGTERM" : "SIGINT") << " at step " << step
+        std::cerr << "train: " << io::stop_signal_name(sig) << " at step " << step
                   << ": checkpoint written; continue with: gaugelab train --resume --out " << o.run.out << "\n";
       break;
     }

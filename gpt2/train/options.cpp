@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <fstream>
+#include <limits>
 #include <string>
 
 #include "gpt2/model/config.hpp"
@@ -30,6 +31,16 @@ std::string condition_help() {
   h.pop_back();
   return h;
 }
+
+// Greedy tokens per evaluation sample: each is a forward pass, and the line goes to samples.txt.
+constexpr double kMaxSampleTokens = 100000;
+
+// The trainer computes in float32 (bf16 under autocast): a real setting beyond float's largest value
+// failed deep inside LibTorch ("value cannot be converted to type float without overflow", naming no
+// flag), so the ranges of the real settings end there.
+constexpr double kFloatMax = std::numeric_limits<float>::max();
+io::Range float_positive() { return {0.0, kFloatMax, true, false}; }
+io::Range float_non_negative() { return {0.0, kFloatMax, false, false}; }
 
 }  // namespace
 
@@ -74,9 +85,9 @@ void declare_train_options(io::Options& opts, TrainOptions& o) {
            Range::non_negative())
       .identity()
       .add("max-iters", &o.max_iters, "optimizer steps", Range::at_least(1))
-      .add("lr", &o.lr, "peak learning rate", Range::positive())
+      .add("lr", &o.lr, "peak learning rate", float_positive())
       .identity()
-      .add("min-lr", &o.min_lr, "learning rate at the end of the cosine", Range::non_negative())
+      .add("min-lr", &o.min_lr, "learning rate at the end of the cosine", float_non_negative())
       .identity()
       .add("warmup-iters", &o.warmup_iters, "linear warm-up steps", Range::non_negative())
       .identity()
@@ -84,11 +95,11 @@ void declare_train_options(io::Options& opts, TrainOptions& o) {
       .identity()
       .add("optimizer", &o.optimizer, "adamw, or muon (hidden matrices; AdamW on the rest)", {"adamw", "muon"})
       .identity()
-      .add("muon-lr", &o.muon_lr, "Muon's learning rate at the schedule's peak", Range::positive())
+      .add("muon-lr", &o.muon_lr, "Muon's learning rate at the schedule's peak", float_positive())
       .identity()
       .add("muon-momentum", &o.muon_momentum, "Muon's Nesterov momentum", Range{0.0, 1.0, false, true})
       .identity()
-      .add("muon-wd", &o.muon_wd, "Muon's decoupled weight decay", Range::non_negative())
+      .add("muon-wd", &o.muon_wd, "Muon's decoupled weight decay", float_non_negative())
       .identity()
       .add("muon-qkv", &o.muon_qkv, "c_attn under Muon: split (Q, K, V apart) or fused", {"split", "fused"})
       .identity()
@@ -96,19 +107,19 @@ void declare_train_options(io::Options& opts, TrainOptions& o) {
       .identity()
       .add("beta2", &o.beta2, "AdamW beta2", Range{0.0, 1.0, false, true})
       .identity()
-      .add("adam-eps", &o.adam_eps, "AdamW epsilon", Range::positive())
+      .add("adam-eps", &o.adam_eps, "AdamW epsilon", float_positive())
       .identity()
-      .add("weight-decay", &o.weight_decay, "weight decay of the matrices", Range::non_negative())
+      .add("weight-decay", &o.weight_decay, "weight decay of the matrices", float_non_negative())
       .identity()
       .add("wd-multipliers", &o.wd_multipliers, "lambda_lrm: weight decay of the multipliers (Q/K ones only under A)",
-           Range::non_negative())
+           float_non_negative())
       .identity()
-      .add("wd-embeddings", &o.wd_embeddings, "weight decay of token and position embeddings", Range::non_negative())
+      .add("wd-embeddings", &o.wd_embeddings, "weight decay of token and position embeddings", float_non_negative())
       .identity()
       .add("multiplier-lr-scale", &o.multiplier_lr_scale, "multipliers step at this x the lr (0 freezes them)",
-           Range::non_negative())
+           float_non_negative())
       .identity()
-      .add("grad-clip", &o.grad_clip, "clip the gradient norm to this (0 = off)", Range::non_negative())
+      .add("grad-clip", &o.grad_clip, "clip the gradient norm to this (0 = off)", float_non_negative())
       .identity()
       .add("clip-multipliers", &o.clip_multipliers, "include multiplier gradients in the clipped norm")
       .identity()
@@ -119,7 +130,7 @@ void declare_train_options(io::Options& opts, TrainOptions& o) {
       .add("quotient-every", &o.quotient_every, "condition E: full correction every k-th step, diagonal between",
            Range::at_least(1))
       .identity()
-      .add("quotient-damping", &o.quotient_damping, "condition E: damping added to each Gram", Range::non_negative())
+      .add("quotient-damping", &o.quotient_damping, "condition E: damping added to each Gram", float_non_negative())
       .identity()
       .add("quotient-vo", &o.quotient_vo, "condition E: also correct the V/O pair")
       .identity()
@@ -153,10 +164,10 @@ void declare_train_options(io::Options& opts, TrainOptions& o) {
       .identity()
       .add("magnitude", &o.magnitude, "the control of s_Q*s_K: set by the condition (D: wd, Dcap: cap)", {"wd", "cap"})
       .identity()
-      .add("qk-cap", &o.qk_cap, "condition Dcap: largest s_Q*s_K per head", Range::positive())
+      .add("qk-cap", &o.qk_cap, "condition Dcap: largest s_Q*s_K per head", float_positive())
       .identity()
       .add("qk-clip-tau", &o.qk_clip_tau, "condition QKclip: largest attention logit per head (Kimi K2: 100)",
-           Range::positive())
+           float_positive())
       .identity()
       .add("qk-clip-on", &o.qk_clip_on, "condition QKclip: rescale the heads' weight rows or their Q/K multipliers",
            {"weights", "multipliers"})
@@ -164,7 +175,7 @@ void declare_train_options(io::Options& opts, TrainOptions& o) {
       .add("qk-norm", &o.qk_norm, "per-head normalisation of q and k (architecture change)",
            {"none", "layernorm", "rms"})
       .identity()
-      .add("gaugefix-eps", &o.gaugefix_eps, "epsilon of the GaugeFix factor", Range::non_negative())
+      .add("gaugefix-eps", &o.gaugefix_eps, "epsilon of the GaugeFix factor", float_non_negative())
       .identity()
       .add("state-transport", &o.state_transport, "Adam moments under GaugeFix", {"none", "vector", "covector"})
       .identity()
@@ -175,27 +186,49 @@ void declare_train_options(io::Options& opts, TrainOptions& o) {
            "the same function to rounding)",
            {"sdpa", "math"})
       .add("dist-backend", &o.dist_backend, "data parallel backend", {"auto", "gloo", "nccl"})
-      .add("dist-timeout-s", &o.dist_timeout_s, "collective timeout: a dead rank fails the others", Range::positive())
+      .add("dist-timeout-s", &o.dist_timeout_s, "collective timeout: a dead rank fails the others", float_positive())
       .add("eval-every", &o.eval_every, "validation loss after every N-th step", Range::at_least(1))
-      .add("eval-batches", &o.eval_batches, "fixed validation batches", Range::at_least(1))
+      .add("eval-batches", &o.eval_batches,
+           "fixed validation batches (at most as many windows as the validation tokens hold)", Range::at_least(1))
       .add("log-every", &o.log_every, "progress line every N steps", Range::at_least(1))
       .add("log-heads-every", &o.log_heads_every, "per-head Q/K scales and drift every N steps", Range::at_least(1))
-      .add("sample-tokens", &o.sample_tokens, "greedy tokens written to OUT/samples.txt after each evaluation (0 = none)",
-           Range::non_negative())
+      .add("sample-tokens", &o.sample_tokens,
+           "greedy tokens written to OUT/samples.txt after each evaluation (0 = none; one forward pass each)",
+           Range::closed(0, kMaxSampleTokens))
       .add("sample-prompt", &o.sample_prompt, "prompt of those samples: the first N tokens of the first validation window",
            Range::at_least(1))
       .add("ckpt-every", &o.ckpt_every, "checkpoint after every N-th step", Range::at_least(1))
       .add("keep-ckpts", &o.keep_ckpts, "newest checkpoints kept", Range::at_least(1))
-      .add("peak-tflops", &o.peak_tflops, "MFU denominator in TFLOP/s (0 = measure a matmul now)", Range::non_negative())
+      .add("peak-tflops", &o.peak_tflops, "MFU denominator in TFLOP/s (0 = measure a matmul now)", float_non_negative())
       .add("spike-on", &o.spike_on, "the gradient norm the spike rule watches", {"total", "clipped", "multipliers"})
       .identity()
-      .add("spike-factor", &o.spike_factor, "spike: grad norm > factor x running median", Range{1.0, std::nullopt, true, false})
+      .add("spike-factor", &o.spike_factor, "spike: grad norm > factor x running median", Range{1.0, kFloatMax, true, false})
       .identity()
       .add("spike-window", &o.spike_window, "steps in the running median", Range::at_least(1))
       .identity()
       .add("unstable-spikes", &o.unstable_spikes, "spikes that make a run unstable", Range::at_least(1));
   io::add_run_flags(opts, o.run, "run directory: log.h5 and checkpoints/");
   opts.identity("seed");
+  // The flags of one mode, refused without it (never silently ignored). --gaugefix-every is not among
+  // them: the grid scripts and configs give it to every condition as the shared schedule.
+  auto keys_where = [](auto&& pred) {
+    std::vector<std::string> keys;
+    for (const Condition& c : conditions())
+      if (pred(c)) keys.emplace_back(c.key);
+    return keys;
+  };
+  auto with_hook = [&](StepHookKind h) { return keys_where([h](const Condition& c) { return has_hook(c, h); }); };
+  opts.only_with("magnitude", "condition", keys_where([](const Condition& c) {
+    return std::any_of(c.bundle.begin(), c.bundle.end(), [](const FlagValue& f) { return std::string(f.flag) == "magnitude"; });
+  }));
+  opts.only_with("qk-cap", "condition", with_hook(StepHookKind::qk_cap));
+  for (const char* f : {"qk-clip-tau", "qk-clip-on"}) opts.only_with(f, "condition", with_hook(StepHookKind::qk_clip));
+  for (const char* f : {"quotient", "quotient-every", "quotient-damping", "quotient-vo"})
+    opts.only_with(f, "condition", with_hook(StepHookKind::quotient));
+  for (const char* f : {"gaugefix-mode", "gaugefix-vo", "gaugefix-eps"})
+    opts.only_with(f, "condition", with_hook(StepHookKind::gauge_fix));
+  for (const char* f : {"muon-lr", "muon-momentum", "muon-wd", "muon-qkv"}) opts.only_with(f, "optimizer", {"muon"});
+  opts.only_with("projection-target", "grad-projection", {"approx", "exact"});
   opts.implies([&o] {  // the condition's flag bundle
     std::vector<io::Implied> out;
     for (const FlagValue& f : condition(o.condition).bundle) out.push_back({f.flag, f.value, "--condition " + o.condition, "condition"});

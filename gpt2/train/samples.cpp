@@ -11,6 +11,7 @@
 
 #include "gpt2/model/safetensors.hpp"
 #include "io/atomic_file.hpp"
+#include "io/stop_signal.hpp"
 
 namespace gaugelab::gpt2 {
 
@@ -43,7 +44,8 @@ std::vector<std::int64_t> greedy_continue(GPT& model, const std::vector<std::int
   model.train(false);
   std::vector<std::int64_t> ctx = prompt, out;
   const auto block = static_cast<std::size_t>(model.config().block_size);
-  for (std::int64_t i = 0; i < tokens && !ctx.empty(); ++i) {
+  // A stop (SIGTERM/SIGINT during training) ends the sample where it is: the step's checkpoint comes next.
+  for (std::int64_t i = 0; i < tokens && !ctx.empty() && io::stop_requested() == 0; ++i) {
     const std::size_t start = ctx.size() > block ? ctx.size() - block : 0;
     std::vector<std::int64_t> window(ctx.begin() + static_cast<std::ptrdiff_t>(start), ctx.end());
     const at::Tensor idx =

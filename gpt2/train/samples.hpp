@@ -31,7 +31,8 @@ void keep_samples_up_to(const std::string& path, std::int64_t step);
 void append_sample_line(const std::string& path, const std::string& line);
 
 /// Greedy continuation of `prompt` (model ids, [T]) by `tokens` tokens; the context is cropped to the
-/// model's block size. Returns the new ids only. No gradients; the model's train/eval mode is restored.
+/// model's block size. Returns the new ids only (fewer when a stop was requested: io/stop_signal.hpp).
+/// No gradients; the model's train/eval mode is restored.
 std::vector<std::int64_t> greedy_continue(GPT& model, const std::vector<std::int64_t>& prompt, std::int64_t tokens);
 
 /// One line "step N: prompt|continuation" with model ids mapped to GPT-2 ids through `vocab_ids`

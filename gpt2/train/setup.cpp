@@ -4,7 +4,10 @@
 // printout. Also the pieces the loop calls each step: evaluation, checkpoint, RNG reseeding.
 #include "gpt2/train/setup.hpp"
 
+#include <chrono>
+#include <cmath>
 #include <filesystem>
+#include <iostream>
 #include <limits>
 #include <mutex>
 #include <tuple>
@@ -19,6 +22,8 @@
 #include "gpt2/train/gauge_start.hpp"
 #include "gpt2/train/setup_stations.hpp"
 #include "io/options.hpp"
+#include "io/run_flags.hpp"
+#include "io/stop_signal.hpp"
 
 namespace gaugelab::gpt2 {
 
@@ -95,6 +100,9 @@ TrainRun setup_train(const TrainOptions& o, io::Provenance prov) {
   if (o.resume) {
     std::tie(ckpt, loaded, opt_state) = newest_loadable_checkpoint(o.run.out, r.device, rank0);
   } else if (rank0 && (fs::exists(log_path) || fs::exists(train_checkpoints_dir(o.run.out)))) {
+    // What --force removes must not be what this run reads (--init-from OUT/checkpoints/step_N).
+    for (const std::string& removed : {train_checkpoints_dir(o.run.out), log_path})
+      io::refuse_output_over_inputs(removed, {o.data, o.init_from});
     if (!o.run.force && !failed_before_first_step(o.run.out))
       throw std::runtime_error(o.run.out + ": already holds a run (log.h5 or checkpoints/); continue it with --resume "
                                            "or replace it with --force");
@@ -201,17 +209,33 @@ double evaluate(TrainRun& r) {
   r.model->train(false);
   const std::int64_t n = r.val->count(), world = r.dist.world;
   const bool shared = r.dist.active() && n % world == 0;  // each rank a share, then the mean of means
+  const bool rank0 = r.dist.rank == 0;
   double sum = 0;
   std::int64_t count = 0;
+  const auto t0 = std::chrono::steady_clock::now();
+  auto shown = t0;
   for (std::int64_t i = shared ? r.dist.rank : 0; i < n; i += shared ? world : 1) {
+    if (io::stop_requested() != 0) {  // SIGTERM/SIGINT: the step's checkpoint comes next, not more batches
+      if (rank0)
+        std::cerr << "train: " << io::stop_signal_name(io::stop_requested()) << " during the evaluation: stopped after "
+                  << count << " of " << n << " batches (no validation loss this step)\n";
+      count = 0;
+      break;
+    }
     const at::Tensor batch = r.val->batch(i).to(r.device);
     const std::int64_t T = batch.size(1) - 1;
     AutocastScope autocast(r.device, r.precision);
     sum += r.model->loss(batch.narrow(1, 0, T), batch.narrow(1, 1, T)).item<double>();
     ++count;
+    const auto now = std::chrono::steady_clock::now();
+    if (rank0 && now - shown > std::chrono::seconds(10)) {  // a long evaluation says where it is
+      shown = now;
+      std::cerr << "train: evaluating: batch " << i + 1 << " of " << n << ", "
+                << std::lround(std::chrono::duration<double>(now - t0).count()) << " s\n";
+    }
   }
   r.model->train(true);
-  const double mean = sum / static_cast<double>(count);
+  const double mean = count > 0 ? sum / static_cast<double>(count) : std::numeric_limits<double>::quiet_NaN();
   return shared ? r.dist.all_reduce_mean(mean) : mean;
 }
 

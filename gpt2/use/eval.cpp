@@ -13,6 +13,7 @@
 #include "data/token_files.hpp"
 #include "gpt2/use/loaded_model.hpp"
 #include "io/options.hpp"
+#include "io/run_flags.hpp"
 #include "io/run_log.hpp"
 
 namespace gaugelab::gpt2 {
@@ -22,8 +23,9 @@ EvalResult run_eval(const EvalOptions& o, io::Provenance prov) {
   if (o.data.empty() && o.tokens.empty())
     throw io::UsageError("eval: give --data FILE (validation loss) or --tokens IDS (logits of one sequence)");
   if (!o.dump_logits.empty() && o.tokens.empty()) throw io::UsageError("eval: --dump-logits needs --tokens");
-  if (!o.dump_logits.empty()) io::prepare_output_path(o.dump_logits, o.run.force);
-  if (!o.run.out.empty()) io::prepare_output_path(o.run.out, o.run.force);
+  if (!o.dump_logits.empty()) io::prepare_output_path(o.dump_logits, o.run.force, {o.checkpoint, o.data}, "--dump-logits");
+  if (!o.run.out.empty()) io::prepare_output_path(o.run.out, o.run.force, {o.checkpoint, o.data, o.dump_logits});
+  if (!o.data.empty()) check_window_count(o.data, o.batch_size, o.batches, o.seq_len);  // before the model loads
   prov.threads = apply_torch_threads(o.run.threads);
   std::cerr << "threads    " << prov.threads << "\n";
   const auto t0 = std::chrono::steady_clock::now();

@@ -1,5 +1,7 @@
 // `gaugelab generate`: sampling from a checkpoint (greedy, temperature, top-k), seeded; token ids
 // always, text when the GPT-2 tokenizer is available and the vocabulary is GPT-2's.
+#include <chrono>
+#include <cmath>
 #include <filesystem>
 #include <iostream>
 #include <limits>
@@ -54,7 +56,7 @@ std::int64_t pick(const at::Tensor& logits, const GenerateOptions& o, at::Genera
 std::vector<std::vector<std::int64_t>> run_generate(const GenerateOptions& o, io::Provenance prov) {
   if (o.temperature < 0) throw io::UsageError("--temperature must be >= 0 (0 = greedy)");
   if (!o.prompt.empty() && !o.prompt_tokens.empty()) throw io::UsageError("give --prompt or --prompt-tokens, not both");
-  if (!o.run.out.empty()) io::prepare_output_path(o.run.out, o.run.force);
+  if (!o.run.out.empty()) io::prepare_output_path(o.run.out, o.run.force, {o.checkpoint, o.vocab_dir});
   prov.threads = apply_torch_threads(o.run.threads);
   std::cerr << "threads    " << prov.threads << "\n";
   LoadedModel lm = load_for_run(o.checkpoint, o.model);
@@ -78,9 +80,17 @@ std::vector<std::vector<std::int64_t>> run_generate(const GenerateOptions& o, io
   at::NoGradGuard no_grad;
   auto gen = at::make_generator<at::CPUGeneratorImpl>(o.run.seed);
   std::vector<std::vector<std::int64_t>> samples;
+  const auto t_start = std::chrono::steady_clock::now();
+  auto shown = t_start;
   for (std::int64_t s = 0; s < o.samples; ++s) {
     std::vector<std::int64_t> seq = prompt;
     for (std::int64_t step = 0; step < o.max_new_tokens; ++step) {
+      if (const auto now = std::chrono::steady_clock::now(); now - shown > std::chrono::seconds(10)) {
+        shown = now;  // a long generation says where it is
+        std::cerr << "generating sample " << s + 1 << " of " << o.samples << ", token " << step + 1 << " of "
+                  << o.max_new_tokens << ", " << std::lround(std::chrono::duration<double>(now - t_start).count())
+                  << " s\n";
+      }
       const std::size_t ctx = std::min<std::size_t>(seq.size(), static_cast<std::size_t>(cfg.block_size));
       const std::vector<std::int64_t> window(seq.end() - static_cast<std::ptrdiff_t>(ctx), seq.end());
       at::Tensor logits;

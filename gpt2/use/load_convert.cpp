@@ -69,7 +69,7 @@ void run_export(const ExportOptions& o) {
   else if (o.dtype == "BF16") dtype = safetensors::DType::BF16;
   else if (o.dtype == "F16") dtype = safetensors::DType::F16;
   else throw io::UsageError("--dtype must be F32, BF16 or F16");
-  io::prepare_output_path(o.out, o.force);
+  io::prepare_output_path(o.out, o.force, {o.checkpoint});
   auto model = load_any_model(o.checkpoint, c10::Device(c10::kCPU));
   std::cerr << "model      " << o.checkpoint << ": " << describe_model(*model) << "\n";
   const std::vector<std::int64_t> ids = stored_vocab_ids(o.checkpoint, model->config().vocab_size);
@@ -98,7 +98,7 @@ void run_export(const ExportOptions& o) {
 
 void run_import(const ImportOptions& o) {
   const LrmPlacement lrm = LrmPlacement::parse(o.multipliers);
-  io::prepare_output_path(o.out, o.force);
+  io::prepare_output_path(o.out, o.force, {o.source});
   auto model = import_hf(o.source, lrm, c10::Device(c10::kCPU));
   std::cerr << "model      " << o.source << ": " << describe_model(*model) << "\n";
   const std::vector<std::int64_t> ids = stored_vocab_ids(o.source, model->config().vocab_size);

@@ -38,13 +38,19 @@ struct LoadedModel {
 /// one line describing it to stderr.
 LoadedModel load_for_run(const std::string& checkpoint, const ModelRunOptions& options);
 
-/// --data as given: a token file (*.bin) as is, or a prepared directory's val.bin; anything else is a
-/// usage error naming the flag.
+/// --data as given: a token file as is (judged by its first bytes, whatever its name), or a prepared
+/// directory's val.bin; anything else is a usage error naming the flag.
 std::string token_file_of(const std::string& data);
+
+/// --batches x --batch-size windows of T + 1 tokens must fit the distinct windows of the token file
+/// (more only repeat windows, and --batches 1e12 once ran for ever): else a usage error naming --batches.
+/// T = 0 checks the loosest bound (one window per token) before the model, and so T, is known.
+void check_window_count(const std::string& data, std::int64_t batch_size, std::int64_t batches, std::int64_t T);
 
 /// Mean next-token loss of lm over `batches` fixed [batch_size, T] batches whose windows are spread
 /// evenly over the token file (the same windows for every model: comparable across checkpoints);
 /// per-batch losses are appended to `per_batch`. Ids are translated for a --compact-vocab model.
+/// A progress line goes to stderr every 10 s.
 double validation_loss(const LoadedModel& lm, const std::string& data, std::int64_t batch_size, std::int64_t batches,
                        std::int64_t T, std::vector<double>& per_batch);
 

@@ -15,6 +15,10 @@ void add_model_run_flags(io::Options& opts, ModelRunOptions& m) {
            "(sites q k v attn_out mlp_in mlp_out lm_head all; modes none scalar row column row+column)");
 }
 
+// What one `generate` may ask for: each token is a forward pass of the model (a million take hours
+// for GPT-2 on a CPU), and every sampled id is held until the end (1e8 ids: 800 MB).
+constexpr double kMaxNewTokens = 1e6, kMaxSamples = 1e5, kMaxSampledTokens = 1e8;
+
 }  // namespace
 
 io::Options eval_options(EvalOptions& o) {
@@ -27,7 +31,8 @@ io::Options eval_options(EvalOptions& o) {
       .add("dump-logits", &o.dump_logits, "HDF5 file for the logits of --tokens (/arrays/logits [T, vocab])")
       .add("batch-size", &o.batch_size, "sequences per batch", io::Range::at_least(1))
       .add("seq-len", &o.seq_len, "tokens per sequence, 0 = the model's context", io::Range::non_negative())
-      .add("batches", &o.batches, "fixed batches, evenly spread over the file", io::Range::at_least(1));
+      .add("batches", &o.batches, "fixed batches, evenly spread over the file (at most its distinct windows)",
+           io::Range::at_least(1));
   add_model_run_flags(opts, o.model);
   io::add_run_flags(opts, o.run, "optional HDF5 log of the per-batch validation losses");
   return opts;
@@ -41,12 +46,19 @@ io::Options generate_options(GenerateOptions& o) {
       .add("prompt", &o.prompt, "prompt text (needs the GPT-2 tokenizer)")
       .add("prompt-tokens", &o.prompt_tokens, "prompt as a comma list of token ids (default: <|endoftext|>)")
       .add("vocab-dir", &o.vocab_dir, "directory with encoder.json + vocab.bpe (default: the set-up script's gpt2.tiktoken)")
-      .add("max-new-tokens", &o.max_new_tokens, "tokens to generate per sample", io::Range::at_least(1))
-      .add("samples", &o.samples, "independent samples", io::Range::at_least(1))
+      .add("max-new-tokens", &o.max_new_tokens, "tokens to generate per sample (one forward pass each)",
+           io::Range::closed(1, kMaxNewTokens))
+      .add("samples", &o.samples, "independent samples", io::Range::closed(1, kMaxSamples))
       .add("temperature", &o.temperature, "softmax temperature, 0 = greedy", io::Range::non_negative())
       .add("top-k", &o.top_k, "sample among the k most likely tokens, 0 = all", io::Range::non_negative());
   add_model_run_flags(opts, o.model);
   io::add_run_flags(opts, o.run, "optional HDF5 file with the sampled tokens (/arrays/tokens)");
+  opts.check([&o] {  // every sampled id is kept until the end (printed, logged): 8 bytes each
+    if (static_cast<double>(o.samples) * static_cast<double>(o.max_new_tokens) > kMaxSampledTokens)
+      throw io::UsageError("--samples " + std::to_string(o.samples) + " x --max-new-tokens " +
+                           std::to_string(o.max_new_tokens) + " exceeds " + std::to_string(std::int64_t(kMaxSampledTokens)) +
+                           " sampled tokens in all");
+  });
   return opts;
 }
 

@@ -282,6 +282,58 @@ Options& Options::implies(std::function<std::vector<Implied>()> fn) {
   return *this;
 }
 
+Options& Options::only_with(const std::string& name, const std::string& mode, std::vector<std::string> values) {
+  if (!find(name) || !find(mode) || values.empty())
+    throw std::logic_error("Options::only_with(" + name + ", " + mode + ") of " + verb_ + ": register both first");
+  modes_.push_back({name, mode, std::move(values)});
+  return *this;
+}
+
+Options& Options::after_read(std::function<void()> fn) {
+  after_read_.push_back(std::move(fn));
+  return *this;
+}
+
+namespace {
+
+// An option's value as --print-config spells it, for the mode rules ("A", "true", "", "0.5").
+std::string value_text(const nlohmann::json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); }
+
+// "with --condition Dcap or E", "without --synthetic", "without --corpus".
+std::string mode_needed(const std::string& mode, const std::vector<std::string>& values) {
+  if (values.size() == 1 && (values[0].empty() || values[0] == "false")) return "without --" + mode;
+  if (values.size() == 1 && values[0] == "true") return "with --" + mode;
+  std::string out = "with --" + mode + " ";
+  for (std::size_t i = 0; i < values.size(); ++i)
+    out += (i == 0 ? "" : i + 1 == values.size() ? " or " : ", ") + values[i];
+  return out;
+}
+
+// "--condition is A", "--synthetic is given", "--corpus is not given".
+std::string mode_now(const std::string& mode, const std::string& value) {
+  if (value.empty() || value == "false") return "--" + mode + " is not given";
+  if (value == "true") return "--" + mode + " is given";
+  return "--" + mode + " is " + value;
+}
+
+}  // namespace
+
+void Options::check_modes() const {
+  auto in = [](const std::vector<std::string>& v, const std::string& n) {
+    return std::find(v.begin(), v.end(), n) != v.end();
+  };
+  for (const ModeRule& r : modes_) {
+    if (!in(given_, r.name)) continue;
+    const std::string now = value_text(find(r.mode)->get());
+    if (in(r.values, now)) continue;
+    const std::string why = "applies only " + mode_needed(r.mode, r.values) + ", but " + mode_now(r.mode, now);
+    if (in(given_cli_, r.name)) throw UsageError("--" + r.name + " " + why);
+    if (!in(given_cli_, r.mode))  // the file itself sets both, or only the flag: the file is wrong
+      throw UsageError("--" + r.name + " (from --config) " + why);
+    std::cerr << verb_ << ": the config file's --" << r.name << " is unused: it " << why << "\n";
+  }
+}
+
 void Options::apply_implied(bool strict) {
   for (const auto& fn : implied_)
     for (const Implied& imp : fn()) {
@@ -458,7 +510,9 @@ bool Options::parse(const std::vector<std::string>& args) {
       s.set(vm[s.name].as<std::string>());
     }
   }
+  for (const auto& fn : after_read_) fn();
   apply_implied();
+  check_modes();
   validate();
   if (vm.count("print-config")) {
     std::cout << to_json().dump(1) << "\n";

@@ -94,6 +94,16 @@ class Options {
   /// the source is there too) it is a usage error naming both. A config file's value yields to a source
   /// given on the command line (the file holds defaults, the command line chooses), with a line saying so.
   Options& implies(std::function<std::vector<Implied>()> fn);
+  /// A flag of one mode: `name` given while `mode` holds none of `values` is a usage error naming both
+  /// ("--qk-cap applies only with --condition Dcap, but --condition is A"), never a setting silently
+  /// ignored. Values are spelled as --print-config shows them ("true"/"false" for a switch, "" for a string
+  /// not given). Checked by parse() after the implications (a condition's bundle counts as chosen). Like
+  /// implies(), a config file holds defaults: its flag under a mode the command line chose is left unused
+  /// with a line saying so; given on the command line, or with the mode in the same file, it is refused.
+  Options& only_with(const std::string& name, const std::string& mode, std::vector<std::string> values);
+  /// Runs `fn` in parse() after the command line and the config file are read, before the implications,
+  /// the mode rules and the checks (train --resume fills in the run's saved settings there).
+  Options& after_read(std::function<void()> fn);
   /// Applies the implications (parse() does; call it after set()). strict: every flag must already
   /// hold its implied value (a check of settings filled in code rather than parsed).
   void apply_implied(bool strict = false);
@@ -131,6 +141,13 @@ class Options {
   std::vector<OptionSpec> specs_;
   std::vector<std::function<void()>> checks_;
   std::vector<std::function<std::vector<Implied>()>> implied_;
+  struct ModeRule {
+    std::string name, mode;
+    std::vector<std::string> values;
+  };
+  std::vector<ModeRule> modes_;
+  std::vector<std::function<void()>> after_read_;
+  void check_modes() const;
   std::vector<std::string> identity_;  // names marked identity(), in the order marked
   std::vector<std::string> positional_;
   std::vector<std::string> given_;

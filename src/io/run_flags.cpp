@@ -35,13 +35,58 @@ int apply_threads(int threads) {
   return n;
 }
 
-void prepare_output_path(const std::string& path, bool force) {
-  namespace fs = std::filesystem;
-  if (path.empty()) throw std::runtime_error("no output path given (--out)");
+namespace {
+
+namespace fs = std::filesystem;
+
+// The absolute, link-resolved form of `p` (its missing tail kept as written), without a trailing slash.
+fs::path resolved(const std::string& p) {
+  std::error_code ec;
+  fs::path r = fs::weakly_canonical(fs::absolute(p, ec), ec);
+  if (ec) r = fs::absolute(p, ec).lexically_normal();
+  if (!r.has_filename() && r.has_parent_path()) r = r.parent_path();
+  return r;
+}
+
+// Whether `inner` lies strictly below the directory `outer` (both resolved).
+bool lies_below(const fs::path& inner, const fs::path& outer) {
+  auto i = inner.begin(), o = outer.begin();
+  for (; o != outer.end(); ++o, ++i)
+    if (i == inner.end() || *i != *o) return false;
+  return i != inner.end();
+}
+
+}  // namespace
+
+void refuse_output_over_inputs(const std::string& path, const std::vector<std::string>& inputs, const std::string& flag) {
+  if (path.empty()) return;
+  const fs::path out = resolved(path);
+  std::error_code ec;
+  const bool out_exists = fs::exists(out, ec);
+  for (const std::string& input : inputs) {
+    if (input.empty()) continue;
+    const fs::path in = resolved(input);
+    const bool in_exists = fs::exists(in, ec);
+    std::error_code eq;
+    const bool same = out == in || (out_exists && in_exists && fs::equivalent(out, in, eq));
+    if (same)
+      throw UsageError(flag + " " + path + " is this command's input " + input + " (write the result elsewhere)");
+    if (lies_below(in, out))
+      throw UsageError(flag + " " + path + " holds this command's input " + input + " (write the result elsewhere)");
+    if (out_exists && fs::is_directory(in, ec) && lies_below(out, in))
+      throw UsageError(flag + " " + path + " is a file of this command's input " + input +
+                       " (write the result elsewhere)");
+  }
+}
+
+void prepare_output_path(const std::string& path, bool force, const std::vector<std::string>& inputs,
+                         const std::string& flag) {
+  if (path.empty()) throw UsageError("no output path given (" + flag + ")");
+  refuse_output_over_inputs(path, inputs, flag);
   const fs::path p(path);
   std::error_code ec;
   if (fs::exists(p, ec) && !force)
-    throw std::runtime_error("output '" + path + "' already exists (use --force to replace it)");
+    throw UsageError(flag + " " + path + " already exists (use --force to replace it)");
   if (p.has_parent_path()) {
     fs::create_directories(p.parent_path(), ec);
     if (ec) throw std::runtime_error("cannot create directory '" + p.parent_path().string() + "': " + ec.message());

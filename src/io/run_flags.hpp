@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "io/options.hpp"
 
@@ -31,9 +32,16 @@ int idle_cores(int cores, double load);
 /// and returns the count in force. threads = 0 means idle_cores(every core, the load now).
 int apply_threads(int threads);
 
-/// Throws std::runtime_error naming the path if `path` exists and !force; creates missing
-/// parent directories. Nothing existing is touched.
-void prepare_output_path(const std::string& path, bool force);
+/// The one rule of every verb's output path: throws io::UsageError naming `flag` if `path` is one of the
+/// verb's `inputs` (the same file or directory, also through a link), a directory above one of them, or an
+/// existing file inside an input directory (a checkpoint's weights) — with --force or without: no verb
+/// writes over what it reads. Then, if `path` exists and !force, a usage error too. Creates missing parent
+/// directories; nothing existing is touched.
+void prepare_output_path(const std::string& path, bool force, const std::vector<std::string>& inputs = {},
+                         const std::string& flag = "--out");
+/// The first half of prepare_output_path alone (for outputs a verb names and checks itself).
+void refuse_output_over_inputs(const std::string& path, const std::vector<std::string>& inputs,
+                               const std::string& flag = "--out");
 
 /// Number of processors OpenMP sees.
 int available_cores();

@@ -245,3 +245,66 @@ TEST_CASE("implications: a fixed flag is set, refused against the command line, 
   std::remove(file_default.c_str());
   std::remove(file_both.c_str());
 }
+
+TEST_CASE("mode rules: a flag of one mode given without it is refused naming both; in its mode it parses",
+          "[options]") {
+  // --lr applies only with --mode b (as --muon-lr only with --optimizer muon); the inputs only with --force off.
+  auto make_modal = [](Demo& d) {
+    Options o = make(d);
+    o.only_with("lr", "mode", {"b"}).only_with("input", "force", {"false"});
+    o.implies([&d] {  // --hidden 9 selects mode b (as a condition's bundle sets a flag)
+      return d.hidden == 9 ? std::vector<gaugelab::io::Implied>{{"mode", "b", "--hidden 9", "hidden"}}
+                           : std::vector<gaugelab::io::Implied>{};
+    });
+    return o;
+  };
+  {
+    Demo d;
+    auto o = make_modal(d);
+    CHECK_THROWS_WITH(o.parse({"--lr", "0.5"}), "--lr applies only with --mode b, but --mode is a");
+  }
+  {
+    Demo d;
+    auto o = make_modal(d);
+    CHECK_THROWS_WITH(o.parse({"--force", "x.txt"}), "--input applies only without --force, but --force is given");
+  }
+  {
+    Demo d;
+    auto o = make_modal(d);
+    REQUIRE(o.parse({"--lr", "0.5", "--mode", "b"}));
+    CHECK(d.lr == 0.5);
+  }
+  {
+    Demo d;  // the mode set by an implication counts
+    auto o = make_modal(d);
+    REQUIRE(o.parse({"--lr", "0.5", "--hidden", "9"}));
+  }
+  {
+    Demo d;  // not given: the default of a flag outside its mode is no error
+    auto o = make_modal(d);
+    REQUIRE(o.parse({"--mode", "a", "x.txt"}));
+  }
+  const auto file_flag = write_tmp("lr = 0.5\n");
+  const auto file_both = write_tmp("lr = 0.5\nmode = a\n");
+  {
+    Demo d;  // a config file's flag under a mode the command line chose: unused, with a line saying so
+    auto o = make_modal(d);
+    REQUIRE(o.parse({"--config", file_flag, "--mode", "a"}));
+  }
+  {
+    Demo d;  // the file alone sets a flag outside the mode it selects (or the default's)
+    auto o = make_modal(d);
+    CHECK_THROWS_WITH(o.parse({"--config", file_both}), Catch::Contains("--lr (from --config) applies only with --mode b"));
+    Demo e;
+    auto p = make_modal(e);
+    CHECK_THROWS_AS(p.parse({"--config", file_flag}), UsageError);
+  }
+  {
+    Demo d;  // after_read runs before the implications and the rules (train --resume fills in the run's settings)
+    auto o = make_modal(d);
+    o.after_read([&d] { d.hidden = 9; });  // which implies mode b
+    REQUIRE(o.parse({"--lr", "0.5"}));
+  }
+  std::remove(file_flag.c_str());
+  std::remove(file_both.c_str());
+}

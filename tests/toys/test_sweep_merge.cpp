@@ -85,6 +85,6 @@ TEST_CASE("merge: a missing shard, a duplicated one, or another sweep is refused
   }
   CHECK_FALSE(usage);
   CHECK(runtime);
-  CHECK_THROWS_WITH(toys::merge_sweeps({s0, s1}, s0, true, merge_prov()), Catch::Contains("is one of the shards"));
+  CHECK_THROWS_WITH(toys::merge_sweeps({s0, s1}, s0, true, merge_prov()), Catch::Contains("is this command's input"));
   CHECK_FALSE(std::filesystem::exists(out));
 }

@@ -1,0 +1,369 @@
+// The bad-input probes of issue 31, one row each: a command that once wrote over its own inputs, ran for
+// ever on an unbounded count, ignored a flag outside its mode or failed in a way that named nothing. Each
+// row gives the command, the exit status it must end with, a piece of its one-line error, and a time
+// bound; every file of the fixture (checkpoints, token files, logs) must be byte for byte what it was,
+// and a refused command must leave nothing new behind. Rows of valid commands beside them keep working.
+// Then the stop signals: SIGTERM during the trainer's evaluation and SIGINT during its sampling stop the
+// run within a bound (both were ignored until the evaluation or the sample ended).
+#include <catch2/catch.hpp>
+
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "support/child.hpp"
+#include "support/process.hpp"
+
+namespace fs = std::filesystem;
+using gaugelab::test::ChildResult;
+
+namespace {
+
+const std::string kBin = std::string(GAUGELAB_BINARY_DIR) + "/gaugelab";
+const std::string kRoot = std::string(GAUGELAB_BINARY_DIR) + "/test_bad_input_probes";
+
+std::vector<std::string> words(const std::string& s) {
+  std::vector<std::string> w;
+  std::size_t i = 0;
+  while (i < s.size()) {
+    const std::size_t j = s.find(' ', i);
+    if (j != i) w.push_back(s.substr(i, j == std::string::npos ? std::string::npos : j - i));
+    if (j == std::string::npos) break;
+    i = j + 1;
+  }
+  return w;
+}
+
+std::string replace_all(std::string s, const std::string& what, const std::string& with) {
+  for (std::size_t i = s.find(what); i != std::string::npos; i = s.find(what, i + with.size())) s.replace(i, what.size(), with);
+  return s;
+}
+
+ChildResult run(const std::string& args, double limit_s) {
+  std::vector<std::string> a = {kBin};
+  for (auto& w : words(args)) a.push_back(w);
+  return gaugelab::test::run_child(a, {limit_s, -1});
+}
+
+bool torch_built() {
+  static const bool built = run("train --describe-options", 60).status == 0;
+  return built;
+}
+
+std::string bytes_of(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+// Every file under `root` with its contents (the fixture is small: a few MB).
+std::map<std::string, std::string> tree(const fs::path& root) {
+  std::map<std::string, std::string> t;
+  for (const auto& e : fs::recursive_directory_iterator(root))
+    t[e.path().string()] = e.is_regular_file() ? bytes_of(e.path()) : std::string("<dir>");
+  return t;
+}
+
+// The checkpoint directory a one-step run wrote.
+std::string checkpoint_of(const std::string& run_dir) {
+  for (const auto& e : fs::directory_iterator(run_dir + "/checkpoints")) return e.path().string();
+  return "";
+}
+
+// The fixture: a prepared corpus, two checkpoints of one configuration and one of another width, a
+// token file under a name of no token file, an HDF5 log named like a token file, a tiny named corpus.
+struct Fixture {
+  std::string root, data, val, a, a_copy, b, narrow, tok, log_bin, existing, corpus, text_bin;
+};
+
+Fixture make_fixture(const std::string& name) {
+  Fixture f;
+  f.root = kRoot + "/" + name;
+  fs::remove_all(f.root);
+  const std::string in = f.root + "/in";
+  fs::create_directories(in);
+  f.data = in + "/data";
+  REQUIRE(run("prepare --synthetic --docs 200 --seed 1 --out " + f.data, 60).status == 0);
+  f.val = f.data + "/val.bin";
+  const std::string train = " --data " + f.data + " --model nano --max-iters 1 --warmup-iters 0 --eval-every 1 "
+                            "--eval-batches 1 --sample-tokens 0 --threads 1 --out ";
+  ChildResult r = run("train" + train + in + "/runA", 120);
+  INFO(r.output);
+  REQUIRE(r.status == 0);
+  r = run("train" + train + in + "/runW --n-embd 32", 120);
+  REQUIRE(r.status == 0);
+  f.a = checkpoint_of(in + "/runA");
+  f.narrow = checkpoint_of(in + "/runW");
+  f.a_copy = in + "/a_copy";
+  f.b = in + "/b";
+  fs::copy(f.a, f.a_copy);
+  fs::copy(f.a, f.b);
+  f.tok = in + "/val.tokens";  // a token file is one by its bytes, not its name
+  fs::copy_file(f.val, f.tok);
+  f.log_bin = in + "/log_named.bin";  // an HDF5 log is none, whatever its name
+  fs::copy_file(in + "/runA/log.h5", f.log_bin);
+  f.existing = in + "/existing.h5";
+  fs::copy_file(in + "/runA/log.h5", f.existing);
+  f.corpus = in + "/corpus";
+  fs::create_directories(f.corpus);
+  for (const char* w : {"alpha", "beta", "gamma"}) {
+    std::ofstream o(f.corpus + "/" + w + "_gut.txt");
+    for (int i = 0; i < 30; ++i) o << "Line " << i << " of the work " << w << ", spoken twice.\n";
+  }
+  f.text_bin = in + "/p/train.bin";  // a text input named like the output prepare writes beside it
+  fs::create_directories(in + "/p");
+  std::ofstream(f.text_bin) << "Some text to tokenise, once upon a time.\n";
+  return f;
+}
+
+std::string fill(const std::string& args, const Fixture& f) {
+  std::string s = args;
+  for (const auto& [key, value] :
+       std::vector<std::pair<std::string, std::string>>{{"{A}", f.a},         {"{ACOPY}", f.a_copy}, {"{B}", f.b},
+                                                        {"{W}", f.narrow},    {"{D}", f.data},       {"{V}", f.val},
+                                                        {"{TOK}", f.tok},     {"{LOGBIN}", f.log_bin},
+                                                        {"{EXISTING}", f.existing}, {"{CORPUS}", f.corpus},
+                                                        {"{TEXTBIN}", f.text_bin}, {"{OUT}", f.root + "/out"},
+                                                        {"{IN}", f.root + "/in"}})
+    s = replace_all(s, key, value);
+  return s;
+}
+
+struct Row {
+  const char* args;     // after `gaugelab`, with the fixture's {PLACEHOLDERS}
+  int status;           // the exit status it must end with
+  const char* says;     // a piece of its output (the one-line error for a refusal)
+  double limit_s;       // still running at this bound: a hang
+  bool writes = false;  // a valid command that writes under {OUT} (the fixture itself never changes)
+};
+
+// Runs the rows against a fresh fixture: status, message, one line, time bound, nothing changed.
+void check_rows(const std::string& name, const std::vector<Row>& rows) {
+  if (!torch_built()) {
+    std::puts("SKIPPED: built without the GPT-2 tier");
+    return;
+  }
+  const Fixture f = make_fixture(name);
+  const auto before = tree(f.root + "/in");
+  for (const Row& row : rows) {
+    fs::remove_all(f.root + "/out");
+    fs::create_directories(f.root + "/out");
+    const std::string args = fill(row.args, f);
+    const auto t0 = std::chrono::steady_clock::now();
+    const ChildResult r = run(args, row.limit_s);
+    const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    INFO("gaugelab " << row.args << "\n-> status " << r.status << ", signal " << r.signal << ", " << secs << " s:\n"
+                     << r.output);
+    CHECK_FALSE(r.timed_out);
+    CHECK(r.signal == 0);
+    CHECK(r.status == row.status);
+    CHECK(r.output.find(row.says) != std::string::npos);
+    if (row.status != 0) {
+      // One error line, and it is the last line, short enough to read.
+      const std::size_t at = r.output.find("error:");
+      REQUIRE(at != std::string::npos);
+      CHECK(gaugelab::test::count_lines(r.output.substr(at)) == 1);
+      CHECK(r.output.size() - at < 400);
+    }
+    CHECK(tree(f.root + "/in") == before);  // no input replaced, deleted or added to
+    if (!row.writes) CHECK(fs::is_empty(f.root + "/out"));
+  }
+}
+
+}  // namespace
+
+TEST_CASE("bad input probes: no verb writes over its own inputs, --force or not", "[cli][probes]") {
+  check_rows("inputs",
+             {
+                 // issue 31, 3: merge-models replaced A's weights (its optimizer state left beside them)
+                 {"merge-models {ACOPY} {B} --out {ACOPY} --force", 2, "--out", 60},
+                 {"merge-models {ACOPY} {B} --out {ACOPY} --force", 2, "is this command's input", 60},
+                 {"merge-models {A} {B} --out {IN}/runA --force", 2, "holds this command's input", 60},
+                 // hessian replaced the token file with its log, and the weights with it
+                 {"hessian {A} --data {V} --out {V} --force", 2, "is this command's input", 60},
+                 {"hessian {A} --data {V} --out {A}/model.safetensors --force", 2, "is a file of this command's input", 60},
+                 {"eval {A} --data {V} --out {V} --force", 2, "is this command's input", 60},
+                 {"eval {A} --tokens 1,2 --dump-logits {A}/config.json --force", 2, "--dump-logits", 60},
+                 {"generate {A} --out {A}/model.safetensors --force", 2, "is a file of this command's input", 60},
+                 {"inspect {A} --out {A}/optimizer.safetensors --force", 2, "is a file of this command's input", 60},
+                 {"export {A} --out {A} --force", 2, "is this command's input", 60},
+                 {"prepare --input {TEXTBIN} --out {IN}/p --force", 2, "is this command's input", 60},
+                 // train --force removes OUT/checkpoints: not when the run starts from one of them
+                 {"train --data {D} --model nano --max-iters 1 --warmup-iters 0 --threads 1 --init-from {A} --out {IN}/runA --force", 2,
+                  "holds this command's input", 60},
+                 // an existing --out is a usage error (exit 2, was 1)
+                 {"hessian {A} --data {V} --out {EXISTING}", 2, "--out", 60},
+                 {"hessian {A} --data {V} --out {EXISTING}", 2, "already exists (use --force", 60},
+                 {"prepare --synthetic --docs 200 --out {D}", 2, "already exists (use --force", 60},
+                 // valid: a new file beside the inputs
+                 {"eval {A} --data {V} --batches 1 --batch-size 1 --seq-len 8 --out {OUT}/eval.h5", 0, "val loss", 120, true},
+             });
+}
+
+TEST_CASE("bad input probes: every count is bounded, refused in one line before any work", "[cli][probes]") {
+  check_rows("counts",
+             {
+                 {"merge-models {A} {B} --out {OUT}/m --data {V} --batches 1e12", 2, "--batches", 60},
+                 {"eval {A} --data {V} --batches 1e12", 2, "--batches", 60},
+                 {"eval {A} --data {V} --batches 1e6 --batch-size 8", 2, "distinct windows", 60},
+                 {"generate {A} --max-new-tokens 1e12", 2, "--max-new-tokens", 60},
+                 {"generate {A} --samples 1e12", 2, "--samples", 60},
+                 {"generate {A} --samples 100000 --max-new-tokens 100000", 2, "--samples", 60},
+                 {"train --data {D} --model nano --sample-tokens 1e12 --out {OUT}/t", 2, "--sample-tokens", 60},
+                 {"train --data {D} --model nano --max-iters 1 --warmup-iters 0 --threads 1 --eval-batches 1e12 --out {OUT}/t", 2,
+                  "--eval-batches", 60, true},
+                 // valid: bounded counts run
+                 {"generate {A} --max-new-tokens 3 --samples 2 --prompt-tokens 1,2", 0, "sample 1 ids", 60},
+             });
+}
+
+TEST_CASE("bad input probes: a flag outside its mode is a usage error naming it", "[cli][probes]") {
+  const std::string t = "train --data {D} --model nano --max-iters 1 --threads 1 --out {OUT}/t";
+  const std::vector<std::string> args = {
+      t + " --condition A --magnitude cap", t + " --qk-cap 3", t + " --muon-lr 0.1", t + " --projection-target update",
+      t + " --condition B --qk-clip-tau 50", t + " --condition C --quotient-damping 0.1",
+      t + " --condition E --gaugefix-vo", t + " --optimizer muon --muon-lr 1e308",
+      "prepare --synthetic --val-works hamlet --out {OUT}/p",
+      "prepare --corpus shakespeare --corpus-dir {CORPUS} --val-fraction 0.1 --out {OUT}/p",
+      "prepare --input {TEXTBIN} --docs 10 --out {OUT}/p",
+      "prepare --corpus shakespeare --corpus-dir {CORPUS} --val-works alpha,beta,gamma --out {OUT}/p",
+      // valid: the same flags in their modes
+      t + " --condition Dcap --qk-cap 3 --print-config", t + " --condition D --magnitude wd --print-config",
+      t + " --optimizer muon --muon-lr 0.03 --print-config",
+      t + " --multipliers none --grad-projection exact --projection-target update --print-config",
+      t + " --condition P --projection-target gradient --print-config",
+      "prepare --corpus shakespeare --corpus-dir {CORPUS} --val-works alpha --out {OUT}/p"};
+  const std::vector<const char*> says = {"--magnitude applies only with --condition D or Dcap, but --condition is A",
+                                         "--qk-cap applies only with --condition Dcap",
+                                         "--muon-lr applies only with --optimizer muon, but --optimizer is adamw",
+                                         "--projection-target applies only with --grad-projection approx or exact",
+                                         "--qk-clip-tau applies only with --condition QKclip",
+                                         "--quotient-damping applies only with --condition E",
+                                         "--gaugefix-vo applies only with --condition B, D or Dcap",
+                                         "--muon-lr must be",
+                                         "--val-works applies only with --corpus shakespeare, but --corpus is not given",
+                                         "--val-fraction applies only without --corpus",
+                                         "--docs applies only with --synthetic",
+                                         "--val-works holds all 3 works",
+                                         "\"qk-cap\": 3",
+                                         "\"magnitude\": \"wd\"",
+                                         "\"muon-lr\": 0.03",
+                                         "\"projection-target\": \"update\"",
+                                         "\"projection-target\": \"gradient\"",
+                                         "train  "};
+  std::vector<Row> rows;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const bool valid = i >= 12;
+    rows.push_back({args[i].c_str(), valid ? 0 : 2, says[i], 60, i + 1 == args.size()});
+  }
+  check_rows("modes", rows);
+}
+
+TEST_CASE("bad input probes: errors name the difference, token files are judged by their bytes", "[cli][probes]") {
+  check_rows("smaller",
+             {
+                 // two 600-character configurations once; now the keys that differ
+                 {"merge-models {A} {W} --out {OUT}/m", 1, "n_embd 64 vs 32", 60},
+                 {"eval {A} --data {LOGBIN} --batches 1", 2, "is not a token file: it is an HDF5 file", 60},
+                 {"hessian {A} --data {D}/meta.json --out {OUT}/h.h5", 2, "is not a token file: it is a JSON file", 60},
+                 {"eval {A} --data {TOK} --batches 1 --batch-size 1 --seq-len 8", 0, "val loss", 60},
+             });
+}
+
+namespace {
+
+// Runs `args`, sends `sig` once the output holds `marker` (plus `delay_ms`), and waits for the end
+// within `limit_s` in all (SIGKILL then: a hang).
+ChildResult run_and_signal(const std::string& args, const std::string& marker, int delay_ms, int sig, double limit_s) {
+  std::vector<std::string> argv = {kBin};
+  for (auto& w : words(args)) argv.push_back(w);
+  std::vector<char*> a;
+  for (auto& s : argv) a.push_back(s.data());
+  a.push_back(nullptr);
+  int fds[2];
+  ChildResult r;
+  REQUIRE(pipe2(fds, O_CLOEXEC) == 0);
+  const pid_t pid = fork();
+  if (pid == 0) {
+    dup2(fds[1], 1);
+    dup2(fds[1], 2);
+    execv(a[0], a.data());
+    _exit(127);
+  }
+  close(fds[1]);
+  const auto start = std::chrono::steady_clock::now();
+  const auto deadline = start + std::chrono::duration<double>(limit_s);
+  std::optional<std::chrono::steady_clock::time_point> signal_at;
+  bool sent = false;
+  char buf[4096];
+  for (;;) {
+    const auto now = std::chrono::steady_clock::now();
+    if (now > deadline) {
+      r.timed_out = true;
+      kill(pid, SIGKILL);
+      break;
+    }
+    if (!signal_at && r.output.find(marker) != std::string::npos) signal_at = now + std::chrono::milliseconds(delay_ms);
+    if (signal_at && !sent && now >= *signal_at) {
+      kill(pid, sig);
+      sent = true;
+    }
+    pollfd p{fds[0], POLLIN, 0};
+    if (poll(&p, 1, 50) <= 0) continue;
+    const ssize_t n = read(fds[0], buf, sizeof buf);
+    if (n <= 0) break;
+    r.output.append(buf, static_cast<std::size_t>(n));
+  }
+  close(fds[0]);
+  int st = 0;
+  waitpid(pid, &st, 0);
+  if (WIFEXITED(st) && !r.timed_out) r.status = WEXITSTATUS(st);
+  if (WIFSIGNALED(st)) r.signal = WTERMSIG(st);
+  if (!sent) r.output += "\n(test: the marker never came; no signal sent)";
+  return r;
+}
+
+}  // namespace
+
+TEST_CASE("bad input probes: SIGTERM during the evaluation and SIGINT during the sample stop training", "[cli][probes]") {
+  if (!torch_built()) {
+    std::puts("SKIPPED: built without the GPT-2 tier");
+    return;
+  }
+  const std::string root = kRoot + "/signals";
+  fs::remove_all(root);
+  fs::create_directories(root);
+  // Half the documents held out: ~190k validation tokens, so a long evaluation is one the data allows.
+  REQUIRE(run("prepare --synthetic --docs 2000 --val-fraction 0.5 --seed 1 --out " + root + "/data", 60).status == 0);
+  const std::string base = "train --data " + root + "/data --model nano --max-iters 1 --warmup-iters 0 --threads 1 "
+                           "--eval-every 1 --batch-size 8 ";
+  // An evaluation of 20000 batches (minutes), then a sample of
+  // 100000 greedy tokens (minutes too): each was a stretch in which the stop signals went unheard.
+  // The settings printout ends setup, just before the run's handlers are installed; the signal follows it.
+  struct Case {
+    std::string extra, what;
+    int sig;
+  };
+  for (const Case& c : {Case{"--eval-batches 20000 --sample-tokens 0", "SIGTERM during the evaluation", SIGTERM},
+                        Case{"--eval-batches 1 --sample-tokens 100000", "SIGINT at step 1", SIGINT}}) {
+    const std::string out = root + "/run_" + std::to_string(c.sig);
+    const ChildResult r = run_and_signal(base + c.extra + " --out " + out, "MFU peak", 1500, c.sig, 90);
+    INFO(c.extra << " -> status " << r.status << ", signal " << r.signal << ", timed out " << r.timed_out << ":\n"
+                 << r.output);
+    CHECK_FALSE(r.timed_out);
+    CHECK(r.signal == 0);
+    CHECK(r.status == 0);
+    CHECK(r.output.find(c.what) != std::string::npos);
+    CHECK(r.output.find("checkpoint written; continue with") != std::string::npos);
+    CHECK(fs::exists(out + "/checkpoints"));
+  }
+}
