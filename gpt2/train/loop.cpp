@@ -2,6 +2,10 @@
 // file runs the steps: accumulate micro-batches -> (average over ranks) -> (gradient projection) -> clip
 // -> the optimizer's step, with the condition's hooks around it (step_hooks.hpp: the quotient correction,
 // GaugeFix, the cap, QK-Clip) -> samples, evaluation, log row, progress line, checkpoints.
+// Its stations, each in a file of its own: setup.cpp (and setup_stations.hpp), step_rng.cpp, step_hooks.hpp,
+// evaluate.cpp, samples.cpp, resume.cpp (save_state: the checkpoint resuming reads), report.cpp (the summary).
+// The tables it reads at several stations (conditions.cpp) and the lower floors' helpers (model/runtime.cpp's
+// autocast, io/atomic_file.cpp) are visited from more than one station by design.
 #include <chrono>
 #include <cmath>
 #include <csignal>
@@ -25,6 +29,11 @@
 namespace gaugelab::gpt2 {
 
 namespace {
+
+// The gradient norm the spike rule watches (--spike-on).
+double spike_norm(const TrainOptions& o, const GradNorms& n) {
+  return o.spike_on == "clipped" ? n.clipped : o.spike_on == "multipliers" ? n.multipliers : n.total;
+}
 
 std::string fmt_duration(double s) {
   char buf[32];

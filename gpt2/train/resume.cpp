@@ -1,6 +1,7 @@
 // Resuming a run: the checkpoint it continues (damaged newer ones skipped and set aside), the settings
 // it must share with it (the identity options of declare_train_options), its planned schedule, and the
-// trainer state a checkpoint carries besides model and optimizer (config.json "trainer").
+// trainer state a checkpoint carries besides model and optimizer (config.json "trainer"); and save_state,
+// the loop's checkpoint of a step, which writes what resuming reads.
 #include <cmath>
 #include <filesystem>
 #include <iostream>
@@ -132,6 +133,14 @@ TrainState train_state_from_json(const nlohmann::json& j) {
   s.max_drift_max = num("max_drift_max");
   s.n_spikes = j.at("n_spikes").get<std::int64_t>();
   return s;
+}
+
+void save_state(TrainRun& r) {
+  if (r.dist.rank == 0) {
+    r.log->log().flush();
+    save_train_checkpoint(r.options.run.out, r.state.step, *r.model, *r.opt, train_state_json(r), r.options.keep_ckpts);
+  }
+  if (r.dist.active()) r.dist.barrier();
 }
 
 }  // namespace gaugelab::gpt2

@@ -1,20 +1,16 @@
 // setup_train: a run from its options to the first step, station by station (setup_stations.hpp):
 // the data-parallel group and device, the run directory (resume or fresh), the data, the model, the
 // optimizer with the condition's groups (conditions.hpp), batches, schedule, log, and the settings
-// printout. Also the pieces the loop calls each step: evaluation, checkpoint, RNG reseeding.
+// printout. The pieces the loop calls each step live beside it: evaluate.cpp, step_rng.cpp, and the
+// checkpoint of a step in resume.cpp (which reads what it writes).
 #include "gpt2/train/setup.hpp"
 
-#include <chrono>
 #include <cmath>
 #include <filesystem>
 #include <iostream>
 #include <limits>
-#include <mutex>
 #include <tuple>
 
-#include <ATen/CPUGeneratorImpl.h>
-#include <ATen/Context.h>
-#include <ATen/core/grad_mode.h>
 
 #include "gpt2/model/head_projection.hpp"
 #include "gpt2/train/checkpoints.hpp"
@@ -23,7 +19,6 @@
 #include "gpt2/train/setup_stations.hpp"
 #include "io/options.hpp"
 #include "io/run_flags.hpp"
-#include "io/stop_signal.hpp"
 
 namespace gaugelab::gpt2 {
 
@@ -54,25 +49,6 @@ OptimizerSettings optimizer_settings(const TrainOptions& o, c10::Device device) 
   s.muon_settings.bf16 = device.is_cuda();  // KellerJordan's bf16 NS5 on GPUs; float32 on the CPU
   s.clip_multipliers = o.clip_multipliers;
   return s;
-}
-
-void reseed_step_rng(std::uint64_t seed, std::int64_t step, int rank, c10::Device device) {
-  const std::uint64_t s =
-      mix_seed(seed ^ 0x5eedULL, static_cast<std::uint64_t>(step) * 65536u + static_cast<std::uint64_t>(rank));
-  {
-    at::Generator gen = at::detail::getDefaultCPUGenerator();
-    std::lock_guard<std::mutex> lock(gen.mutex());
-    gen.set_current_seed(s);
-  }
-  if (device.is_cuda()) {  // the device's own generator draws CUDA dropout masks (and resets its offset)
-    at::Generator gen = at::globalContext().defaultGenerator(device);  // a handle sharing the device's generator
-    std::lock_guard<std::mutex> lock(gen.mutex());
-    gen.set_current_seed(s);
-  }
-}
-
-double spike_norm(const TrainOptions& o, const GradNorms& n) {
-  return o.spike_on == "clipped" ? n.clipped : o.spike_on == "multipliers" ? n.multipliers : n.total;
 }
 
 TrainRun setup_train(const TrainOptions& o, io::Provenance prov) {
@@ -202,49 +178,6 @@ TrainRun setup_train(const TrainOptions& o, io::Provenance prov) {
     print_settings(r, ckpt ? *ckpt : (o.resume ? std::string("nothing (no checkpoint yet: starting at step 0)") : ""));
   }
   return r;
-}
-
-double evaluate(TrainRun& r) {
-  at::NoGradGuard no_grad;
-  r.model->train(false);
-  const std::int64_t n = r.val->count(), world = r.dist.world;
-  const bool shared = r.dist.active() && n % world == 0;  // each rank a share, then the mean of means
-  const bool rank0 = r.dist.rank == 0;
-  double sum = 0;
-  std::int64_t count = 0;
-  const auto t0 = std::chrono::steady_clock::now();
-  auto shown = t0;
-  for (std::int64_t i = shared ? r.dist.rank : 0; i < n; i += shared ? world : 1) {
-    if (io::stop_requested() != 0) {  // SIGTERM/SIGINT: the step's checkpoint comes next, not more batches
-      if (rank0)
-        std::cerr << "train: " << io::stop_signal_name(io::stop_requested()) << " during the evaluation: stopped after "
-                  << count << " of " << n << " batches (no validation loss this step)\n";
-      count = 0;
-      break;
-    }
-    const at::Tensor batch = r.val->batch(i).to(r.device);
-    const std::int64_t T = batch.size(1) - 1;
-    AutocastScope autocast(r.device, r.precision);
-    sum += r.model->loss(batch.narrow(1, 0, T), batch.narrow(1, 1, T)).item<double>();
-    ++count;
-    const auto now = std::chrono::steady_clock::now();
-    if (rank0 && now - shown > std::chrono::seconds(10)) {  // a long evaluation says where it is
-      shown = now;
-      std::cerr << "train: evaluating: batch " << i + 1 << " of " << n << ", "
-                << std::lround(std::chrono::duration<double>(now - t0).count()) << " s\n";
-    }
-  }
-  r.model->train(true);
-  const double mean = count > 0 ? sum / static_cast<double>(count) : std::numeric_limits<double>::quiet_NaN();
-  return shared ? r.dist.all_reduce_mean(mean) : mean;
-}
-
-void save_state(TrainRun& r) {
-  if (r.dist.rank == 0) {
-    r.log->log().flush();
-    save_train_checkpoint(r.options.run.out, r.state.step, *r.model, *r.opt, train_state_json(r), r.options.keep_ckpts);
-  }
-  if (r.dist.active()) r.dist.barrier();
 }
 
 }  // namespace gaugelab::gpt2

@@ -68,8 +68,6 @@ TrainRun setup_train(const TrainOptions& options, io::Provenance prov);
 /// The optimizer's groups as the options and the condition set them (weight decay per group,
 /// multiplier lr, clipping set, Muon); on CUDA, Muon's NS5 runs in bfloat16.
 OptimizerSettings optimizer_settings(const TrainOptions& o, c10::Device device);
-/// The gradient norm the spike rule watches (--spike-on).
-double spike_norm(const TrainOptions& o, const GradNorms& n);
 /// Mean validation loss over the fixed batches (ranks share the batches when they divide evenly).
 double evaluate(TrainRun& run);
 /// Checkpoint of the current step (rank 0 writes; every rank waits for it).

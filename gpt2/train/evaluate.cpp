@@ -1,0 +1,49 @@
+// The loop's evaluation station: the mean validation loss over the run's fixed batches, shared over the
+// data-parallel ranks when they divide evenly, interruptible by SIGTERM/SIGINT between batches.
+#include <chrono>
+#include <cmath>
+#include <iostream>
+#include <limits>
+
+#include <ATen/core/grad_mode.h>
+
+#include "gpt2/train/setup.hpp"
+#include "io/stop_signal.hpp"
+
+namespace gaugelab::gpt2 {
+
+double evaluate(TrainRun& r) {
+  at::NoGradGuard no_grad;
+  r.model->train(false);
+  const std::int64_t n = r.val->count(), world = r.dist.world;
+  const bool shared = r.dist.active() && n % world == 0;  // each rank a share, then the mean of means
+  const bool rank0 = r.dist.rank == 0;
+  double sum = 0;
+  std::int64_t count = 0;
+  const auto t0 = std::chrono::steady_clock::now();
+  auto shown = t0;
+  for (std::int64_t i = shared ? r.dist.rank : 0; i < n; i += shared ? world : 1) {
+    if (io::stop_requested() != 0) {  // SIGTERM/SIGINT: the step's checkpoint comes next, not more batches
+      if (rank0)
+        std::cerr << "train: " << io::stop_signal_name(io::stop_requested()) << " during the evaluation: stopped after "
+                  << count << " of " << n << " batches (no validation loss this step)\n";
+      count = 0;
+      break;
+    }
+    const at::Tensor batch = r.val->batch(i).to(r.device);
+    const std::int64_t T = batch.size(1) - 1;
+    AutocastScope autocast(r.device, r.precision);
+    sum += r.model->loss(batch.narrow(1, 0, T), batch.narrow(1, 1, T)).item<double>();
+    ++count;
+    const auto now = std::chrono::steady_clock::now();
+    if (rank0 && now - shown > std::chrono::seconds(10)) {  // a long evaluation says where it is
+      shown = now;
+      std::cerr << "train: evaluating: batch " << i + 1 << " of " << n << ", "
+                << std::lround(std::chrono::duration<double>(now - t0).count()) << " s\n";
+    }
+  }
+  r.model->train(true);
+  const double mean = count > 0 ? sum / static_cast<double>(count) : std::numeric_limits<double>::quiet_NaN();
+  return shared ? r.dist.all_reduce_mean(mean) : mean;
+}
+}  // namespace gaugelab::gpt2
