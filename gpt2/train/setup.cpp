@@ -80,8 +80,8 @@ TrainRun setup_train(const TrainOptions& o, io::Provenance prov) {
     for (const std::string& removed : {train_checkpoints_dir(o.run.out), log_path})
       io::refuse_output_over_inputs(removed, {o.data, o.init_from});
     if (!o.run.force && !failed_before_first_step(o.run.out))
-      throw std::runtime_error(o.run.out + ": already holds a run (log.h5 or checkpoints/); continue it with --resume "
-                                           "or replace it with --force");
+      throw io::UsageError("--out " + o.run.out + " already holds a run (log.h5 or checkpoints/); continue it with "
+                                                  "--resume or replace it with --force");
     fs::remove_all(train_checkpoints_dir(o.run.out));
     fs::remove(log_path);
     fs::remove(log_path + ".resume-src");

@@ -204,6 +204,8 @@ TEST_CASE("bad input probes: no verb writes over its own inputs, --force or not"
                  {"hessian {A} --data {V} --out {EXISTING}", 2, "--out", 60},
                  {"hessian {A} --data {V} --out {EXISTING}", 2, "already exists (use --force", 60},
                  {"prepare --synthetic --docs 200 --out {D}", 2, "already exists (use --force", 60},
+                 {"train --data {D} --model nano --max-iters 1 --warmup-iters 0 --threads 1 --out {IN}/runA", 2,
+                  "already holds a run", 60},
                  // valid: a new file beside the inputs
                  {"eval {A} --data {V} --batches 1 --batch-size 1 --seq-len 8 --out {OUT}/eval.h5", 0, "val loss", 120, true},
              });
