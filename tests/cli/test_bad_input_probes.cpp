@@ -250,7 +250,7 @@ TEST_CASE("bad input probes: a flag outside its mode is a usage error naming it"
                                          "--projection-target applies only with --grad-projection approx or exact",
                                          "--qk-clip-tau applies only with --condition QKclip",
                                          "--quotient-damping applies only with --condition E",
-                                         "--gaugefix-vo applies only with --condition B, D or Dcap",
+                                         "--gaugefix-vo applies only with --condition B, D, Dcap",
                                          "--muon-lr must be",
                                          "--val-works applies only with --corpus shakespeare, but --corpus is not given",
                                          "--val-fraction applies only without --corpus",
