@@ -1,6 +1,7 @@
 // What a run prints and records about itself: every setting at the start (llm.c prints them all), and
 // the log's /summary and the closing lines at the end.
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <iostream>
 #include <limits>
@@ -134,12 +135,19 @@ TrainResult finish_train(TrainRun& r, double seconds) {
   log.set_summary("seconds_this_process", seconds);
   r.log->log().close();
   std::cout << "\n== gaugelab train: condition " << o.condition << ", seed " << o.run.seed << " ==\n"
-            << "steps       " << s.step << " / " << o.max_iters << (s.diverged ? "  DIVERGED (non-finite loss)" : "")
+            << "steps       " << s.step << " / " << o.max_iters << (s.diverged ? "  DIVERGED (" + s.stop_reason + ")" : "")
             << (s.interrupted ? "  interrupted (resume with --resume)" : "") << "\n"
             << "tokens      " << s.tokens << " (" << r.tokens_per_step << " per step)\n"
-            << "val loss    final " << s.final_val_loss << ", best " << s.best_val_loss << "\n"
-            << "Q/K drift   final max " << s.final_drift_max << ", mean " << s.final_drift_mean << "; max over run "
-            << s.max_drift_max << "\n"
+            << "val loss    "
+            << (std::isfinite(s.final_val_loss) ? "final " + num(s.final_val_loss) + ", best " + num(s.best_val_loss)
+                                                : std::string("— (no evaluation finished yet: one every ") +
+                                                      std::to_string(o.eval_every) + " steps and at the last)")
+            << "\n"
+            << "Q/K drift   "
+            << (std::isfinite(s.final_drift_max) ? "final max " + num(s.final_drift_max) + ", mean " +
+                                                       num(s.final_drift_mean) + "; max over run " + num(s.max_drift_max)
+                                                 : std::string(r.has_heads ? "— (not sampled yet)" : "— (no Q/K row multipliers)"))
+            << "\n"
             << "stability   " << (res.stable ? "stable" : "UNSTABLE") << " (" << s.n_spikes << " spikes)\n"
             << "time        " << seconds << " s in this process\n"
             << "log         " << train_log_path(o.run.out) << "\n"
