@@ -16,6 +16,7 @@
 #include "gpt2/model/checkpoint.hpp"
 #include "gpt2/train/checkpoints.hpp"
 #include "io/run_log_reader.hpp"
+#include "tests/support/own_dir.hpp"
 #include "tests/support/process.hpp"
 #include "tests/gpt2/gpt2_catch.hpp"
 
@@ -29,8 +30,9 @@ const std::string kRoot = std::string(GAUGELAB_BINARY_DIR) + "/test_train_runs";
 
 // The synthetic corpus, prepared once per test process (~50k tokens).
 const std::string& data_dir() {
+  static const test::OwnDir own(kRoot + "/data");
   static const std::string dir = [] {
-    const std::string d = kRoot + "/data";
+    const std::string d = own.path;
     const auto r = test::run_command(kBin + " prepare --synthetic --docs 300 --seed 1 --force --out " + d);
     if (r.status != 0) throw std::runtime_error("prepare failed: " + r.output);
     return d;

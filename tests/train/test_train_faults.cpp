@@ -19,6 +19,7 @@
 #include "io/run_log_reader.hpp"
 #include "tests/gpt2/gpt2_catch.hpp"
 #include "tests/support/child.hpp"
+#include "tests/support/own_dir.hpp"
 #include "tests/support/process.hpp"
 
 using namespace gaugelab;
@@ -30,8 +31,9 @@ const std::string kBin = std::string(GAUGELAB_BINARY_DIR) + "/gaugelab";
 const std::string kRoot = std::string(GAUGELAB_BINARY_DIR) + "/test_train_faults";
 
 const std::string& data_dir() {
+  static const test::OwnDir own(kRoot + "/data");
   static const std::string dir = [] {
-    const std::string d = kRoot + "/data";
+    const std::string d = own.path;
     const auto r = test::run_child({kBin, "prepare", "--synthetic", "--docs", "300", "--seed", "1", "--force", "--out", d});
     if (r.status != 0) throw std::runtime_error("prepare failed: " + r.output);
     return d;

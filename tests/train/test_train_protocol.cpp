@@ -10,6 +10,7 @@
 #include "gpt2/train/data_loader.hpp"
 #include "gpt2/train/setup.hpp"
 #include "io/run_log_reader.hpp"
+#include "tests/support/own_dir.hpp"
 #include "tests/support/process.hpp"
 #include "tests/gpt2/gpt2_catch.hpp"
 
@@ -21,8 +22,9 @@ namespace {
 const std::string kRoot = std::string(GAUGELAB_BINARY_DIR) + "/test_train_protocol";
 
 std::string synthetic_data() {
+  static const test::OwnDir own(kRoot + "/data");
   static const std::string dir = [] {
-    const std::string d = kRoot + "/data";
+    const std::string d = own.path;
     const auto r = test::run_gaugelab("prepare --synthetic --docs 200 --seed 1 --force --out " + d);
     if (r.status != 0) throw std::runtime_error("prepare failed: " + r.output);
     return d;
