@@ -26,23 +26,12 @@
 
 namespace fs = std::filesystem;
 using gaugelab::test::ChildResult;
+using gaugelab::test::words;
 
 namespace {
 
 const std::string kBin = std::string(GAUGELAB_BINARY_DIR) + "/gaugelab";
 const std::string kRoot = std::string(GAUGELAB_BINARY_DIR) + "/test_bad_input_probes";
-
-std::vector<std::string> words(const std::string& s) {
-  std::vector<std::string> w;
-  std::size_t i = 0;
-  while (i < s.size()) {
-    const std::size_t j = s.find(' ', i);
-    if (j != i) w.push_back(s.substr(i, j == std::string::npos ? std::string::npos : j - i));
-    if (j == std::string::npos) break;
-    i = j + 1;
-  }
-  return w;
-}
 
 std::string replace_all(std::string s, const std::string& what, const std::string& with) {
   for (std::size_t i = s.find(what); i != std::string::npos; i = s.find(what, i + with.size())) s.replace(i, what.size(), with);

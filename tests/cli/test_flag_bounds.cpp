@@ -22,23 +22,12 @@
 
 namespace fs = std::filesystem;
 using gaugelab::test::ChildResult;
+using gaugelab::test::words;
 
 namespace {
 
 const std::string kBin = std::string(GAUGELAB_BINARY_DIR) + "/gaugelab";
 const std::string kRoot = std::string(GAUGELAB_BINARY_DIR) + "/test_flag_bounds";
-
-std::vector<std::string> words(const std::string& s) {
-  std::vector<std::string> w;
-  std::size_t i = 0;
-  while (i < s.size()) {
-    const std::size_t j = s.find(' ', i);
-    if (j != i) w.push_back(s.substr(i, j == std::string::npos ? std::string::npos : j - i));
-    if (j == std::string::npos) break;
-    i = j + 1;
-  }
-  return w;
-}
 
 ChildResult run(const std::vector<std::string>& args, double limit_s = 60) {
   std::vector<std::string> a = {kBin};

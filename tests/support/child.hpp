@@ -34,6 +34,19 @@ struct ChildOptions {
                                   // enospc shim, LD_PRELOAD); -1 = off. Needs GAUGELAB_ENOSPC_SHIM.
 };
 
+/// A command line split at single spaces into argv words (no quoting: the tests' lines need none).
+inline std::vector<std::string> words(const std::string& s) {
+  std::vector<std::string> w;
+  std::size_t i = 0;
+  while (i < s.size()) {
+    const std::size_t j = s.find(' ', i);
+    if (j != i) w.push_back(s.substr(i, j == std::string::npos ? std::string::npos : j - i));
+    if (j == std::string::npos) break;
+    i = j + 1;
+  }
+  return w;
+}
+
 /// Runs argv[0] with arguments argv[1..] (no shell).
 inline ChildResult run_child(const std::vector<std::string>& argv, const ChildOptions& opts = {}) {
   // Everything the child needs is built before fork(): tests run children from several threads, and
