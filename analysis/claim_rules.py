@@ -87,19 +87,6 @@ def combine_many(parts: list[tuple[str, Part]], shown: int = 4) -> Verdict:
     return Verdict(v.word, "; ".join(bits))
 
 
-def stable_count_by_seed(runs: dict, lrs, **want: float) -> np.ndarray:
-    """Per seed (ascending), how many of the learning rates `lrs` ended 'stable' (neither diverged nor
-    oscillating) at the grid point `want` of a seed-004 sweep's /tables/runs."""
-    total = None
-    for lr in lrs:
-        sel = np.ones(len(runs["row"]), dtype=bool)
-        for k, v in dict(want, lr=lr).items():
-            sel &= np.abs(runs[k].astype(float) - v) <= 1e-9 * max(1.0, abs(v))
-        ok = (runs["stability"][sel] == "stable")[np.argsort(runs["seed"][sel].astype(int), kind="stable")]
-        total = ok.astype(float) if total is None else total + ok
-    return total
-
-
 def fisher_more_often(k_a: int, n_a: int, k_b: int, n_b: int, name: str, alpha: float = 0.05) -> Part:
     """'yes' when a's event count k_a/n_a exceeds b's by the one-sided Fisher exact test at alpha, else
     'undecided' (a count test cannot show that two rates are equal)."""

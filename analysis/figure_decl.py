@@ -14,7 +14,7 @@ from __future__ import annotations
 import importlib.util
 import shlex
 import sys
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Callable
 
@@ -176,4 +176,3 @@ class Row:
     state: str                       # "made" | "not run yet (...)"
     verdict: str
     run_set: str = ""
-    notes: list[str] = field(default_factory=list)

@@ -39,6 +39,14 @@ def stale(output: Path, deps: list[Path]) -> bool:
 TORCH_FREE_VERBS = ("toy", "sweep", "diag")
 
 
+def tier_selection(tier: str) -> set[str]:
+    """The experiments and figure scripts of a tier: "torch-free" (the experiments of TORCH_FREE_VERBS and the
+    figures that read nothing else) or "torch" (all the others)."""
+    free = {n for n, e in manifest.EXPERIMENTS.items() if e["args"][0] in TORCH_FREE_VERBS}
+    free |= {s for s, f in manifest.figures().items() if set(f.inputs) <= free}
+    return free if tier == "torch-free" else (set(manifest.EXPERIMENTS) | set(manifest.figures())) - free
+
+
 def finished(log: Path) -> bool:
     """A training run's log says it completed or diverged (a diverged run stops the same way every time)."""
     try:
@@ -131,24 +139,22 @@ def run_grid(build: Path, name: str, overrides: dict, jobs: int, shard: tuple[in
     left = [(k, e) for k, e in todo if not finished(ROOT / e["out"])]
     print(f"[grid] {name}: {len(runs)} runs, shard {i}/{n}: {len(todo)}, {len(todo) - len(left)} finished before", flush=True)
     binary = build / "gaugelab"
-    failed = []
+    failed: list[str] = []
+
+    def failures(done) -> list[str]:
+        return [f.result()[0] for f in done if f.result()[2].returncode != 0]
+
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
-        futures = []
+        running: set = set()
         for k, e in left:
-            if failed:
-                break
-            while sum(not f.done() for f in futures) >= max(1, jobs):
-                wait(futures, return_when=FIRST_COMPLETED)
-                failed += [f.result()[0] for f in futures if f.done() and f.result()[2].returncode != 0]
-            if failed:
+            while len(running) >= max(1, jobs):
+                done, running = wait(running, return_when=FIRST_COMPLETED)
+                failed += failures(done)
+            if failed:  # no new run after a failure; the ones under way finish and keep their state
                 break
             print(f"[grid] {k}: {'resuming' if (ROOT / e['out_arg'] / 'checkpoints').is_dir() else 'starting'}", flush=True)
-            futures.append(pool.submit(run_one, binary, k, e, launch, True))
-        wait(futures)
-    for f in futures:
-        k, seconds, r = f.result()
-        if r.returncode != 0 and k not in failed:
-            failed.append(k)
+            running.add(pool.submit(run_one, binary, k, e, launch, True))
+        failed += failures(wait(running)[0])
     if failed:
         raise SystemExit(f"[grid] {name}: {len(failed)} run(s) failed, e.g. {failed[0]} (output in {failed[0]}.txt)")
     print(f"[grid] {name}: shard {i}/{n} done; logs under {runs and Path(next(iter(runs.values()))['out_arg']).parent}",
@@ -206,9 +212,10 @@ def main() -> int:
                     help="output folder for PNG/PDF/Markdown")
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1,
                     help="experiments run at once (each sets its own threads; default: the cores)")
-    ap.add_argument("--torch-free", action="store_true",
-                    help="only the experiments of the torch-free verbs (toy, sweep, diag) and the figures that read "
-                         "nothing else: what the torch-free gaugelab can make while the LibTorch half compiles")
+    ap.add_argument("--tier", choices=("all", "torch-free", "torch"), default="all",
+                    help="torch-free: only the experiments of the torch-free verbs (toy, sweep, diag) and the figures "
+                         "that read nothing else (what the torch-free gaugelab makes while the LibTorch half compiles); "
+                         "torch: the others")
     ap.add_argument("--no-index", action="store_true", help="do not rewrite analysis/FIGURES.md")
     ap.add_argument("--grid", metavar="NAME", help=f"run one grid of the manifest instead ({', '.join(manifest.GRIDS)}); "
                     "resumable and shardable; draws nothing")
@@ -225,15 +232,14 @@ def main() -> int:
             raise SystemExit(f"make_figures.py: {e}") from None
         return 0
     only = set(a.only) if a.only else None
-    if a.torch_free:
-        free = {n for n, e in manifest.EXPERIMENTS.items() if e["args"][0] in TORCH_FREE_VERBS}
-        figs = {s for s, f in manifest.figures().items() if set(f.inputs) <= free}
-        only = (only or (free | figs)) & (free | figs)
+    if a.tier != "all":
+        tier = tier_selection(a.tier)
+        only = (only or tier) & tier
     drawer = Drawer(only, ROOT / a.figures)
     if not a.no_run:
         run_experiments(ROOT / a.build, only, a.force, a.jobs, on_done=drawer.draw_ready)
     drawer.draw_ready()
-    if not only and not a.no_index:
+    if not a.only and a.tier != "torch-free" and not a.no_index:
         import figure_index
         (ROOT / "analysis" / "FIGURES.md").write_text(figure_index.render())
         print("[figures] wrote analysis/FIGURES.md")

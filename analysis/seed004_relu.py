@@ -125,6 +125,13 @@ def cell_by_seed(runs: dict, metric: str, keep_diverged: bool = False, **want: f
     return vals[np.argsort(runs["seed"][sel].astype(int), kind="stable")]
 
 
+def stable_count_by_seed(runs: dict, lrs, **want: float):
+    """Per seed (ascending), how many of the learning rates `lrs` ended 'stable' (neither diverged nor
+    oscillating) at the grid point `want` (lambda, eps, init-scale) of /tables/runs."""
+    return sum((cell_by_seed(runs, "stability", keep_diverged=True, lr=lr, **want) == "stable").astype(float)
+               for lr in lrs)
+
+
 def val_headline(path, lr: float, lam: float) -> str:
     """'lr 0.01, λ 0: val 0.5221 ± 0.0075': mean ± population std of the final validation MSE over the
     seeds of one sweep cell that did not diverge (the figure index's "ours" for Tables I and II)."""

@@ -16,7 +16,7 @@ stamp "torch-free gaugelab built; building the LibTorch half (gaugelab-torch) in
 torch_log="$build/demo-torch-build.log"
 ( cmake --build "$build" -j "$jobs" --target gaugelab-torch > "$torch_log" 2>&1; echo $? > "$torch_log.rc" ) &
 torch_pid=$!
-/usr/bin/python3 analysis/make_figures.py --build "$build" --torch-free --no-index
+/usr/bin/python3 analysis/make_figures.py --build "$build" --tier torch-free
 stamp "the torch-free figures are drawn (under figures/); waiting for gaugelab-torch"
 wait "$torch_pid" || true
 if [ "$(cat "$torch_log.rc" 2>/dev/null)" != 0 ]; then
@@ -25,7 +25,7 @@ if [ "$(cat "$torch_log.rc" 2>/dev/null)" != 0 ]; then
   exit 1
 fi
 stamp "gaugelab-torch built; the GPT-2 experiments"
-/usr/bin/python3 analysis/make_figures.py --build "$build"
+/usr/bin/python3 analysis/make_figures.py --build "$build" --tier torch  # and the figure index
 bash scripts/report.sh report
 echo
 echo "demo: done in $(( $(date +%s) - start )) s"

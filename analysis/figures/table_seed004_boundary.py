@@ -30,9 +30,9 @@ def _decide(paths):
     alpha = 0.05 / (len(settings) * len(lams))  # Bonferroni over every (ε, σ, λ) comparison deciding the claim
     parts = []
     for eps, init in settings:
-        y = cr.stable_count_by_seed(col, lrs, eps=eps, **{"init-scale": init, "lambda": 0.0})
+        y = s4.stable_count_by_seed(col, lrs, eps=eps, **{"init-scale": init, "lambda": 0.0})
         for lam in lams:
-            x = cr.stable_count_by_seed(col, lrs, eps=eps, **{"init-scale": init, "lambda": lam})
+            x = s4.stable_count_by_seed(col, lrs, eps=eps, **{"init-scale": init, "lambda": lam})
             name = f"ε {eps:g}, σ {init:g}, λ {lam:g}"
             parts.append((name, cr.paired(x, y, MARGIN, name, claimed="higher", alpha=alpha)))
     return cr.combine_many(parts)
@@ -74,14 +74,14 @@ def main(path: str) -> None:
                 ok = [lr for lr, c in zip(lrs, cells) if len(c) and not (col["stability"][c] == "diverged").any()]
                 return max(ok) if ok else float("nan")
 
-            y = cr.stable_count_by_seed(col, lrs, eps=eps, **{"init-scale": init, "lambda": 0.0})
+            y = s4.stable_count_by_seed(col, lrs, eps=eps, **{"init-scale": init, "lambda": 0.0})
             for lam in lams:
                 sel = np.nonzero(base & np.isclose(lam_of, lam))[0]
                 nd = int((col["stability"][sel] == "diverged").sum())
                 no = int((col["stability"][sel] == "oscillating").sum())
                 diff = "—"
                 if lam > 0:
-                    x = cr.stable_count_by_seed(col, lrs, eps=eps, **{"init-scale": init, "lambda": lam})
+                    x = s4.stable_count_by_seed(col, lrs, eps=eps, **{"init-scale": init, "lambda": lam})
                     diff = stats.paired_difference(x, y).text("+.2f")
                 hi_lr = sel[(lr_of[sel] >= 0.02) & (col["stability"][sel] != "diverged")]
                 sharp = (np.nanmedian(lr_of[hi_lr] * col["sharpness_final"][hi_lr].astype(float))

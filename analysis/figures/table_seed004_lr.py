@@ -23,8 +23,8 @@ MARGIN = 0.5
 def _decide(paths):
     runs = s4.sweep_runs(str(paths[0]))
     lrs = sorted({lr for (_, lr) in s4.PAPER_TABLE2})
-    x = cr.stable_count_by_seed(runs, lrs, **{"lambda": GAUGE_FIXED})
-    y = cr.stable_count_by_seed(runs, lrs, **{"lambda": 0.0})
+    x = s4.stable_count_by_seed(runs, lrs, **{"lambda": GAUGE_FIXED})
+    y = s4.stable_count_by_seed(runs, lrs, **{"lambda": 0.0})
     return cr.combine([cr.paired(x, y, MARGIN, f"stable lr cells per seed (of {len(lrs)}), λ {GAUGE_FIXED:g} − λ 0",
                                  claimed="higher")])
 

@@ -73,3 +73,15 @@ def test_runner_skips_finished_runs_and_shards(tmp_path):
     assert r.returncode == 0 and "3 finished before" in r.stdout, r.stdout
     bad = subprocess.run(base + ["--shard", "2/2"], capture_output=True, text=True, timeout=60, cwd=ROOT)
     assert bad.returncode != 0 and "0 <= I < N" in bad.stderr
+
+
+def test_demo_tiers_split_every_experiment_and_figure_once():
+    import make_figures
+
+    free, torch = make_figures.tier_selection("torch-free"), make_figures.tier_selection("torch")
+    everything = set(manifest.EXPERIMENTS) | set(manifest.figures())
+    assert free | torch == everything and not free & torch
+    assert "toy_relu" in free and "train_tiny_A_s42" in torch
+    for script, fig in manifest.figures().items():
+        if script in free:  # drawn before gaugelab-torch exists: reads only what the torch-free binary makes
+            assert all(manifest.EXPERIMENTS[e]["args"][0] in make_figures.TORCH_FREE_VERBS for e in fig.inputs)
