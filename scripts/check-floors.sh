@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Checks the floors rule of DESIGN §1: code includes only from its own floor or below.
 #   src/core <- src/io <- {src/harness, toys, data} <- gpt2 <- cli;  python/ (bindings) sits on core+io
-# and inside gpt2 its rooms: gpt2/model <- gpt2/dist <- {gpt2/train, gpt2/inspect, gpt2/use}, the last
-# three never pointing at each other (a trainer change cannot break inspect, and the reverse), and
-# gpt2/landscape (merging, loss paths) on top of inspect's group actions and use's loaders.
+# and inside gpt2 its rooms: gpt2/ops (per-layer raw-tensor math, ATen only) <- gpt2/model <- gpt2/dist <-
+# {gpt2/train, gpt2/inspect, gpt2/use}, the last three never pointing at each other (a trainer change
+# cannot break inspect, and the reverse), gpt2/landscape (merging, loss paths) on top of inspect's group
+# actions and use's loaders, and gpt2/torch_library (the PyTorch operators of gaugelab.torch) on ops and
+# the two tables it exports (the conditions, the multiplier placements); no room points at it.
 # Also: LibTorch headers only inside gpt2/; HDF5/Boost/JSON never inside src/core.
 set -u
 root=${1:-.}
@@ -20,13 +22,17 @@ check src/harness 'toys/|data/|gpt2/|cli/|torch/|ATen/|c10/' "harness sits on co
 check toys      'harness/|data/|gpt2/|cli/|torch/|ATen/|c10/' "toys sit on core+io"
 check data      'harness/|toys/|gpt2/|cli/|torch/|ATen/|c10/' "data sits on core+io"
 check gpt2      'cli/' "gpt2 never points up at the front door"
-check gpt2/model   'gpt2/(dist|train|inspect|use|landscape)/' "the model room is the tier's ground floor"
-check gpt2/dist    'gpt2/(train|inspect|use|landscape)/' "data parallelism sits on the model only"
-check gpt2/train   'gpt2/(inspect|use|landscape)/' "the trainer uses model and dist only"
-check gpt2/inspect 'gpt2/(train|use|landscape)/' "inspect uses model and dist only"
-check gpt2/use     'gpt2/(train|inspect|landscape)/' "the model verbs use model and dist only"
-check gpt2/landscape 'gpt2/train/' "the landscape tools use model, dist, inspect and use, never the trainer"
-for f in gpt2/*.cpp gpt2/*.hpp; do [ -e "$f" ] && { echo "floors: $f sits outside the gpt2 rooms (model, dist, train, inspect, use, landscape)"; fail=1; }; done
+check gpt2/ops     'gpt2/(model|dist|train|inspect|use|landscape|torch_library)/' "the raw-tensor operations are the tier's ground floor"
+check gpt2/model   'gpt2/(dist|train|inspect|use|landscape|torch_library)/' "the model sits on ops only"
+check gpt2/dist    'gpt2/(train|inspect|use|landscape|torch_library)/' "data parallelism sits on the model only"
+check gpt2/train   'gpt2/(inspect|use|landscape|torch_library)/' "the trainer uses model and dist only"
+check gpt2/inspect 'gpt2/(train|use|landscape|torch_library)/' "inspect uses model and dist only"
+check gpt2/use     'gpt2/(train|inspect|landscape|torch_library)/' "the model verbs use model and dist only"
+check gpt2/landscape 'gpt2/(train|torch_library)/' "the landscape tools use model, dist, inspect and use, never the trainer"
+check gpt2/torch_library 'gpt2/(dist|inspect|use|landscape)/' "the operators use ops and the two tables only"
+hits=$(grep -rnE '^\s*#\s*include\s*"gpt2/(model|train)/' gpt2/torch_library 2>/dev/null | grep -vE '"gpt2/(model/config|train/conditions)\.hpp"')
+if [ -n "$hits" ]; then echo "floors: gpt2/torch_library includes only the tables of model and train (config.hpp, conditions.hpp):"; echo "$hits"; fail=1; fi
+for f in gpt2/*.cpp gpt2/*.hpp; do [ -e "$f" ] && { echo "floors: $f sits outside the gpt2 rooms (ops, model, dist, train, inspect, use, landscape, torch_library)"; fail=1; }; done
 check cli       'torch/|ATen/|c10/' "LibTorch headers stay inside gpt2/"
 check python    'harness/|toys/|data/|gpt2/|cli/|torch/|ATen/|c10/' "the bindings use core and io only"
 check fuzz      'cli/|torch/|ATen/|c10/|gpt2/(dist|train|inspect|use|landscape)/' "fuzz targets build without LibTorch: only gpt2/model's LibTorch-free readers"

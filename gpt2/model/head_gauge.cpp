@@ -7,6 +7,8 @@
 #include <ATen/ops/mm.h>
 #include <ATen/ops/mv.h>
 
+#include "gpt2/ops/qk_layer.hpp"
+
 namespace gaugelab::gpt2 {
 
 namespace {
@@ -81,12 +83,10 @@ void apply_vo_gauge(Block& b, HeadSlice hs, const at::Tensor& c) {
 }
 
 void rescale_qk_multipliers(Block& b, const at::Tensor& g) {
-  at::NoGradGuard no_grad;
-  const at::Tensor gg = g.to(b.c_attn.weight.device(), b.c_attn.weight.scalar_type());
-  required(b.q().r, "rescale_qk_multipliers").div_(gg);
-  if (b.c_attn.bias.defined()) b.b_q().div_(gg);  // b_Q, b_K move with their rows when they exist
-  required(b.k().r, "rescale_qk_multipliers").mul_(gg);
-  if (b.c_attn.bias.defined()) b.b_k().mul_(gg);
+  at::Tensor bq = b.c_attn.bias.defined() ? b.b_q() : at::Tensor();  // b_Q, b_K move with their rows when they exist
+  at::Tensor bk = b.c_attn.bias.defined() ? b.b_k() : at::Tensor();
+  at::Tensor rq = required(b.q().r, "rescale_qk_multipliers"), rk = required(b.k().r, "rescale_qk_multipliers");
+  rescale_qk_pair(rq, rk, bq, bk, g);
 }
 
 void rescale_vo_multipliers(Block& b, const at::Tensor& g) {

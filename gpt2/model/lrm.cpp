@@ -3,10 +3,13 @@
 #include <stdexcept>
 
 #include <ATen/core/grad_mode.h>
+#include <ATen/ops/cat.h>
 #include <ATen/ops/linear.h>
 #include <ATen/ops/ones.h>
 #include <ATen/ops/stack.h>
 #include <ATen/ops/zeros.h>
+
+#include "gpt2/ops/lrm_weight.hpp"
 
 namespace gaugelab::gpt2 {
 
@@ -55,34 +58,28 @@ at::Tensor LrmLinear::effective_weight() const {
   if (!has_multipliers()) return weight;
   const auto n_groups = static_cast<std::int64_t>(groups.size());
   const std::int64_t rows = rows_per_group(), in = in_features();
-  if (n_groups == 1) {  // the common case: no stacking, at most two broadcast products
-    const Group& g = groups[0];
-    at::Tensor w = weight;
-    if (at::Tensor rs = g.row_scale(rows); rs.defined()) w = w.mul(rs.unsqueeze(1));
-    if (g.c.defined()) w = w.mul(g.c.unsqueeze(0));
-    return w;
-  }
+  if (n_groups == 1) return lrm_effective_weight(weight, groups[0].row_scale(rows), groups[0].c);  // the common case
   bool any_row = false, any_col = false;
   for (const Group& g : groups) {
     any_row |= g.row_scale(rows).defined();
     any_col |= g.c.defined();
   }
-  // Groups without a factor contribute ones, so one broadcast product per side covers all groups.
-  at::Tensor w = weight.view({n_groups, rows, in});  // [G, rows, in]
+  // Groups without a factor contribute ones, so one row scale [out] and one column scale per group [G, in].
+  at::Tensor r, c;
   if (any_row) {
     std::vector<at::Tensor> rs;
     for (const Group& g : groups) {
       at::Tensor x = g.row_scale(rows);
       rs.push_back(x.defined() ? x : at::ones({rows}, weight.options()));
     }
-    w = w.mul(at::stack(rs).unsqueeze(2));  // [G, rows, 1]
+    r = at::cat(rs);  // [G·rows]
   }
   if (any_col) {
     std::vector<at::Tensor> cs;
     for (const Group& g : groups) cs.push_back(g.c.defined() ? g.c : at::ones({in}, weight.options()));
-    w = w.mul(at::stack(cs).unsqueeze(1));  // [G, 1, in]
+    c = at::stack(cs);  // [G, in]
   }
-  return w.view({n_groups * rows, in});
+  return lrm_effective_weight(weight, r, c);
 }
 
 at::Tensor LrmLinear::forward(const at::Tensor& x) const { return at::linear(x, effective_weight(), bias); }

@@ -22,6 +22,7 @@
 #include <ATen/ops/zeros.h>
 
 #include "gpt2/model/lm_head_loss.hpp"
+#include "gpt2/ops/qk_layer.hpp"
 
 namespace gaugelab::gpt2 {
 
@@ -239,17 +240,13 @@ at::Tensor GPT::hidden(const at::Tensor& idx) const {
 
 at::Tensor GPT::attention_logit_max(const at::Tensor& idx, bool absolute) const {
   at::NoGradGuard no_grad;
-  const std::int64_t T = idx.size(1), H = cfg_.n_head;
+  const std::int64_t T = idx.size(1);
   const at::Tensor ids = idx.to(wte.device(), at::kLong);
   at::Tensor x = at::embedding(wte, ids).add(wpe.narrow(0, 0, T));  // [B, T, d]
-  const at::Tensor future = at::ones({T, T}, at::TensorOptions().dtype(at::kBool).device(x.device())).triu(1);
-  const double scale = 1.0 / std::sqrt(static_cast<double>(cfg_.head_dim()));
   std::vector<at::Tensor> rows;  // [H] per layer
   for (const Block& b : h) {
     const auto [q, k, v] = qkv_heads(b, x);
-    at::Tensor s = at::matmul(q.to(at::kFloat), k.to(at::kFloat).transpose(-2, -1)).mul(scale);  // [B, H, T, T]
-    s = absolute ? s.abs().masked_fill(future, 0.0) : s.masked_fill(future, -std::numeric_limits<double>::infinity());
-    rows.push_back(s.amax({0, 2, 3}).reshape({H}));
+    rows.push_back(attention_logit_max_heads(q, k, absolute));
     x = block_forward(b, x);
   }
   return at::stack(rows).to(at::kCPU);  // [L, H]

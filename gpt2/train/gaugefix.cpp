@@ -12,6 +12,7 @@
 #include <ATen/ops/stack.h>
 
 #include "gpt2/model/head_gauge.hpp"
+#include "gpt2/ops/qk_layer.hpp"
 
 namespace gaugelab::gpt2 {
 
@@ -27,30 +28,18 @@ void require_rows(const GPT& model, const char* what) {
                              model.config().lrm.spec() + "')");
 }
 
-// RMS over each head's slice of r [d] -> [H].
-at::Tensor head_rms(const at::Tensor& r, std::int64_t heads) {
-  return r.detach().view({heads, -1}).square().mean(1).sqrt();
-}
+// The [d] slices of b_Q and b_K (views into c_attn.bias), or undefined without biases.
+at::Tensor bias_q(const Block& b) { return b.c_attn.bias.defined() ? b.b_q() : at::Tensor(); }
+at::Tensor bias_k(const Block& b) { return b.c_attn.bias.defined() ? b.b_k() : at::Tensor(); }
 
-// x ↦ x·a on the [d] slice of a state tensor, a [H] expanded per head; power 1 or 2.
-void scale_slice(at::Tensor& t, const at::Tensor& a, std::int64_t heads, int power) {
-  if (!t.defined()) return;
-  t.view({heads, -1}).mul_((power == 1 ? a : a.square()).unsqueeze(1));
-}
-
-void transport(const at::Tensor& param, std::int64_t offset, std::int64_t d, const at::Tensor& a_weights,
-               std::int64_t heads, core::TransportMode mode, const MomentLookup& lookup) {
+// The Adam moments of rows [offset, offset + d) of `param` moved with x ↦ x·a (a [H]); mode as
+// transport_head_moments (vector: like the weights; covector: like the gradients).
+void transport(const at::Tensor& param, std::int64_t offset, std::int64_t d, const at::Tensor& a, std::int64_t heads,
+               core::TransportMode mode, const MomentLookup& lookup) {
   AdamMoments st = lookup(param);
-  // vector: m·a, v·a² (moves like the weights); covector: m/a, v/a² (moves like the gradients).
-  const at::Tensor a = mode == core::TransportMode::vector ? a_weights : a_weights.reciprocal();
-  if (st.m.defined()) {
-    at::Tensor m = st.m.narrow(0, offset, d);
-    scale_slice(m, a, heads, 1);
-  }
-  if (st.v.defined()) {
-    at::Tensor v = st.v.narrow(0, offset, d);
-    scale_slice(v, a, heads, 2);
-  }
+  at::Tensor m = st.m.defined() ? st.m.narrow(0, offset, d) : at::Tensor();
+  at::Tensor v = st.v.defined() ? st.v.narrow(0, offset, d) : at::Tensor();
+  transport_head_moments(m, v, a, heads, mode == core::TransportMode::vector ? "vector" : "covector");
 }
 
 }  // namespace
@@ -80,15 +69,12 @@ at::Tensor gauge_fix(GPT& model, double eps, core::TransportMode mode, const Mom
   const std::int64_t H = model.config().n_head, d = model.config().n_embd;
   std::vector<at::Tensor> gs;
   for (Block& b : model.h) {
-    at::Tensor r_q = b.q().r, r_k = b.k().r;  // [d] each
-    const at::Tensor g = ((head_rms(r_q, H) + eps) / (head_rms(r_k, H) + eps)).sqrt();  // [H]
-    const at::Tensor inv = g.reciprocal();
-    // The move itself is the Q/K multiplier pairing of head_gauge.hpp (r_Q/g, b_Q/g, r_K·g, b_K·g),
-    // with one g per head spread over the head's d/H coordinates.
-    rescale_qk_multipliers(b, g.repeat_interleave(d / H));
+    at::Tensor bq = bias_q(b), bk = bias_k(b);
+    const at::Tensor g = qk_gauge_fix_layer(b.q().r, b.k().r, bq, bk, H, eps);  // [H]: r_Q/g, b_Q/g, r_K·g, b_K·g
     if (mode != core::TransportMode::none) {
-      transport(r_q, 0, d, inv, H, mode, lookup);
-      transport(r_k, 0, d, g, H, mode, lookup);
+      const at::Tensor inv = g.reciprocal();
+      transport(b.q().r, 0, d, inv, H, mode, lookup);
+      transport(b.k().r, 0, d, g, H, mode, lookup);
       if (b.c_attn.bias.defined()) {
         transport(b.c_attn.bias, 0, d, inv, H, mode, lookup);
         transport(b.c_attn.bias, d, d, g, H, mode, lookup);
@@ -123,9 +109,8 @@ at::Tensor gauge_fix_vo(GPT& model, double eps) {
   const std::int64_t H = model.config().n_head, d = model.config().n_embd;
   std::vector<at::Tensor> gs;
   for (Block& b : model.h) {
-    const at::Tensor g = ((head_rms(b.attn_proj.groups[0].c, H) + eps) / (head_rms(b.v().r, H) + eps)).sqrt();  // [H]
-    rescale_vo_multipliers(b, g.repeat_interleave(d / H));
-    gs.push_back(g);
+    at::Tensor bv = b.c_attn.bias.defined() ? b.b_v() : at::Tensor();
+    gs.push_back(vo_gauge_fix_layer(b.v().r, bv, b.attn_proj.groups[0].c, H, eps));  // [H]: r_V·g, b_V·g, c_O/g
   }
   return at::stack(gs);
 }
@@ -133,19 +118,10 @@ at::Tensor gauge_fix_vo(GPT& model, double eps) {
 std::int64_t cap_qk_product(GPT& model, double cap) {
   require_rows(model, "cap_qk_product");
   at::NoGradGuard no_grad;
-  const std::int64_t H = model.config().n_head, d = model.config().n_embd;
   std::vector<at::Tensor> capped;
   for (Block& b : model.h) {
-    const at::Tensor p = head_rms(b.q().r, H) * head_rms(b.k().r, H);  // [H] s_Q·s_K
-    const at::Tensor f = (cap / p).clamp_max(1.0).sqrt();              // [H], 1 where under the cap
-    capped.push_back((p > cap).sum());
-    const at::Tensor per_coord = f.repeat_interleave(d / H);           // [d]
-    b.q().r.mul_(per_coord);
-    b.k().r.mul_(per_coord);
-    if (b.c_attn.bias.defined()) {
-      b.b_q().mul_(per_coord);
-      b.b_k().mul_(per_coord);
-    }
+    at::Tensor bq = bias_q(b), bk = bias_k(b);
+    capped.push_back(qk_cap_layer(b.q().r, b.k().r, bq, bk, model.config().n_head, cap));
   }
   return at::stack(capped).sum().item<std::int64_t>();
 }

@@ -8,13 +8,14 @@
 #include <ATen/core/grad_mode.h>
 #include <ATen/ops/stack.h>
 
+#include "gpt2/ops/qk_layer.hpp"
 #include "gpt2/train/step_hooks.hpp"
 
 namespace gaugelab::gpt2 {
 
 std::int64_t qk_clip(GPT& model, const at::Tensor& logit_max, double tau, const std::string& on) {
   const ModelConfig& cfg = model.config();
-  const std::int64_t L = cfg.n_layer, H = cfg.n_head, dh = cfg.head_dim();
+  const std::int64_t L = cfg.n_layer, H = cfg.n_head;
   if (logit_max.dim() != 2 || logit_max.size(0) != L || logit_max.size(1) != H)
     throw std::invalid_argument("qk_clip: logit_max must be [n_layer, n_head]");
   if (on != "weights" && on != "multipliers") throw std::invalid_argument("qk_clip: on must be weights or multipliers");
@@ -22,26 +23,15 @@ std::int64_t qk_clip(GPT& model, const at::Tensor& logit_max, double tau, const 
   if (on == "multipliers" && !has_qk_row_multipliers(cfg))
     throw std::invalid_argument("qk_clip on the multipliers needs row multipliers on q and k (placement '" +
                                 cfg.lrm.spec() + "')");
-  at::NoGradGuard no_grad;
-  const at::Tensor m = logit_max.to(model.device(), at::kFloat);                     // [L, H]
-  const at::Tensor f = (tau / m.clamp_min(tau)).sqrt();                              // [L, H], 1 where <= tau
-  const at::Tensor per_coord = f.repeat_interleave(dh, 1);                           // [L, d]
+  std::vector<at::Tensor> clipped;
   for (std::int64_t l = 0; l < L; ++l) {
     Block& b = model.h[static_cast<std::size_t>(l)];
-    const at::Tensor g = per_coord[l];                                               // [d]
-    if (on == "weights") {
-      b.w_q().mul_(g.unsqueeze(1));  // rows of W̄_Q [d, d]: the head's q coordinates
-      b.w_k().mul_(g.unsqueeze(1));
-    } else {
-      b.q().r.mul_(g);
-      b.k().r.mul_(g);
-    }
-    if (b.c_attn.bias.defined()) {
-      b.b_q().mul_(g);
-      b.b_k().mul_(g);
-    }
+    at::Tensor xq = on == "weights" ? b.w_q() : b.q().r;  // rows of W̄_Q [d, d] or r_Q [d]: the head's q coordinates
+    at::Tensor xk = on == "weights" ? b.w_k() : b.k().r;
+    at::Tensor bq = b.c_attn.bias.defined() ? b.b_q() : at::Tensor(), bk = b.c_attn.bias.defined() ? b.b_k() : at::Tensor();
+    clipped.push_back(qk_clip_layer(xq, xk, bq, bk, logit_max[l], tau));
   }
-  return (m > tau).sum().item<std::int64_t>();
+  return at::stack(clipped).sum().item<std::int64_t>();
 }
 
 namespace {

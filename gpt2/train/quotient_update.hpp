@@ -25,6 +25,7 @@
 #include <ATen/core/Tensor.h>
 
 #include "gpt2/model/model.hpp"
+#include "gpt2/ops/quotient_layer.hpp"  // QuotientUpdate and the per-layer correction
 
 namespace gaugelab::gpt2 {
 
@@ -34,15 +35,9 @@ struct AttentionSnapshot {
 };
 AttentionSnapshot snapshot_attention(const GPT& model);
 
-struct QuotientUpdate {
-  bool full = true;      // full Grams (else their diagonals)
-  double damping = 1e-3; // λ added to each Gram
-  bool vo = true;        // also correct the V/O pair (else Q/K only)
-  bool match_rms = false;  // rescale each corrected block (Q, K, V rows of c_attn; the output projection) to
-                           // the RMS of its raw increment: the corrected direction at the optimizer's step size
-};
 
-/// Replaces every head's Q/K (and V/O) increment since `before` by its corrected form, in place.
+/// Replaces every head's Q/K (and V/O) increment since `before` by its corrected form, in place
+/// (correct_attention_increments_layer on each block).
 void correct_attention_increments(GPT& model, const AttentionSnapshot& before, const QuotientUpdate& q);
 
 }  // namespace gaugelab::gpt2
