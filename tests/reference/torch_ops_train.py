@@ -1,0 +1,80 @@
+"""A PyTorch training loop that gets its multipliers, optimizer groups, clip set and condition hooks only
+from gaugelab.torch, on a nanoGPT-style nn.Module: the proof that a PyTorch user reproduces `gaugelab
+train`. Same command line, batches, schedule and outputs as nanogpt_train_ref.py (OUT/losses.json,
+OUT/final.safetensors by gaugelab's names); checked by tests/train/test_train_nanogpt.cpp for A, B, C.
+
+The model is a plain nn.Module written from nanoGPT's model.py (gaugelab.torch.nanogpt.NanoGPT: nn.Linear
+layers, bias=False, exact GELU, causal SDPA, LM head tied to wte); its module names are gaugelab's parameter
+names, so the initial checkpoint loads with load_state_dict. What gaugelab.torch does to it:
+
+    gt.add_multipliers(model)                                        # --lrm: the seed's placement
+    opt = torch.optim.AdamW(gt.param_groups(model, cond, ...), ...)  # the condition's decay groups
+    gt.attach(opt, model, cond)                                      # its step hooks (B: GaugeFix)
+    torch.nn.utils.clip_grad_norm_(gt.clipped_parameters(model), clip)
+usage: torch_ops_train.py --init DIR --data train.bin --out DIR [--lrm] [--condition KEY] ...
+(PYTHONPATH must hold the build's python/ folder.)
+"""
+import json
+import os
+import sys
+
+import numpy as np
+import torch
+from safetensors.torch import load_file, save_file
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from nanogpt_train_ref import arguments, batch, get_lr  # noqa: E402
+
+import gaugelab.torch as gt  # noqa: E402
+from gaugelab.torch.nanogpt import NanoGPT  # noqa: E402
+
+
+def main():
+    ap = arguments("A PyTorch loop using only gaugelab.torch, on gaugelab's initial weights and batches",
+                   tuple(gt.conditions()))
+    ap.add_argument("--qk-cap", type=float, default=4.0, help="Dcap's cap (the trainer's --qk-cap)")
+    ap.add_argument("--qk-clip-tau", type=float, default=100.0, help="QKclip's tau (the trainer's --qk-clip-tau)")
+    a = ap.parse_args()
+    torch.set_num_threads(1)
+    cfg = json.load(open(os.path.join(a.init, "config.json")))["model"]
+    model = NanoGPT(cfg)
+    if a.lrm:
+        gt.add_multipliers(model)
+    missing, unexpected = model.load_state_dict(load_file(os.path.join(a.init, "model.safetensors")), strict=False)
+    if missing != ["lm_head.weight"] or unexpected:
+        sys.exit(f"torch_ops_train.py: the checkpoint's names differ from the model's: missing {missing}, "
+                 f"unexpected {unexpected}")
+    T, tokens = cfg["block_size"], np.fromfile(a.data, dtype=np.uint16).astype(np.int64)
+    groups = gt.param_groups(model, a.condition, weight_decay=a.weight_decay, wd_multipliers=a.wd_multipliers,
+                             wd_embeddings=a.weight_decay, multiplier_lr_scale=a.multiplier_lr_scale)
+    opt = torch.optim.AdamW(groups, lr=a.lr, betas=(0.9, 0.95), eps=1e-8, fused=True)
+    last = {}  # the step's last micro-batch: QK-Clip measures the logits on it after the update, as the trainer
+    gt.attach(opt, model, a.condition, cap=a.qk_cap, tau=a.qk_clip_tau, batch=lambda: last["x"])
+    clipped = gt.clipped_parameters(model)
+
+    log = {"loss": [], "grad_norm_clipped": [], "lr": []}
+    for it in range(a.max_iters):
+        lr = get_lr(it, a)
+        for g in opt.param_groups:
+            g["lr"] = lr * g["lr_scale"]
+        total = 0.0
+        for micro in range(a.grad_accum):
+            xy = batch(tokens, a.seed, it, micro, a.grad_accum, a.batch_size, T)
+            last["x"] = xy[:, :T]
+            loss = model(xy[:, :T], xy[:, 1:])
+            (loss / a.grad_accum).backward()
+            total += loss.item()
+        norm = torch.nn.utils.clip_grad_norm_(clipped, a.grad_clip)
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+        log["loss"].append(total / a.grad_accum)
+        log["grad_norm_clipped"].append(float(norm))
+        log["lr"].append(lr)
+    os.makedirs(a.out, exist_ok=True)
+    json.dump(log, open(os.path.join(a.out, "losses.json"), "w"))
+    state = {k: v.detach().contiguous() for k, v in model.state_dict().items() if k != "lm_head.weight"}
+    save_file(state, os.path.join(a.out, "final.safetensors"))
+
+
+if __name__ == "__main__":
+    main()
