@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The GPU issue's one prepared command: on one GPU, in one call, the parity table on CUDA and then GPT-2
+# The GPU issue's one prepared command: on one GPU, in one call, the parity table and gaugelab.torch's
+# operator tests on CUDA, and then GPT-2
 # 124M bf16 trained by nanoGPT-style PyTorch (eager and torch.compile, the machine's PyTorch:
 # tests/reference/nanogpt_ref.py) and by ours (no multipliers, with multipliers, condition B = GaugeFix
 # every step), each on the same card, the same batch and the same random-token-free synthetic corpus
@@ -42,6 +43,17 @@ say "parity table"
 if "$BUILD/tests/test_parity" > "$OUT/parity_raw.txt" 2>&1; then say "parity: every row within its tolerance"
 else say "parity: FAILED rows (see $OUT/parity_raw.txt)"; bad=1; fi
 grep '^parity |' "$OUT/parity_raw.txt" > "$OUT/parity.txt"
+
+# 1b. gaugelab.torch's operators on the card: each against the core on the same inputs (CPU and CUDA rows),
+# gradcheck, GaugeFix/QK-Clip invariants (python/tests/test_torch_ops.py picks CUDA up when present).
+if [ -f "$BUILD/python/gaugelab/torch/libgaugelab_torch_ops.so" ] && "$TORCH_PY" -c 'import pytest' 2>/dev/null; then
+  say "gaugelab.torch operators (CPU and $DEVICE)"
+  if GAUGELAB_BUILD_DIR="$BUILD" "$TORCH_PY" -m pytest -q -p no:cacheprovider python/tests/test_torch_ops.py \
+       > "$OUT/torch_ops.txt" 2>&1; then say "torch ops: $(tail -n 1 "$OUT/torch_ops.txt")"
+  else say "torch ops: FAILED (see $OUT/torch_ops.txt)"; bad=1; fi
+else
+  say "gaugelab.torch not built or no pytest beside $TORCH_PY: its row is left out"
+fi
 
 # 2. The peers, same card, same batch.
 DATA="$OUT/data"
