@@ -163,6 +163,26 @@ def main():
         clipped = list(params.values())
     opt = torch.optim.AdamW(groups, lr=a.lr, betas=(0.9, 0.95), eps=1e-8, fused=True)
 
+    def gauge_fix():  # condition B: GaugeFix after the step
+        if not (a.lrm and a.condition == "B"):
+            return
+        with torch.no_grad():
+            for i in range(cfg["n_layer"]):
+                rq, rk = params[f"h.{i}.attn.c_attn.r_q"], params[f"h.{i}.attn.c_attn.r_k"]
+                H = cfg["n_head"]
+                sq = rq.view(H, -1).square().mean(1).sqrt()
+                sk = rk.view(H, -1).square().mean(1).sqrt()
+                g = ((sq + 1e-12) / (sk + 1e-12)).sqrt().repeat_interleave(rq.numel() // H)
+                rq.div_(g)
+                rk.mul_(g)
+
+    log = run_steps(a, tokens, T, model.forward, opt, clipped, after_step=gauge_fix)
+    write_outputs(a.out, log, params)
+
+
+def run_steps(a, tokens, T, loss_of, opt, clipped, after_step=lambda: None):
+    """The step loop of both references: the schedule's lr per group (× its lr_scale), grad_accum micro-batches
+    of loss/grad_accum, the clip of `clipped`, the optimizer's step, after_step(); returns the log."""
     log = {"loss": [], "grad_norm_clipped": [], "lr": []}
     for it in range(a.max_iters):
         lr = get_lr(it, a)
@@ -171,28 +191,24 @@ def main():
         total = 0.0
         for micro in range(a.grad_accum):
             xy = batch(tokens, a.seed, it, micro, a.grad_accum, a.batch_size, T)
-            loss = model.forward(xy[:, :T], xy[:, 1:])
+            loss = loss_of(xy[:, :T], xy[:, 1:])
             (loss / a.grad_accum).backward()
             total += loss.item()
         norm = torch.nn.utils.clip_grad_norm_(clipped, a.grad_clip)
         opt.step()
         opt.zero_grad(set_to_none=True)
-        if a.lrm and a.condition == "B":  # GaugeFix after the step
-            with torch.no_grad():
-                for i in range(cfg["n_layer"]):
-                    rq, rk = params[f"h.{i}.attn.c_attn.r_q"], params[f"h.{i}.attn.c_attn.r_k"]
-                    H = cfg["n_head"]
-                    sq = rq.view(H, -1).square().mean(1).sqrt()
-                    sk = rk.view(H, -1).square().mean(1).sqrt()
-                    g = ((sq + 1e-12) / (sk + 1e-12)).sqrt().repeat_interleave(rq.numel() // H)
-                    rq.div_(g)
-                    rk.mul_(g)
+        after_step()
         log["loss"].append(total / a.grad_accum)
         log["grad_norm_clipped"].append(float(norm))
         log["lr"].append(lr)
-    os.makedirs(a.out, exist_ok=True)
-    json.dump(log, open(os.path.join(a.out, "losses.json"), "w"))
-    save_file({k: v.detach().contiguous() for k, v in params.items()}, os.path.join(a.out, "final.safetensors"))
+    return log
+
+
+def write_outputs(out, log, params):
+    """OUT/losses.json and OUT/final.safetensors (params: {gaugelab name: tensor})."""
+    os.makedirs(out, exist_ok=True)
+    json.dump(log, open(os.path.join(out, "losses.json"), "w"))
+    save_file({k: v.detach().contiguous() for k, v in params.items()}, os.path.join(out, "final.safetensors"))
 
 
 if __name__ == "__main__":

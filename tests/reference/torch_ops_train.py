@@ -20,10 +20,10 @@ import sys
 
 import numpy as np
 import torch
-from safetensors.torch import load_file, save_file
+from safetensors.torch import load_file
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from nanogpt_train_ref import arguments, batch, get_lr  # noqa: E402
+from nanogpt_train_ref import arguments, run_steps, write_outputs  # noqa: E402
 
 import gaugelab.torch as gt  # noqa: E402
 from gaugelab.torch.nanogpt import NanoGPT  # noqa: E402
@@ -52,28 +52,12 @@ def main():
     gt.attach(opt, model, a.condition, cap=a.qk_cap, tau=a.qk_clip_tau, batch=lambda: last["x"])
     clipped = gt.clipped_parameters(model)
 
-    log = {"loss": [], "grad_norm_clipped": [], "lr": []}
-    for it in range(a.max_iters):
-        lr = get_lr(it, a)
-        for g in opt.param_groups:
-            g["lr"] = lr * g["lr_scale"]
-        total = 0.0
-        for micro in range(a.grad_accum):
-            xy = batch(tokens, a.seed, it, micro, a.grad_accum, a.batch_size, T)
-            last["x"] = xy[:, :T]
-            loss = model(xy[:, :T], xy[:, 1:])
-            (loss / a.grad_accum).backward()
-            total += loss.item()
-        norm = torch.nn.utils.clip_grad_norm_(clipped, a.grad_clip)
-        opt.step()
-        opt.zero_grad(set_to_none=True)
-        log["loss"].append(total / a.grad_accum)
-        log["grad_norm_clipped"].append(float(norm))
-        log["lr"].append(lr)
-    os.makedirs(a.out, exist_ok=True)
-    json.dump(log, open(os.path.join(a.out, "losses.json"), "w"))
-    state = {k: v.detach().contiguous() for k, v in model.state_dict().items() if k != "lm_head.weight"}
-    save_file(state, os.path.join(a.out, "final.safetensors"))
+    def loss_of(x, y):
+        last["x"] = x
+        return model(x, y)
+
+    log = run_steps(a, tokens, T, loss_of, opt, clipped)
+    write_outputs(a.out, log, {k: v for k, v in model.state_dict().items() if k != "lm_head.weight"})
 
 
 if __name__ == "__main__":

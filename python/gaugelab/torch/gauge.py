@@ -7,7 +7,7 @@ import torch
 from torch import nn
 
 from ._library import load
-from .layers import AttentionLayer, attention_layers
+from .layers import attention_layers
 
 TRANSPORTS = ("none", "vector", "covector")
 
