@@ -47,7 +47,7 @@ grep '^parity |' "$OUT/parity_raw.txt" > "$OUT/parity.txt"
 # 1b. gaugelab.torch's operators on the card: each against the core on the same inputs (CPU and CUDA rows),
 # gradcheck, GaugeFix/QK-Clip invariants (python/tests/test_torch_ops.py picks CUDA up when present).
 if [ -f "$BUILD/python/gaugelab/torch/libgaugelab_torch_ops.so" ] && "$TORCH_PY" -c 'import pytest' 2>/dev/null; then
-  say "gaugelab.torch operators (CPU and $DEVICE)"
+  say "gaugelab.torch operators (CPU, and CUDA when the card is there)"
   if GAUGELAB_BUILD_DIR="$BUILD" "$TORCH_PY" -m pytest -q -p no:cacheprovider python/tests/test_torch_ops.py \
        > "$OUT/torch_ops.txt" 2>&1; then say "torch ops: $(tail -n 1 "$OUT/torch_ops.txt")"
   else say "torch ops: FAILED (see $OUT/torch_ops.txt)"; bad=1; fi
