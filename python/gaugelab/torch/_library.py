@@ -29,7 +29,10 @@ def check_torch_version(built: str, running: str) -> None:
 def load():
     """torch.ops.gaugelab, the library loaded once."""
     check_torch_version(_build_info.TORCH_VERSION, torch.__version__)
-    torch.ops.load_library(os.path.join(os.path.dirname(__file__), _build_info.LIBRARY))
+    path = os.path.join(os.path.dirname(__file__), _build_info.LIBRARY)
+    if not os.path.exists(path):
+        raise ImportError(f"gaugelab.torch: the operator library {path} is missing (make build, with LibTorch)")
+    torch.ops.load_library(path)
     return torch.ops.gaugelab
 
 
