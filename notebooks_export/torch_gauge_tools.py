@@ -11,7 +11,7 @@
 # Q/K multiplier orbit, the function unchanged, drift 2σ|z|. From multipliers all at 1 the three conditions
 # would keep r_Q = r_K up to rounding (equal gradients), and GaugeFix would have nothing to remove.
 #
-# Run it in the torch venv with the build on the path (2 cores: about a minute):
+# Run it in the torch venv with the build on the path (~15 s on 2 cores):
 # `PYTHONPATH=build/python ~/.cache/gaugelab/venv/bin/python notebooks_export/torch_gauge_tools.py`
 # (`GAUGELAB_STEPS` shortens it; the figure goes to `$GAUGELAB_FIGURES`, default `figures/`).
 
@@ -69,7 +69,7 @@ def train(cond, steps=STEPS, seed=0):
         opt.step()
         opt.zero_grad(set_to_none=True)
         if step % 10 == 0 or step == steps:
-            s = gt.head_stats(model)                                            # 4: s_Q, s_K, drift per head
+            s = gt.head_stats(model)                                            # 4: [L, H] s_q, s_k, drift, rho
             history.append((step, loss.item(), s["s_q"] * s["s_k"], s["drift"]))
     return history
 

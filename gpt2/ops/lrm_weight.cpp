@@ -31,7 +31,7 @@ at::Tensor lrm_effective_weight(const at::Tensor& w, const at::Tensor& r, const 
   if (!c.defined()) return e;
   if (c.dim() == 1) return e.mul(c.unsqueeze(0));  // ·diag(c)
   const std::int64_t G = c.size(0);
-  return e.view({G, out / G, in}).mul(c.unsqueeze(1)).view({out, in});  // group g's rows ·diag(c_g)
+  return e.reshape({G, out / G, in}).mul(c.unsqueeze(1)).reshape({out, in});  // group g's rows ·diag(c_g)
 }
 
 at::Tensor lrm_linear(const at::Tensor& x, const at::Tensor& w, const at::Tensor& b, const at::Tensor& r,

@@ -16,8 +16,8 @@ namespace gaugelab::gpt2 {
 namespace {
 
 void require_vector(const at::Tensor& t, std::int64_t d, const char* what) {
-  if (!t.defined() || t.dim() != 1 || t.size(0) != d)
-    throw std::invalid_argument(std::string(what) + " must be a [" + std::to_string(d) + "] tensor");
+  if (!t.defined() || t.dim() != 1 || t.size(0) != d || !t.is_contiguous())
+    throw std::invalid_argument(std::string(what) + " must be a contiguous [" + std::to_string(d) + "] tensor");
 }
 
 void require_heads(std::int64_t d, std::int64_t heads) {
@@ -32,7 +32,8 @@ at::Tensor per_coord(const at::Tensor& g, std::int64_t d, const at::Tensor& like
 
 void check_pair(const at::Tensor& r_q, const at::Tensor& r_k, const at::Tensor& b_q, const at::Tensor& b_k,
                 std::int64_t heads) {
-  if (!r_q.defined() || r_q.dim() != 1) throw std::invalid_argument("r_q must be a 1-D tensor [d]");
+  if (!r_q.defined() || r_q.dim() != 1 || !r_q.is_contiguous())
+    throw std::invalid_argument("r_q must be a contiguous 1-D tensor [d]");
   const std::int64_t d = r_q.size(0);
   require_heads(d, heads);
   require_vector(r_k, d, "r_k");
@@ -84,7 +85,8 @@ at::Tensor qk_effective_log_ratio_layer(const at::Tensor& w_q_eff, const at::Ten
 }
 
 at::Tensor vo_gauge_fix_layer(at::Tensor& r_v, at::Tensor& b_v, at::Tensor& c_o, std::int64_t heads, double eps) {
-  if (!r_v.defined() || r_v.dim() != 1) throw std::invalid_argument("r_v must be a 1-D tensor [d]");
+  if (!r_v.defined() || r_v.dim() != 1 || !r_v.is_contiguous())
+    throw std::invalid_argument("r_v must be a contiguous 1-D tensor [d]");
   const std::int64_t d = r_v.size(0);
   require_heads(d, heads);
   require_vector(c_o, d, "c_o");

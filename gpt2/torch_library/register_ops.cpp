@@ -5,9 +5,13 @@
 //
 // Every operator is registered as a composite of ATen calls (CompositeImplicitAutograd, the catch-all
 // kernel): it runs on whatever device and dtype its inputs have (CPU, CUDA), and autograd differentiates
-// lrm_linear through its ATen ops. In-place operators end in `_` and mark their mutated arguments
-// (Tensor(a!)) so torch.compile and functionalization see the writes. A bad argument raises ValueError
-// with the function's one-line message.
+// lrm_linear through its ATen ops. In-place operators end in `_` and mark the arguments they write
+// (Tensor(a!)); they return what they computed (the gauge factors g, a count) rather than self. Two
+// written arguments may be views of one tensor (b_Q and b_K: disjoint slices of c_attn's bias; W̄_Q and
+// W̄_K of its weight), which the schema does not say: call these outside a torch.compile region (they
+// run between steps, without autograd, as the trainer's do). A bad argument (shape, contiguity, a
+// setting) raises ValueError with the function's one-line message; ATen's own errors (devices that
+// differ) stay RuntimeErrors.
 #include <initializer_list>
 #include <stdexcept>
 #include <string>
@@ -106,8 +110,9 @@ void transport_head_moments_op(const OptTensor& m, const OptTensor& v, const Ten
   checked("transport_head_moments_", [&] {
     Tensor mm = opt(m), vv = opt(v);
     for (const Tensor* t : {&mm, &vv})
-      if (t->defined() && (t->dim() != 1 || a.dim() != 1 || t->size(0) % a.size(0) != 0 || a.size(0) != heads))
-        throw std::invalid_argument("m and v must be [d] and a [heads] with heads dividing d");
+      if (t->defined() && (t->dim() != 1 || !t->is_contiguous() || a.dim() != 1 || a.size(0) != heads ||
+                           heads < 1 || t->size(0) % heads != 0))
+        throw std::invalid_argument("m and v must be contiguous [d] and a [heads] with heads dividing d");
     transport_head_moments(mm, vv, a, heads, mode);
     return 0;
   });

@@ -72,18 +72,63 @@ def test_quotient_correction_matches_the_core(device, full):
 
 
 @pytest.mark.parametrize("device", DEVICES)
-def test_exact_gradient_projection_matches_the_core(device):
+def test_quotient_correction_with_multipliers_acts_on_the_effective_factors(device):
+    """With multipliers the core's correction applies to the effective factors diag(r)·W̄·diag(c), and W̄ carries it:
+    ΔW̄ = diag(r)⁻¹·Ũ_eff·diag(c)⁻¹ for the Q, K, V rows, the output projection's columns likewise."""
+    H, d, lam = 2, 8, 1e-3
+    m = [rand(d, device=device, positive=True) for _ in range(8)]  # r_q, c_q, r_k, c_k, r_v, c_v, r_o, c_o
+    w0, p0 = rand(3 * d, d, device=device), rand(d, d, device=device)
+    w_raw, p_raw = w0 + 0.1 * rand(3 * d, d, device=device), p0 + 0.1 * rand(d, d, device=device)
+    w, p = w_raw.clone(), p_raw.clone()
+    torch.ops.gaugelab.correct_attention_increments_(w, w0, p, p0, *m, H, True, lam, True, False)
+
+    def eff(wa, pa):  # effective c_attn [3d, d] and c_proj [d, d]
+        rows = torch.cat([m[0], m[2], m[4]])[:, None] * wa * torch.cat([m[1][None], m[3][None], m[5][None]]).repeat_interleave(d, 0)
+        return rows, m[6][:, None] * pa * m[7][None, :]
+
+    E0, P0 = eff(w0, p0)
+    Er, Pr = eff(w_raw, p_raw)
+    Ec, Pc = eff(w, p)
+    for h in range(H):
+        Wq, Wk, Wv, Wo = _head(E0, P0, h, H)
+        Rq, Rk, Rv, Ro = _head(Er, Pr, h, H)
+        Cq, Ck, Cv, Co = _head(Ec, Pc, h, H)
+        uq, uk = g.correct_qk(Wq, Wk, Rq - Wq, Rk - Wk, mode="full", damping=lam)
+        uv, uo = g.correct_vo(Wv, Wo, Rv - Wv, Ro - Wo, mode="full", damping=lam)
+        for ours, core in ((Cq - Wq, uq), (Ck - Wk, uk), (Cv - Wv, uv), (Co - Wo, uo)):
+            np.testing.assert_allclose(ours, np.asarray(core), rtol=1e-8, atol=1e-11)
+    # match_rms: each corrected block (Q, K, V rows; the projection) at its raw increment's RMS
+    w, p = w_raw.clone(), p_raw.clone()
+    torch.ops.gaugelab.correct_attention_increments_(w, w0, p, p0, *m, H, True, lam, True, True)
+    rms = lambda t: float(t.square().mean().sqrt())  # noqa: E731
+    for i in range(3):
+        assert rms((w - w0)[i * d:(i + 1) * d]) == pytest.approx(rms((w_raw - w0)[i * d:(i + 1) * d]), rel=1e-12)
+    assert rms(p - p0) == pytest.approx(rms(p_raw - p0), rel=1e-12)
+
+
+def _bias(b, part, h, H):
+    d = b.shape[0] // 3
+    dh = d // H
+    return npy(b[part * d + h * dh: part * d + (h + 1) * dh])
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("mode", ["exact", "approx"])
+@pytest.mark.parametrize("bias", [False, True])
+def test_gradient_projections_match_the_core(device, mode, bias):
     H, d = 2, 8
     w, p = rand(3 * d, d, device=device), rand(d, d, device=device)
     gw, gp = rand(3 * d, d, device=device), rand(d, d, device=device)
-    gw0, gp0 = gw.clone(), gp.clone()
-    torch.ops.gaugelab.project_layer_gradients_(w, None, p, gw, None, gp, H, "exact")
+    b, gb = (rand(3 * d, device=device), rand(3 * d, device=device)) if bias else (None, None)
+    gw0, gp0, gb0 = gw.clone(), gp.clone(), None if gb is None else gb.clone()
+    torch.ops.gaugelab.project_layer_gradients_(w, b, p, gw, gb, gp, H, mode)
+    core_fn = g.head_horizontal_projection if mode == "exact" else g.head_horizontal_projection_approx
     for h in range(H):
-        head = g.AttentionHead(*_head(w, p, h, H))
-        direction = g.AttentionHead(*_head(gw0, gp0, h, H))
-        core = g.head_horizontal_projection(head, direction)
-        ours = _head(gw, gp, h, H)
-        for o, c in zip(ours, (core.W_q, core.W_k, core.W_v, core.W_o)):
+        biases = lambda t: [_bias(t, i, h, H) for i in range(3)] if bias else []  # noqa: E731
+        core = core_fn(g.AttentionHead(*_head(w, p, h, H), *biases(b)), g.AttentionHead(*_head(gw0, gp0, h, H), *biases(gb0)))
+        ours = list(_head(gw, gp, h, H)) + biases(gb)
+        theirs = [core.W_q, core.W_k, core.W_v, core.W_o] + ([core.b_q, core.b_k, core.b_v] if bias else [])
+        for o, c in zip(ours, theirs):
             np.testing.assert_allclose(o, np.asarray(c), rtol=1e-8, atol=1e-10)
 
 
@@ -160,12 +205,16 @@ def test_gauge_fix_keeps_every_logit_and_balances_each_head(device):
     y0, s0 = m(x)
     before = gt.head_stats(m)
     assert before["drift"].max() > 0.1
+    ops = torch.ops.gaugelab
+    assert (ops.head_rms(m.attn.c_attn.r_v, 2) / ops.head_rms(m.attn.c_proj.c, 2)).log().abs().max() > 0.05
     gt.gauge_fix_(m, vo=True)
     y1, s1 = m(x)
     torch.testing.assert_close(s1, s0, rtol=1e-12, atol=1e-12)  # every logit q·k
     torch.testing.assert_close(y1, y0, rtol=1e-12, atol=1e-12)  # and the output (V/O fix too)
     after = gt.head_stats(m)
     assert after["drift"].max() < 1e-12
+    ops = torch.ops.gaugelab  # the V/O pair balanced too: s_V = s_O per head
+    torch.testing.assert_close(ops.head_rms(m.attn.c_attn.r_v, 2), ops.head_rms(m.attn.c_proj.c, 2), rtol=1e-12, atol=0)
     gt.gauge_fix_(m, mode="effective")
     assert gt.head_stats(m)["rho"].abs().max() < 1e-12
     torch.testing.assert_close(m(x)[1], s0, rtol=1e-12, atol=1e-12)
@@ -241,3 +290,34 @@ def test_projection_conditions_leave_projected_gradients_for_the_step(cond):
         torch.testing.assert_close(m.attn.c_attn.weight.grad, projected, rtol=1e-9, atol=1e-11)
     with pytest.raises(ValueError, match="without multipliers"):
         gt.attach(opt, tiny("cpu"), cond)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_cap_limits_the_scale_product_and_keeps_the_ratio(device):
+    m = tiny(device)
+    before = gt.head_stats(m)
+    prod, ratio = before["s_q"] * before["s_k"], before["s_q"] / before["s_k"]
+    cap = float(prod.median())
+    n = gt.qk_cap_(m, cap)
+    after = gt.head_stats(m)
+    assert n == int((prod > cap).sum()) >= 1
+    torch.testing.assert_close(after["s_q"] * after["s_k"], prod.clamp_max(cap), rtol=1e-12, atol=0)
+    torch.testing.assert_close(after["s_q"] / after["s_k"], ratio, rtol=1e-12, atol=0)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_effective_fix_returns_the_norm_ratio_and_logit_max_is_the_causal_maximum(device):
+    m = tiny(device)
+    L = gt.attention_layers(m)[0]
+    nq = L.effective(0).view(2, -1).norm(dim=1)
+    nk = L.effective(1).view(2, -1).norm(dim=1)
+    g_eff = gt.gauge_fix_(m, mode="effective")[0]
+    torch.testing.assert_close(g_eff, ((nq + 1e-12) / (nk + 1e-12)).sqrt(), rtol=1e-12, atol=0)
+    x = rand(2, 5, 8, device=device)
+    _, scores = m(x)                                   # q·kᵀ [B, H, T, T], before the 1/√d_h scale
+    causal = torch.ones(5, 5, dtype=torch.bool, device=device).tril()
+    s = scores / 2.0                                   # d_h = 4
+    expect = s.masked_fill(~causal, -float("inf")).amax((0, 2, 3))
+    expect_abs = s.abs().masked_fill(~causal, 0).amax((0, 2, 3))
+    torch.testing.assert_close(gt.attention_logit_max(m, x)[0].double(), expect, rtol=1e-6, atol=0)
+    torch.testing.assert_close(gt.attention_logit_max(m, x, absolute=True)[0].double(), expect_abs, rtol=1e-6, atol=0)

@@ -180,9 +180,9 @@ def main():
     write_outputs(a.out, log, params)
 
 
-def run_steps(a, tokens, T, loss_of, opt, clipped, after_step=lambda: None):
+def run_steps(a, tokens, T, loss_of, opt, clipped, after_step=lambda: None, before_clip=lambda: None):
     """The step loop of both references: the schedule's lr per group (× its lr_scale), grad_accum micro-batches
-    of loss/grad_accum, the clip of `clipped`, the optimizer's step, after_step(); returns the log."""
+    of loss/grad_accum, before_clip(), the clip of `clipped`, the optimizer's step, after_step(); returns the log."""
     log = {"loss": [], "grad_norm_clipped": [], "lr": []}
     for it in range(a.max_iters):
         lr = get_lr(it, a)
@@ -194,6 +194,7 @@ def run_steps(a, tokens, T, loss_of, opt, clipped, after_step=lambda: None):
             loss = loss_of(xy[:, :T], xy[:, 1:])
             (loss / a.grad_accum).backward()
             total += loss.item()
+        before_clip()
         norm = torch.nn.utils.clip_grad_norm_(clipped, a.grad_clip)
         opt.step()
         opt.zero_grad(set_to_none=True)

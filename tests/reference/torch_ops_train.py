@@ -10,6 +10,7 @@ names, so the initial checkpoint loads with load_state_dict. What gaugelab.torch
     gt.add_multipliers(model)                                        # --lrm: the seed's placement
     opt = torch.optim.AdamW(gt.param_groups(model, cond, ...), ...)  # the condition's decay groups
     gt.attach(opt, model, cond)                                      # its step hooks (B: GaugeFix)
+    gt.project_gradients_(model, mode)                               # P, Pa: before the clip, as the trainer
     torch.nn.utils.clip_grad_norm_(gt.clipped_parameters(model), clip)
 usage: torch_ops_train.py --init DIR --data train.bin --out DIR [--lrm] [--condition KEY] ...
 (PYTHONPATH must hold the build's python/ folder.)
@@ -49,14 +50,19 @@ def main():
                              wd_embeddings=a.weight_decay, multiplier_lr_scale=a.multiplier_lr_scale)
     opt = torch.optim.AdamW(groups, lr=a.lr, betas=(0.9, 0.95), eps=1e-8, fused=True)
     last = {}  # the step's last micro-batch: QK-Clip measures the logits on it after the update, as the trainer
-    gt.attach(opt, model, a.condition, cap=a.qk_cap, tau=a.qk_clip_tau, batch=lambda: last["x"])
+    # P, Pa: the trainer projects the gradients before its clip, so this loop does too (attach's pre-step hook
+    # would project after the clip)
+    gt.attach(opt, model, a.condition, cap=a.qk_cap, tau=a.qk_clip_tau, batch=lambda: last["x"], project_gradients=False)
+    bundle = gt.condition(a.condition)["bundle"]
+    project = bundle.get("projection-target") == "gradient"
     clipped = gt.clipped_parameters(model)
 
     def loss_of(x, y):
         last["x"] = x
         return model(x, y)
 
-    log = run_steps(a, tokens, T, loss_of, opt, clipped)
+    log = run_steps(a, tokens, T, loss_of, opt, clipped,
+                    before_clip=lambda: gt.project_gradients_(model, bundle["grad-projection"]) if project else None)
     write_outputs(a.out, log, {k: v for k, v in model.state_dict().items() if k != "lm_head.weight"})
 
 

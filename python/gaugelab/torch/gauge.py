@@ -66,13 +66,14 @@ def gauge_fix_(model: nn.Module, eps: float = 1e-12, mode: str = "head", vo: boo
 
 @torch.no_grad()
 def offset_qk_gauge_(model: nn.Module, sigma: float, generator: torch.Generator | None = None, layers=None):
-    """A gauge-offset start (the trainer's --qk-gauge-init): every head moved along its Q/K multiplier orbit,
-    r_Q/g, b_Q/g, r_K·g, b_K·g with g = exp(σ·z), z ~ N(0, 1) per head (drawn on the CPU from `generator`).
+    """A gauge-offset start like the trainer's --qk-gauge-init (its own draws, not the trainer's): every head moved
+    along its Q/K multiplier orbit, r_Q/g, b_Q/g, r_K·g, b_K·g with g = exp(σ·z), z ~ N(0, 1) per head (drawn on
+    the CPU from `generator`, layer by layer).
     Every logit is unchanged; the head's drift becomes 2σ|z|. With multipliers starting at 1, A and C keep
     r_Q = r_K in exact arithmetic (equal gradients), so GaugeFix has nothing to remove: this start gives the
     gauge handlings something to act on. Returns log g [L, H]."""
-    if not sigma >= 0:
-        raise ValueError(f"gaugelab.offset_qk_gauge_: sigma must be >= 0 (got {sigma})")
+    if not 0 <= sigma < float("inf"):
+        raise ValueError(f"gaugelab.offset_qk_gauge_: sigma must be finite and >= 0 (got {sigma})")
     ops, logs = load(), []
     for L in layers or attention_layers(model):
         L.require_rows("offset_qk_gauge_")
@@ -124,6 +125,9 @@ def attention_logit_max(model: nn.Module, idx: torch.Tensor, absolute: bool = Fa
         model.train(was_training)
         for h in handles:
             h.remove()
+    missing = [L.name for L, r in zip(layers, rows) if r is None]
+    if missing:
+        raise ValueError(f"gaugelab.attention_logit_max: the forward pass never ran {', '.join(missing)}'s c_attn")
     return torch.stack(rows)
 
 
@@ -133,7 +137,8 @@ def qk_clip_(model: nn.Module, tau: float = 100.0, idx: torch.Tensor | None = No
     """QK-Clip (Kimi K2, arXiv 2507.20534 §2.1): every head whose largest logit exceeds tau has its query and
     key scaled by √(tau/max) each, on the head's rows of W̄_Q, W̄_K (on="weights") or its slices of r_Q, r_K
     (on="multipliers"), and its Q/K biases. logit_max [L, H] or a batch idx to measure it on (the signed
-    maximum, as Kimi K2). Returns the number of heads clipped."""
+    maximum, as Kimi K2; under torch.distributed the maximum over every rank's batch). The factors √(tau/max)
+    are computed in float32 (the trainer's). Returns the number of heads clipped."""
     if on not in ("weights", "multipliers"):
         raise ValueError(f"gaugelab.qk_clip_: on must be weights or multipliers (got {on!r})")
     layers = layers or attention_layers(model)
@@ -141,6 +146,9 @@ def qk_clip_(model: nn.Module, tau: float = 100.0, idx: torch.Tensor | None = No
         if idx is None:
             raise ValueError("gaugelab.qk_clip_: give the batch idx or logit_max [n_layer, n_head]")
         logit_max = attention_logit_max(model, idx, absolute=False, layers=layers)
+        if torch.distributed.is_available() and torch.distributed.is_initialized():
+            # data parallel: the max over every rank's batch, so every rank clips the same heads (as the trainer)
+            torch.distributed.all_reduce(logit_max, op=torch.distributed.ReduceOp.MAX)
     if logit_max.shape != (len(layers), layers[0].heads):
         raise ValueError(f"gaugelab.qk_clip_: logit_max must be [{len(layers)}, {layers[0].heads}] "
                          f"(got {list(logit_max.shape)})")
@@ -160,7 +168,7 @@ def head_stats(model: nn.Module, idx: torch.Tensor | None = None, layers=None) -
     """Per layer and head, as [L, H] tensors: s_q, s_k (RMS of the head's row multipliers; with row multipliers
     on q and k), drift |log(s_Q/s_K)| (seed 000 eq. 3), rho = log(n_Q/n_K) of the effective maps (the
     imbalance the optimizer sees, every multiplier merged), and logit_max (the largest attention logit, when
-    a batch idx is given)."""
+    a batch idx is given; measured in float32, as the trainer logs it)."""
     layers = layers or attention_layers(model)
     ops, out = load(), {}
     if all(L.multiplier("r", "q") is not None and L.multiplier("r", "k") is not None for L in layers):

@@ -16,15 +16,15 @@ NANOGPT_SITES = {"attn.c_attn": ("q", "k", "v"), "attn.c_proj": "attn_out", "mlp
 MODES = ("none", "scalar", "row", "column", "row+column")
 
 
-class LRMLinear(nn.Module):
-    """A Linear map with learnable multipliers. groups: None (one group: parameters r, c, s) or tags such as
+class LRMLinear(nn.Linear):
+    """A torch.nn.Linear with learnable multipliers (isinstance(m, nn.Linear) holds; weight and bias as Linear's). groups: None (one group: parameters r, c, s) or tags such as
     ("q", "k", "v") (the rows split into equal groups with parameters r_q, c_q, s_q, ...); modes: one mode
     for every group or a {tag: mode} dict, each of none, scalar (s [1]), row (r [rows]), column (c [in]),
     row+column. qk_tags: the groups whose row/scalar multipliers carry the Q/K gauge (seed 000)."""
 
     def __init__(self, in_features: int, out_features: int, bias: bool = True, modes="row+column", groups=None,
                  qk_tags=("q", "k"), device=None, dtype=None):
-        super().__init__()
+        super().__init__(in_features, out_features, bias, device=device, dtype=dtype)  # Linear's weight, bias, init
         tags = tuple(groups) if groups else ("",)
         if out_features % len(tags):
             raise ValueError(f"gaugelab.LRMLinear: out_features {out_features} must split into {len(tags)} groups")
@@ -33,11 +33,9 @@ class LRMLinear(nn.Module):
             if m not in MODES:
                 raise ValueError(f"gaugelab.LRMLinear: mode must be one of {', '.join(MODES)} (got {m!r})")
         kw = {"device": device, "dtype": dtype}
-        self.in_features, self.out_features, self.tags, self.modes = in_features, out_features, tags, modes
+        self.tags, self.modes = tags, modes
         self.qk_tags = tuple(t for t in tags if t in qk_tags)
         self.rows = out_features // len(tags)
-        self.weight = nn.Parameter(torch.empty(out_features, in_features, **kw))
-        self.bias = nn.Parameter(torch.zeros(out_features, **kw)) if bias else None
         for t, m in modes.items():
             sfx = f"_{t}" if t else ""
             if m == "scalar":
@@ -46,7 +44,6 @@ class LRMLinear(nn.Module):
                 self.register_parameter("r" + sfx, nn.Parameter(torch.ones(self.rows, **kw)))
             if m in ("column", "row+column"):
                 self.register_parameter("c" + sfx, nn.Parameter(torch.ones(in_features, **kw)))
-        nn.init.kaiming_uniform_(self.weight, a=5 ** 0.5)  # torch.nn.Linear's init; from_linear copies instead
 
     @classmethod
     def from_linear(cls, linear: nn.Linear, modes="row+column", groups=None) -> "LRMLinear":
@@ -70,6 +67,9 @@ class LRMLinear(nn.Module):
         return None if s is None else s.expand(self.rows)
 
     def _scales(self):
+        """r [out] and c ([in] for one group, [G, in] for several), or None where no group has them."""
+        if len(self.tags) == 1:
+            return self.row_scale(), self.multiplier("c")
         rs = [self.row_scale(t) for t in self.tags]
         cs = [self.multiplier("c", t) for t in self.tags]
         r = None if all(x is None for x in rs) else torch.cat(
@@ -101,7 +101,7 @@ def add_multipliers(model: nn.Module, spec: str = "default", sites: dict | None 
     swapped = 0
     for name, module in list(model.named_modules()):
         site = next((s for suffix, s in sites.items() if name == suffix or name.endswith("." + suffix)), None)
-        if site is None or not isinstance(module, nn.Linear):
+        if site is None or not isinstance(module, nn.Linear) or isinstance(module, LRMLinear):
             continue
         if isinstance(site, tuple):
             mode, groups = {t: modes[t] for t in site}, site

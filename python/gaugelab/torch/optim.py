@@ -44,12 +44,17 @@ def parameter_roles(model: nn.Module) -> dict:
 
 
 def param_groups(model: nn.Module, cond: str = "A", weight_decay: float = 0.1, wd_multipliers: float = 2e-3,
-                 wd_embeddings: float = 0.1, multiplier_lr_scale: float = 1.0) -> list:
+                 wd_embeddings: float = 0.1, multiplier_lr_scale: float = 1.0, lr: float | None = None) -> list:
     """torch.optim param groups of condition `cond`, decayed as the trainer decays them (seed 000 §4.1):
     matrices at weight_decay, embeddings at wd_embeddings, biases and norms not at all, multipliers at
     wd_multipliers (λ_lrm) except the Q/K ones when the condition does not decay them (the table's
-    decays_qk: B, C, ...). Each group has "name" and "lr_scale" (multipliers step at multiplier_lr_scale × the
-    learning rate: scale group["lr"] by it in your schedule)."""
+    decays_qk: B, C, ...). Each group has "name" and "lr_scale": the multipliers step at multiplier_lr_scale × the
+    learning rate. torch.optim does not read lr_scale: with `lr` given each group's "lr" is set to lr × lr_scale,
+    and a schedule that sets group["lr"] itself must multiply by group["lr_scale"] (a scale other than 1
+    without `lr` is refused, so that it is not silently ignored)."""
+    if multiplier_lr_scale != 1.0 and lr is None:
+        raise ValueError("gaugelab.param_groups: multiplier_lr_scale needs lr= (torch.optim ignores lr_scale; "
+                         "each group's lr is set to lr x lr_scale)")
     decays_qk = condition(cond)["decays_qk"]
     wd = {"matrices": weight_decay, "embeddings": wd_embeddings, "biases_norms": 0.0,
           "multipliers_qk": wd_multipliers if decays_qk else 0.0, "multipliers_other": wd_multipliers}
@@ -58,8 +63,9 @@ def param_groups(model: nn.Module, cond: str = "A", weight_decay: float = 0.1, w
     for role in ROLES:
         ps = [p for p, r in roles.items() if r == role and p.requires_grad]
         if ps:
-            groups.append({"params": ps, "weight_decay": wd[role], "name": role,
-                           "lr_scale": multiplier_lr_scale if role.startswith("multipliers") else 1.0})
+            scale = multiplier_lr_scale if role.startswith("multipliers") else 1.0
+            groups.append({"params": ps, "weight_decay": wd[role], "name": role, "lr_scale": scale,
+                           **({"lr": lr * scale} if lr is not None else {})})
     return groups
 
 
@@ -90,19 +96,24 @@ class _Snapshot:
 
 
 def quotient_correction(optimizer, model: nn.Module, full: bool = True, damping: float = 1e-3, vo: bool = True,
-                        match_rms: bool = False, layers=None) -> list:
+                        match_rms: bool = False, every: int = 1, layers=None) -> list:
     """Condition E (seed 003 §3, §7) around any optimizer: each step's increments of every head's Q/K (and V/O)
     weights are replaced by their opposite-Gram corrected forms, Ũ_Q = U_Q (W_KᵀW_K + λI)⁻¹ etc. (full Grams,
     or their diagonals with full=False); match_rms rescales each corrected block to the raw increment's RMS
-    (condition Erms). Registers a pre-step and a post-step hook; returns their handles."""
+    (condition Erms). every > 1 with full: the full Grams every `every`-th step, their diagonals between (seed 003
+    §7, the trainer's --quotient-every). Registers a pre-step and a post-step hook; returns their handles."""
+    if every < 1:
+        raise ValueError(f"gaugelab.quotient_correction: every must be >= 1 (got {every})")
     layers = layers or attention_layers(model)
-    snap, ops = _Snapshot(layers), load()
+    snap, ops, steps = _Snapshot(layers), load(), [0]
 
     def correct(*_):
+        use_full = full and steps[0] % every == 0  # the trainer's: full at steps 0, every, 2·every, ... (0-based)
+        steps[0] += 1
         with torch.no_grad():
             for L, (w0, _b0, p0) in zip(layers, snap.before):
                 ops.correct_attention_increments_(L.qkv.weight, w0, L.out.weight, p0, *_multipliers(L), L.heads,
-                                                  full, damping, vo, match_rms)
+                                                  use_full, damping, vo, match_rms)
 
     return [optimizer.register_step_pre_hook(snap.take), optimizer.register_step_post_hook(correct)]
 
@@ -128,6 +139,9 @@ def project_gradients_(model: nn.Module, mode: str = "exact", layers=None) -> No
         if ga is None or gp is None:
             continue
         b = L.qkv.bias
+        if b is not None and b.grad is None:
+            raise ValueError(f"gaugelab.project_gradients_: {L.name}'s c_attn bias has no gradient (frozen?): the "
+                             "projection moves the bias with its rows")
         ops.project_layer_gradients_(L.qkv.weight, b, L.out.weight, ga, None if b is None else b.grad, gp, L.heads,
                                      mode)
 
@@ -159,23 +173,29 @@ def projection_hook(optimizer, model: nn.Module, mode: str = "exact", target: st
 
 def attach(optimizer, model: nn.Module, cond: str, every: int = 1, eps: float = 1e-12, transport: str = "none",
            vo: bool = False, cap: float = 4.0, tau: float = 100.0, clip_on: str = "weights", batch=None,
-           quotient: str = "full", damping: float = 1e-3, quotient_vo: bool = True) -> list:
+           quotient: str = "full", quotient_every: int = 1, damping: float = 1e-3, quotient_vo: bool = True,
+           project_gradients: bool = True) -> list:
     """Registers on `optimizer` the step hooks that the conditions table gives condition `cond`, with the
     trainer's defaults: GaugeFix every `every` steps (mode from the row's bundle: head, or effective for
-    Beff), the cap of s_Q·s_K (Dcap), QK-Clip at tau on the batch `batch()` returns (QKclip), the quotient
-    correction (E, Erms), the gradient or update projection (P, Pa, Pu, Pau). Returns the hook handles."""
+    Beff; the trainer's coordinate mode is not offered) and the cap of s_Q·s_K after it (Dcap), QK-Clip at
+    tau on the batch `batch()` returns (QKclip), the quotient correction (E, Erms), the gradient or update
+    projection (P, Pa, Pu, Pau). The trainer projects gradients (P, Pa) before its clip; a step pre-hook runs
+    after yours, so to match it pass project_gradients=False and call project_gradients_(model, mode) before
+    clip_grad_norm_ (the hook is right when you do not clip). Returns the hook handles."""
     row = condition(cond)
     bundle, layers, handles = row["bundle"], attention_layers(model), []
-    if "grad-projection" in bundle:
+    if "grad-projection" in bundle and (project_gradients or bundle["projection-target"] == "update"):
         handles += projection_hook(optimizer, model, bundle["grad-projection"], bundle["projection-target"], layers)
     steps = [0]
 
     def after(*_):
         steps[0] += 1
-        if "gauge_fix" in row["hooks"] and steps[0] % every == 0:
+        if steps[0] % every:  # GaugeFix and the cap after it run every `every`-th step; QK-Clip every step
+            pass
+        elif "gauge_fix" in row["hooks"]:
             gauge_fix_(model, eps, bundle.get("gaugefix-mode", "head"), vo, optimizer, transport, layers)
-        if "qk_cap" in row["hooks"]:
-            qk_cap_(model, cap, layers)
+            if "qk_cap" in row["hooks"]:
+                qk_cap_(model, cap, layers)
         if "qk_clip" in row["hooks"]:
             qk_clip_(model, tau, idx=batch(), on=clip_on, layers=layers)
 
@@ -185,5 +205,5 @@ def attach(optimizer, model: nn.Module, cond: str, every: int = 1, eps: float = 
         handles.append(optimizer.register_step_post_hook(after))
     if "quotient" in row["hooks"]:
         handles += quotient_correction(optimizer, model, quotient == "full", damping, quotient_vo,
-                                       bundle.get("quotient-scale") == "rms", layers)
+                                       bundle.get("quotient-scale") == "rms", quotient_every, layers)
     return handles
