@@ -5,6 +5,7 @@
 #include <ATen/Context.h>
 #include <ATen/Parallel.h>
 #include <ATen/autocast_mode.h>
+#include <torch/version.h>
 
 #include "io/run_flags.hpp"
 
@@ -58,6 +59,31 @@ AutocastScope::~AutocastScope() {
   if (at::autocast::decrement_nesting() == 0) at::autocast::clear_cache();
   at::autocast::set_autocast_enabled(type_, prev_enabled_);
   at::autocast::set_autocast_dtype(type_, prev_dtype_);
+}
+
+void select_attention_backend(const std::string& name, c10::Device device) {
+  const bool fused_one = name == "flash" || name == "efficient" || name == "cudnn";
+  if (name != "sdpa" && name != "math" && !fused_one)
+    throw std::invalid_argument("--attention must be sdpa, math, flash, efficient or cudnn, not '" + name + "'");
+  if (fused_one && !device.is_cuda())
+    throw std::invalid_argument("--attention " + name + " is a CUDA kernel; on " + device.str() +
+                                " use sdpa or math");
+  at::Context& ctx = at::globalContext();
+  const bool all = !fused_one;  // sdpa and math leave PyTorch's own choice among every backend
+  ctx.setSDPUseFlash(all || name == "flash");
+  ctx.setSDPUseMemEfficient(all || name == "efficient");
+  ctx.setSDPUseMath(all);
+#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 3)
+  ctx.setSDPUseCuDNN(all || name == "cudnn");
+#else
+  if (name == "cudnn") throw std::invalid_argument("--attention cudnn needs PyTorch >= 2.3");
+#endif
+}
+
+std::string describe_attention_backend(const std::string& name) {
+  if (name == "math") return "math (plain ops)";
+  if (name == "sdpa") return "sdpa (fused; the kernel is the device PyTorch's choice)";
+  return name + " (the only SDPA backend enabled)";
 }
 
 }  // namespace gaugelab::gpt2

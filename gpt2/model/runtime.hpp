@@ -20,6 +20,15 @@ const char* precision_name(Precision p);              // "fp32", "bf16"
 /// "cpu", "cuda", "cuda:N". Throws std::runtime_error if the device is unknown or not available here.
 c10::Device parse_device(const std::string& name);
 
+/// The attention kernel (--attention): sdpa (the fused call, the device's PyTorch picks the kernel), math (our
+/// plain-ops path, model.hpp), or one fused SDPA backend alone on CUDA: flash (FlashAttention), efficient
+/// (memory-efficient), cudnn (cuDNN attention). Choosing one disables the others in LibTorch's global SDPA
+/// settings, so a shape or dtype the kernel cannot take fails loudly instead of falling back; on the CPU only
+/// sdpa and math exist. Throws std::invalid_argument for an unknown name or a CUDA-only kernel off CUDA.
+void select_attention_backend(const std::string& name, c10::Device device);
+/// One line for the settings printout: what runs the attention.
+std::string describe_attention_backend(const std::string& name);
+
 /// Sets OpenMP/Eigen (io::apply_threads) and LibTorch's intra-op threads (LibTorch otherwise
 /// forces 1); 0 = every core. Returns the count in force.
 int apply_torch_threads(int threads);

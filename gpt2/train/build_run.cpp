@@ -144,4 +144,13 @@ void check_activation_memory(const ModelConfig& mc, std::int64_t batch_size, c10
                            ": lower --batch-size (and raise --grad-accum to keep the batch)");
 }
 
+std::runtime_error out_of_memory_error(const std::string& what, std::int64_t batch_size, std::int64_t tokens,
+                                       std::int64_t grad_accum, c10::Device device) {
+  std::string first = what.substr(0, what.find('\n'));
+  return std::runtime_error("out of memory on " + device.str() + " in a micro-batch of --batch-size " +
+                            std::to_string(batch_size) + " x " + std::to_string(tokens) + " tokens (" + first +
+                            "): lower --batch-size and raise --grad-accum (now " + std::to_string(grad_accum) +
+                            ") to keep the batch, or shorten --block-size");
+}
+
 }  // namespace gaugelab::gpt2

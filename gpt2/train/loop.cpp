@@ -17,6 +17,7 @@
 
 #include <ATen/TensorOperators.h>
 #include <ATen/core/grad_mode.h>
+#include <c10/util/Exception.h>
 
 #include "gpt2/model/head_projection.hpp"
 #include "gpt2/train/checkpoints.hpp"
@@ -92,11 +93,15 @@ TrainResult run_train(const TrainOptions& o, io::Provenance prov) {
       const std::int64_t T = batch.size(1) - 1;
       inputs = batch.narrow(1, 0, T);
       at::Tensor loss;
-      {
-        AutocastScope autocast(run.device, run.precision);
-        loss = run.model->loss(inputs, batch.narrow(1, 1, T));
+      try {
+        {
+          AutocastScope autocast(run.device, run.precision);
+          loss = run.model->loss(inputs, batch.narrow(1, 1, T));
+        }
+        (loss / static_cast<double>(run.grad_accum)).backward();
+      } catch (const c10::OutOfMemoryError& e) {  // a GPU that cannot hold the micro-batch: one line, the flags
+        throw out_of_memory_error(e.what_without_backtrace(), o.batch_size, T, run.grad_accum, run.device);
       }
-      (loss / static_cast<double>(run.grad_accum)).backward();
       loss_sum = loss_sum.defined() ? loss_sum + loss.detach() : loss.detach();
     }
     double loss_v = loss_sum.item<double>() / static_cast<double>(run.grad_accum);

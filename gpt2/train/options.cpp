@@ -182,9 +182,9 @@ void declare_train_options(io::Options& opts, TrainOptions& o) {
       .add("device", &o.device, "cpu, cuda or cuda:N (data-parallel ranks use cuda:LOCAL_RANK)")
       .add("precision", &o.precision, "fp32, or bf16 autocast (fp32 master weights)", {"fp32", "bf16"})
       .add("attention", &o.attention,
-           "attention kernel: sdpa (fused, chosen by the device's PyTorch) or math (plain matmul-softmax-matmul, "
-           "the same function to rounding)",
-           {"sdpa", "math"})
+           "attention kernel: sdpa (fused, chosen by the device's PyTorch), math (plain matmul-softmax-matmul, "
+           "the same function to rounding), or on CUDA one fused backend alone: flash, efficient, cudnn",
+           {"sdpa", "math", "flash", "efficient", "cudnn"})
       .add("dist-backend", &o.dist_backend, "data parallel backend", {"auto", "gloo", "nccl"})
       .add("dist-timeout-s", &o.dist_timeout_s, "collective timeout: a dead rank fails the others", float_positive())
       .add("eval-every", &o.eval_every, "validation loss after every N-th step", Range::at_least(1))
@@ -277,6 +277,8 @@ void validate_train_options(const TrainOptions& given) {
   need(o.batch_tokens == 0 || o.grad_accum == 1,
        "--batch-tokens and --grad-accum both set the global batch: give one of them");
   need(!o.replan || o.resume, "--replan only applies with --resume");
+  need(o.attention == "sdpa" || o.attention == "math" || o.device.rfind("cuda", 0) == 0,
+       "--attention " + o.attention + " is a CUDA kernel: with --device " + o.device + " use sdpa or math");
   need(o.init_from.empty() || !o.resume, "--init-from starts a new run; --resume continues one (give one of them)");
   try {
     ModelConfig::preset(o.model);

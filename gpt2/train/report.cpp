@@ -38,7 +38,7 @@ void print_settings(const TrainRun& r, const std::string& resumed_from) {
             << qk_norm_name(mc.qk_norm) << ", dropout " << mc.dropout
             << (o.init_from.empty() ? "" : ", weights from " + o.init_from) << "\n";
   std::cout << "device     " << r.device.str() << ", " << precision_name(r.precision) << ", attention "
-            << (o.attention == "math" ? "math (plain ops)" : "sdpa (fused; the kernel is the device PyTorch's choice)")
+            << describe_attention_backend(o.attention)
             << ", threads " << r.prov.threads
             << ", world " << r.dist.world << " (" << r.dist.source << "), rank " << r.dist.rank << "\n";
   std::cout << "batch      " << o.batch_size << " x " << mc.block_size << " tokens x " << r.grad_accum << " accumulation x "

@@ -6,6 +6,7 @@
 #include <limits>
 #include <memory>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -72,6 +73,10 @@ OptimizerSettings optimizer_settings(const TrainOptions& o, c10::Device device);
 double evaluate(TrainRun& run);
 /// Checkpoint of the current step (rank 0 writes; every rank waits for it).
 void save_state(TrainRun& run);
+/// build_run.cpp: a device allocation that failed inside a step (c10::OutOfMemoryError: CUDA's caching allocator) as one line
+/// naming the micro-batch and the flags to lower; `what` is LibTorch's message, its first line kept.
+std::runtime_error out_of_memory_error(const std::string& what, std::int64_t batch_size, std::int64_t tokens,
+                                       std::int64_t grad_accum, c10::Device device);
 /// Writes /summary, closes the log, prints the closing summary.
 TrainResult finish_train(TrainRun& run, double seconds);
 /// Reseeds the CPU generator and, on a CUDA device, that device's generator (dropout) from (seed, step,

@@ -187,3 +187,21 @@ TEST_CASE("device and precision strings", "[gpt2][runtime]") {
   }
   CHECK(autocast_compute_dtype(c10::Device(c10::kCPU)) == at::kFloat);
 }
+
+TEST_CASE("attention backend: one fused kernel alone on CUDA, refused elsewhere; sdpa and math leave every backend on",
+          "[gpt2]") {
+  at::Context& ctx = at::globalContext();
+  for (const char* name : {"flash", "efficient", "cudnn"}) {
+    INFO(name);
+    CHECK_THROWS_WITH(select_attention_backend(name, c10::Device("cpu")),
+                      Catch::Matchers::Contains("is a CUDA kernel"));
+  }
+  CHECK_THROWS_AS(select_attention_backend("fast", c10::Device("cpu")), std::invalid_argument);
+  for (const char* name : {"sdpa", "math"}) {
+    select_attention_backend(name, c10::Device("cpu"));
+    CHECK(ctx.userEnabledFlashSDP());
+    CHECK(ctx.userEnabledMemEfficientSDP());
+    CHECK(ctx.userEnabledMathSDP());
+  }
+  CHECK(describe_attention_backend("flash") == "flash (the only SDPA backend enabled)");
+}

@@ -15,6 +15,7 @@
 
 #include "gpt2/model/checkpoint.hpp"
 #include "gpt2/train/checkpoints.hpp"
+#include "gpt2/train/setup.hpp"
 #include "io/run_log_reader.hpp"
 #include "tests/support/own_dir.hpp"
 #include "tests/support/process.hpp"
@@ -99,7 +100,8 @@ TEST_CASE("train cli: bad flags exit 2 with one line") {
   const std::string base = " train --data " + kRoot + "/no-data --out " + kRoot + "/bad";
   for (const std::string& extra : {std::string(" --condition F"), std::string(" --lr -1"), std::string(" --no-such-flag 1"),
                                    std::string(" --state-transport vector --condition A"),
-                                   std::string(" --multipliers q:diagonal")}) {
+                                   std::string(" --multipliers q:diagonal"),
+                                   std::string(" --attention flash --device cpu")}) {
     const auto r = test::run_command(kBin + base + extra);
     INFO(extra << " -> " << r.output);
     CHECK(r.status == 2);
@@ -330,4 +332,16 @@ TEST_CASE("train cli: --grad-projection exact leaves plain gradients as they are
                                          " --model nano --grad-projection exact --max-iters 2 --warmup-iters 0");
   CHECK(refused.status == 2);
   CHECK(test::count_lines(refused.output.substr(refused.output.find("error"))) == 1);
+}
+
+TEST_CASE("train cli: a device out of memory inside a step is one line naming the micro-batch and the flags") {
+  // c10::OutOfMemoryError is what CUDA's caching allocator throws; the loop turns it into this (loop.cpp).
+  const std::runtime_error e = gpt2::out_of_memory_error(
+      "CUDA out of memory. Tried to allocate 2.00 GiB (GPU 0; 79.19 GiB total capacity)\nmore detail", 64, 1024, 2,
+      c10::Device("cpu"));
+  const std::string m = e.what();
+  CHECK(m.find('\n') == std::string::npos);
+  CHECK(m.find("--batch-size 64 x 1024 tokens") != std::string::npos);
+  CHECK(m.find("Tried to allocate 2.00 GiB") != std::string::npos);
+  CHECK(m.find("raise --grad-accum (now 2)") != std::string::npos);
 }
