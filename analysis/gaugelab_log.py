@@ -137,8 +137,22 @@ def _order(f: h5py.File, group: str, attr: str) -> list[str]:
     return sorted(k for k in g.keys() if k != "step")
 
 
+def _require_stored(f: h5py.File, ds: h5py.Dataset, where: str, n: int) -> None:
+    """Refuses to read n rows the file does not hold (the C++ reader's rule, io/run_log_reader.cpp): a damaged or
+    grown extent can claim 10^8 rows of a log of kilobytes, and reading them filled gigabytes with fill values
+    (226 s and 14 GB for `gaugelab compare` on one log). Logs are never compressed, so the allocated storage
+    bounds what is there, up to one chunk (a SWMR writer extends a dataset, then writes the chunk)."""
+    per_row = ds.dtype.itemsize * int(np.prod(ds.shape[1:], dtype=np.int64))
+    chunk = ds.dtype.itemsize * int(np.prod(ds.chunks, dtype=np.int64)) if ds.chunks else 0
+    if n * per_row > ds.id.get_storage_size() + chunk:
+        raise LogError(f"{f.filename}: /{where} claims {n} rows but the file stores {ds.id.get_storage_size()} bytes "
+                       "of it (the log is damaged)")
+
+
 def _read(f: h5py.File, where: str, n: int | None = None) -> np.ndarray:
     ds = _dataset(f, where)
+    if ds.shape:  # scalars hold their one value in the object header
+        _require_stored(f, ds, where, ds.shape[0] if n is None else min(n, ds.shape[0]))
     try:
         data = ds[()] if n is None else ds[:n]
     except (OSError, RuntimeError) as e:

@@ -139,3 +139,22 @@ def test_a_run_directory_opens_its_log(tmp_path, example_log):
     (tmp_path / "empty").mkdir()
     with pytest.raises(gl.LogError, match=r"empty: a directory without log\.h5 \(it holds no \.h5 file\)"):
         gl.open_log(tmp_path / "empty")
+
+
+def test_an_extent_claiming_rows_the_file_does_not_store_is_refused_at_once(tmp_path, example_log):
+    """The fuzzer's slow input, in the Python reader: series extents grown to 1.5e8 rows without data (and no
+    /commit to cut them) made `gaugelab compare` fill 14 GB with fill values for 226 s; now one LogError."""
+    import h5py
+    grown = tmp_path / "grown.h5"
+    shutil.copy(example_log, grown)
+    with h5py.File(grown, "r+") as f:
+        for name in f["series"]:
+            if f["series"][name].maxshape[0] is None:
+                f["series"][name].resize((150_000_000,) + f["series"][name].shape[1:])
+        if "commit" in f:
+            del f["commit"]
+    r = open_in(sys.executable, grown)
+    assert "LogError:" in r.stdout and "claims 150000000 rows" in r.stdout, r.stdout + r.stderr
+    assert "read" not in r.stdout.split("LogError")[0]
+    f = gl.open_log(example_log)  # the undamaged log still reads
+    assert len(gl.series(f)["step"]) > 0

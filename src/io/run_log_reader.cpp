@@ -53,6 +53,28 @@ struct RunLogReader::Impl {
     return static_cast<hsize_t>(rows[i]);
   }
 
+  // Refuses to read `elems` elements of a dataset that the file does not hold. A damaged extent (or one a
+  // fuzzer grew, or a writer extended without writing) can claim 10^8 rows of a log of kilobytes: reading them
+  // allocated and filled gigabytes of fill values (30 s for one log; the fuzzer's slow input). Logs are never
+  // compressed, so the storage HDF5 allocated bounds what is really there, up to one chunk (a SWMR writer
+  // extends a dataset, then writes the chunk).
+  void require_stored(hid_t d, const std::string& where, hsize_t elems) const {
+    h5::Handle t = h5::own(H5Dget_type(d), H5Tclose, path, "cannot read the type of " + where);
+    const double elem = static_cast<double>(H5Tget_size(t.get()));
+    h5::Handle plist = h5::own(H5Dget_create_plist(d), H5Pclose, path, "cannot read the layout of " + where);
+    double chunk = 0;
+    if (H5Pget_layout(plist.get()) == H5D_CHUNKED) {
+      hsize_t dims[H5S_MAX_RANK];
+      const int rank = H5Pget_chunk(plist.get(), H5S_MAX_RANK, dims);
+      chunk = rank > 0 ? elem : 0;
+      for (int i = 0; i < rank; ++i) chunk *= static_cast<double>(dims[i]);
+    }
+    const double stored = static_cast<double>(H5Dget_storage_size(d));
+    if (static_cast<double>(elems) * elem > stored + chunk)
+      bad(where + " claims " + std::to_string(elems) + " values but the file stores " +
+          std::to_string(static_cast<std::uint64_t>(stored)) + " bytes of it (the log is damaged)");
+  }
+
   // The first `rows` rows (all if rows is max) of a numeric dataset, converted to T.
   template <class T>
   std::vector<T> numeric(const std::string& where, hsize_t rows, std::vector<hsize_t>* shape_out = nullptr) const {
@@ -66,8 +88,9 @@ struct RunLogReader::Impl {
     if (shape_out) *shape_out = dims;
     hsize_t n = 1;
     for (hsize_t x : dims) n *= x;
+    if (n == 0) return std::vector<T>();
+    require_stored(d.get(), where, n);
     std::vector<T> out(static_cast<std::size_t>(n));
-    if (n == 0) return out;
     h5::Handle fspace = h5::own(H5Dget_space(d.get()), H5Sclose, path, "cannot read " + where);
     const std::vector<hsize_t> start(dims.size(), 0);
     h5::check(H5Sselect_hyperslab(fspace.get(), H5S_SELECT_SET, start.data(), nullptr, dims.data(), nullptr), path,
@@ -89,6 +112,7 @@ struct RunLogReader::Impl {
     hsize_t n = std::min(dims[0], rows);
     std::vector<std::string> out;
     if (n == 0) return out;
+    require_stored(d.get(), where, n);
     h5::Handle fspace = h5::own(H5Dget_space(d.get()), H5Sclose, path, "cannot read " + where);
     const hsize_t start = 0;
     h5::check(H5Sselect_hyperslab(fspace.get(), H5S_SELECT_SET, &start, nullptr, &n, nullptr), path,

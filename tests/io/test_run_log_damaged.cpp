@@ -3,6 +3,7 @@
 // the byte was raw data), never in a hang. HDF5's SWMR reader retries a metadata block whose
 // checksum fails with sleeps that double each time; unbounded, that is forever.
 #include <catch2/catch.hpp>
+#include <hdf5.h>
 
 #include <signal.h>
 #include <sys/wait.h>
@@ -163,4 +164,37 @@ TEST_CASE("run log: one changed byte gives an error or the data, never a hang", 
                 append ? "open_append" : "reader", offsets.size(), count[kRead], count[kErrorNamingFile],
                 count[kHung], count[kCrashed]);
   }
+}
+
+TEST_CASE("run log: an extent that claims rows the file does not store is refused, not read as fill values",
+          "[io][run_log][damaged]") {
+  // The fuzzer's slow input: a damaged extent (here grown to 1.5e8 rows without data, /commit gone) made every
+  // reader allocate and fill gigabytes (30 s for `compare` on one log). The reader now refuses it at once.
+  TempDir dir;
+  const std::string path = dir.file("grown.h5");
+  write_log(path);
+  {
+    const hid_t f = H5Fopen(path.c_str(), H5F_ACC_RDWR, H5P_DEFAULT);
+    REQUIRE(f >= 0);
+    for (const char* name : {"/series/step", "/series/loss", "/series/lr"}) {
+      const hid_t d = H5Dopen2(f, name, H5P_DEFAULT);
+      REQUIRE(d >= 0);
+      const hsize_t rows = 150'000'000;
+      REQUIRE(H5Dset_extent(d, &rows) >= 0);
+      H5Dclose(d);
+    }
+    if (H5Lexists(f, "/commit", H5P_DEFAULT) > 0) REQUIRE(H5Ldelete(f, "/commit", H5P_DEFAULT) >= 0);
+    H5Fclose(f);
+  }
+  CHECK(outcome_of(path, false) == kErrorNamingFile);
+  try {
+    RunLogReader(path).series();
+    FAIL("the grown extent was read");
+  } catch (const std::runtime_error& e) {
+    CHECK(std::string(e.what()).find("claims 150000000 values") != std::string::npos);
+  }
+  // The undamaged log still reads (its last chunk is partly written: the one-chunk allowance).
+  const std::string good = dir.file("good.h5");
+  write_log(good);
+  CHECK(outcome_of(good, false) == kRead);
 }
