@@ -189,17 +189,30 @@ double max_weight_rel(const std::string& ours_path, const std::string& ref_path)
   return worst;
 }
 
-Ours compare(const Case& k, const Ref& ref, const std::string& extra = "") {
-  const Ours o = ours(k, extra);
+void check_against(const Case& k, const Ours& o, const Ref& ref, const std::string& against) {
   const double dl = max_loss_diff(o.loss, ref.loss), dw = max_weight_rel(o.weights, ref.weights);
-  WARN(k.name << ": max |dloss| over 24 steps " << dl << ", max relative weight difference " << dw);
+  WARN(k.name << " vs " << against << ": max |dloss| over 24 steps " << dl << ", max relative weight difference " << dw);
   CHECK(dl < kLossAbs);
   CHECK(dw < kWeightRel);
   int clipped_steps = 0;
   for (const double n : ref.clipped) clipped_steps += n > 1.0;
   CHECK(clipped_steps >= 1);  // the clip is exercised
   CHECK(max_loss_diff(o.clipped, ref.clipped) < 1e-3 * *std::max_element(ref.clipped.begin(), ref.clipped.end()));
+}
+
+Ours compare(const Case& k, const Ref& ref, const std::string& extra = "", const std::string& against = "reference") {
+  const Ours o = ours(k, extra);
+  check_against(k, o, ref, against);
   return o;
+}
+
+bool have_torch_package() {
+  const bool built = fs::exists(std::string(GAUGELAB_BINARY_DIR) + "/python/gaugelab/torch/libgaugelab_torch_ops.so");
+#ifdef GAUGELAB_TORCH_OPS_BUILT  // the build made it: its absence is a failure, not a skip
+  REQUIRE(built);
+#endif
+  if (!built) WARN("SKIPPED: gaugelab.torch is not built (GAUGELAB_PYTHON off)");
+  return built;
 }
 
 }  // namespace
@@ -227,28 +240,17 @@ TEST_CASE("nanogpt: multipliers on and frozen at 1 give the plain model's losses
   CHECK(dl < kLossAbs);
 }
 
-TEST_CASE("nanogpt: conditions A, B and C against the reference of the multiplier groups", "[train][nanogpt]") {
+// One gaugelab train run per condition, checked against both references: the functional one of the
+// multiplier groups and the PyTorch nn.Module loop that uses only gaugelab.torch.
+TEST_CASE("nanogpt: conditions A, B and C against the reference of the multiplier groups and a gaugelab.torch loop",
+          "[train][nanogpt]") {
   if (!have_python()) return;
+  const bool torch_ops = have_torch_package();
   for (const char* c : {"A", "B", "C"}) {
     const Case k{std::string("lrm_") + c, true, c, false};
-    compare(k, reference(k, kRoot + "/ref_lrm_" + c));
-  }
-}
-
-bool have_torch_package() {
-  const bool built = fs::exists(std::string(GAUGELAB_BINARY_DIR) + "/python/gaugelab/torch/libgaugelab_torch_ops.so");
-#ifdef GAUGELAB_TORCH_OPS_BUILT  // the build made it: its absence is a failure, not a skip
-  REQUIRE(built);
-#endif
-  if (!built) WARN("SKIPPED: gaugelab.torch is not built (GAUGELAB_PYTHON off)");
-  return built;
-}
-
-TEST_CASE("gaugelab.torch: conditions A, B and C in a PyTorch loop that uses only gaugelab.torch", "[train][nanogpt]") {
-  if (!have_python() || !have_torch_package()) return;
-  for (const char* c : {"A", "B", "C"}) {
-    const Case k{std::string("torch_ops_") + c, true, c, false};
-    compare(k, reference(k, kRoot + "/ref_torch_ops_" + c, "torch_ops_train.py"));
+    const Ours o = compare(k, reference(k, kRoot + "/ref_lrm_" + c), "", "the functional reference");
+    if (torch_ops)
+      check_against(k, o, reference(k, kRoot + "/ref_torch_ops_" + c, "torch_ops_train.py"), "the gaugelab.torch loop");
   }
 }
 
@@ -264,7 +266,8 @@ TEST_CASE("gaugelab.torch: Beff, Dcap, QKclip and Erms in the same loop, hooks f
   for (const auto& [cond, extra] : std::vector<std::pair<std::string, std::string>>{
            {"Beff", ""}, {"Dcap", " --qk-cap 0.95"}, {"QKclip", " --qk-clip-tau 0.1"}, {"Erms", ""}}) {
     const Case k{"torch_ops_" + cond, true, cond, false};
-    const Ours o = compare(k, reference(k, kRoot + "/ref_torch_ops_" + cond, "torch_ops_train.py", extra), extra);
+    const Ours o = compare(k, reference(k, kRoot + "/ref_torch_ops_" + cond, "torch_ops_train.py", extra), extra,
+                           "the gaugelab.torch loop");
     const double moved = max_weight_rel(o.weights, c.weights);
     WARN(cond << ": max relative weight difference from C's run " << moved);
     CHECK(moved > 10 * kWeightRel);
@@ -280,7 +283,8 @@ TEST_CASE("gaugelab.torch: the gradient and update projections (P, Pu) in the sa
   const Ours n = ours({"torch_ops_proj_N", false, "N", false});
   for (const char* cond : {"P", "Pu"}) {
     const Case k{std::string("torch_ops_") + cond, false, cond, false};
-    const Ours o = compare(k, reference(k, kRoot + "/ref_torch_ops_" + cond, "torch_ops_train.py"));
+    const Ours o = compare(k, reference(k, kRoot + "/ref_torch_ops_" + cond, "torch_ops_train.py"), "",
+                           "the gaugelab.torch loop");
     const double moved = max_weight_rel(o.weights, n.weights);
     WARN(cond << ": max relative weight difference from N's run " << moved);
     if (std::string(cond) == "P") CHECK(moved < kWeightRel);
