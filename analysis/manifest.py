@@ -280,6 +280,18 @@ GRIDS = {
                              "optimizers": "adamw", "seeds": "42 123 456 789 1001 2002 3003 4004",
                              "lrs": "2.68e-3 7.2e-3 1.93e-2 5.18e-2 0.139 0.373",
                              "extra": "--precision bf16 --bias false"}, _lr_grid),
+    # the same regime on a GPU, a larger model (gpt2/configs/lr-sensitivity-gpu.ini: 6 x 384, context 512, 1000 steps)
+    # at 16 seeds x 6 lrs x 6 conditions = 576 runs (~20-40 s each on one H100, estimated; several share the card:
+    # --jobs 8), in time-boxed shards (scripts/gpu-grid.sh); plus the CUDA-stop test: A and C at the three largest
+    # lrs with the plain-ops attention (--attention math), seeds as above, under runs/lr_sensitivity_gpu_math
+    "lr_sensitivity_gpu": ({**_LR_DEFAULTS, "config": "gpt2/configs/lr-sensitivity-gpu.ini",
+                            "root": "runs/lr_sensitivity_gpu", "conditions": "A B C Dcap QKclip Q",
+                            "optimizers": "adamw", "seeds": " ".join(str(s) for s in range(1, 17)),
+                            "lrs": "2.68e-3 7.2e-3 1.93e-2 5.18e-2 0.139 0.373"}, _lr_grid),
+    "lr_sensitivity_gpu_math": ({**_LR_DEFAULTS, "config": "gpt2/configs/lr-sensitivity-gpu.ini",
+                                 "root": "runs/lr_sensitivity_gpu_math", "conditions": "A C", "optimizers": "adamw",
+                                 "seeds": " ".join(str(s) for s in range(1, 17)), "lrs": "5.18e-2 0.139 0.373",
+                                 "extra": "--attention math"}, _lr_grid),
     # conditions A B C, lrs 1e-2 and 1e-1, seed 42, 200 steps (~2 min on 2 cores): a slice, never a verdict
     "lr_sensitivity_demo": ({**_LR_DEFAULTS, "root": "runs/lr_sensitivity_demo", "conditions": "A B C",
                              "optimizers": "adamw", "seeds": "42", "lrs": "1e-2 1e-1",
@@ -299,7 +311,8 @@ GRIDS = {
 }
 # A grid whose runs read a corpus prepared by one of EXPERIMENTS names it here: the runner makes it first.
 GRID_NEEDS = {"lr_sensitivity": ["shakespeare_data"], "lr_sensitivity_offset": ["shakespeare_data"],
-              "lr_sensitivity_bf16": ["shakespeare_data"], "lr_sensitivity_demo": ["shakespeare_data"]}
+              "lr_sensitivity_bf16": ["shakespeare_data"], "lr_sensitivity_demo": ["shakespeare_data"],
+              "lr_sensitivity_gpu": ["shakespeare_data"], "lr_sensitivity_gpu_math": ["shakespeare_data"]}
 
 
 def grid(name: str, overrides: dict | None = None) -> dict:
