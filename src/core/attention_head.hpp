@@ -110,4 +110,17 @@ AttentionHead<T> apply_head_gauge(const AttentionHead<T>& h, const Mat<T>& s, co
   return apply_vo_gauge(apply_qk_gauge(h, s), c);
 }
 
+// Compiled once for float and double in core/gauge_instances.cpp; the extern declarations keep every
+// includer from instantiating these templates again (compile time).
+#define GAUGELAB_CORE_ATTENTION_HEAD_INSTANCES(EXTERN, T) \
+  EXTERN template void require_head<T>(const AttentionHead<T>&, const std::string&); \
+  EXTERN template Mat<T> softmax_rows<T>(const Mat<T>&); \
+  EXTERN template Mat<T> head_logits<T>(const AttentionHead<T>&, const Mat<T>&, const AttentionOptions&); \
+  EXTERN template Mat<T> head_output<T>(const AttentionHead<T>&, const Mat<T>&, const AttentionOptions&); \
+  EXTERN template AttentionHead<T> apply_qk_gauge<T>(const AttentionHead<T>&, const Mat<T>&); \
+  EXTERN template AttentionHead<T> apply_vo_gauge<T>(const AttentionHead<T>&, const Mat<T>&); \
+  EXTERN template AttentionHead<T> apply_head_gauge<T>(const AttentionHead<T>&, const Mat<T>&, const Mat<T>&);
+GAUGELAB_CORE_ATTENTION_HEAD_INSTANCES(extern, float)
+GAUGELAB_CORE_ATTENTION_HEAD_INSTANCES(extern, double)
+
 }  // namespace gaugelab::core

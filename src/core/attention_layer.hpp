@@ -159,4 +159,20 @@ LayerGauge<T> inverse_layer_gauge(const LayerGauge<T>& g) {
   return out;
 }
 
+// Compiled once for float and double in core/gauge_instances.cpp; the extern declarations keep every
+// includer from instantiating these templates again (compile time).
+#define GAUGELAB_CORE_ATTENTION_LAYER_INSTANCES(EXTERN, T) \
+  EXTERN template void require_layer<T>(const AttentionLayer<T>&, const std::string&); \
+  EXTERN template AttentionHead<T> head<T>(const AttentionLayer<T>&, Index); \
+  EXTERN template void set_head<T>(AttentionLayer<T>&, Index, const AttentionHead<T>&); \
+  EXTERN template Mat<T> layer_output<T>(const AttentionLayer<T>&, const Mat<T>&, const AttentionOptions&); \
+  EXTERN template AttentionLayer<T> apply_layer_gauge<T>(const AttentionLayer<T>&, const std::vector<Mat<T>>&, const std::vector<Mat<T>>&); \
+  EXTERN template AttentionLayer<T> permute_heads<T>(const AttentionLayer<T>&, const Permutation&); \
+  EXTERN template AttentionLayer<T> apply_layer_gauge<T>(const AttentionLayer<T>&, const LayerGauge<T>&); \
+  EXTERN template LayerGauge<T> identity_layer_gauge<T>(Index, Index, Index); \
+  EXTERN template LayerGauge<T> compose_layer_gauges<T>(const LayerGauge<T>&, const LayerGauge<T>&); \
+  EXTERN template LayerGauge<T> inverse_layer_gauge<T>(const LayerGauge<T>&);
+GAUGELAB_CORE_ATTENTION_LAYER_INSTANCES(extern, float)
+GAUGELAB_CORE_ATTENTION_LAYER_INSTANCES(extern, double)
+
 }  // namespace gaugelab::core

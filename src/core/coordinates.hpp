@@ -195,4 +195,20 @@ InvarianceError invariance_error(const Mat<T>& f_a, const Mat<T>& f_b) {
   return e;
 }
 
+// Compiled once for float and double in core/gauge_instances.cpp; the extern declarations keep every
+// includer from instantiating these templates again (compile time).
+#define GAUGELAB_CORE_COORDINATES_INSTANCES(EXTERN, T) \
+  EXTERN template ReluCoordinates<T> uv_coordinates<T>(const ReluNet<T>&, T); \
+  EXTERN template HeadScales<T> lrm_head_scales<T>(const Vec<T>&, const Vec<T>&, Index); \
+  EXTERN template HeadScales<T> lrm_head_scales<T>(const QkMultipliers<T>&); \
+  EXTERN template DriftStats lrm_drift<T>(const std::vector<HeadScales<T>>&); \
+  EXTERN template DriftStats lrm_drift<T>(const HeadScales<T>&); \
+  EXTERN template GramImbalance<T> gram_imbalance<T>(const FactorPair<T>&); \
+  EXTERN template QkCovariances<T> qk_covariances<T>(const AttentionHead<T>&, const Mat<T>&, const CovarianceOptions&); \
+  EXTERN template T activation_covariance_imbalance<T>(const AttentionHead<T>&, const Mat<T>&, const CovarianceOptions&); \
+  EXTERN template T value_orthonormality_error<T>(const AttentionHead<T>&); \
+  EXTERN template InvarianceError invariance_error<T>(const Mat<T>&, const Mat<T>&);
+GAUGELAB_CORE_COORDINATES_INSTANCES(extern, float)
+GAUGELAB_CORE_COORDINATES_INSTANCES(extern, double)
+
 }  // namespace gaugelab::core

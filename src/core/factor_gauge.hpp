@@ -47,4 +47,14 @@ FactorPair<T> apply_gauge_inverse(const FactorPair<T>& p, const Mat<T>& s) {
   return {times_inverse(p.A, s), p.B * s.transpose()};
 }
 
+// Compiled once for float and double in core/gauge_instances.cpp; the extern declarations keep every
+// includer from instantiating these templates again (compile time).
+#define GAUGELAB_CORE_FACTOR_GAUGE_INSTANCES(EXTERN, T) \
+  EXTERN template void require_factor_pair<T>(const FactorPair<T>&, const std::string&); \
+  EXTERN template Mat<T> represented<T>(const FactorPair<T>&); \
+  EXTERN template FactorPair<T> apply_gauge<T>(const FactorPair<T>&, const Mat<T>&); \
+  EXTERN template FactorPair<T> apply_gauge_inverse<T>(const FactorPair<T>&, const Mat<T>&);
+GAUGELAB_CORE_FACTOR_GAUGE_INSTANCES(extern, float)
+GAUGELAB_CORE_FACTOR_GAUGE_INSTANCES(extern, double)
+
 }  // namespace gaugelab::core

@@ -80,4 +80,14 @@ HeadBalanceResult<T> covariance_balance_qk(const AttentionHead<T>& h, const Mat<
   return {apply_qk_gauge(h, s), s};
 }
 
+// Compiled once for float and double in core/gauge_fix_instances.cpp; the extern declarations keep every
+// includer from instantiating these templates again (compile time).
+#define GAUGELAB_CORE_GAUGE_FIX_GRAM_INSTANCES(EXTERN, T) \
+  EXTERN template Mat<T> gram_balance_gauge<T>(const Mat<T>&, const Mat<T>&); \
+  EXTERN template GramBalanceResult<T> gram_balance<T>(const FactorPair<T>&); \
+  EXTERN template HeadBalanceResult<T> gram_balance_qk<T>(const AttentionHead<T>&); \
+  EXTERN template HeadBalanceResult<T> covariance_balance_qk<T>(const AttentionHead<T>&, const Mat<T>&, const CovarianceOptions&);
+GAUGELAB_CORE_GAUGE_FIX_GRAM_INSTANCES(extern, float)
+GAUGELAB_CORE_GAUGE_FIX_GRAM_INSTANCES(extern, double)
+
 }  // namespace gaugelab::core

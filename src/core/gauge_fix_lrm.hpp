@@ -51,4 +51,13 @@ Vec<T> apply_gauge_fix(QkMultipliers<T>& m, const GaugeFixOptions& options = {})
   return r.g;
 }
 
+// Compiled once for float and double in core/gauge_fix_instances.cpp; the extern declarations keep every
+// includer from instantiating these templates again (compile time).
+#define GAUGELAB_CORE_GAUGE_FIX_LRM_INSTANCES(EXTERN, T) \
+  EXTERN template Vec<T> gauge_fix_factors<T>(const QkMultipliers<T>&, const GaugeFixOptions&); \
+  EXTERN template GaugeFixResult<T> gauge_fix<T>(const QkMultipliers<T>&, const GaugeFixOptions&); \
+  EXTERN template Vec<T> apply_gauge_fix<T>(QkMultipliers<T>&, const GaugeFixOptions&);
+GAUGELAB_CORE_GAUGE_FIX_LRM_INSTANCES(extern, float)
+GAUGELAB_CORE_GAUGE_FIX_LRM_INSTANCES(extern, double)
+
 }  // namespace gaugelab::core

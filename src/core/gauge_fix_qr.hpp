@@ -88,4 +88,14 @@ CanonicalLayer<T> canonicalize_layer(const AttentionLayer<T>& l) {
   return out;
 }
 
+// Compiled once for float and double in core/gauge_fix_instances.cpp; the extern declarations keep every
+// includer from instantiating these templates again (compile time).
+#define GAUGELAB_CORE_GAUGE_FIX_QR_INSTANCES(EXTERN, T) \
+  EXTERN template RowVec<T> row_times_upper_inverse<T>(const RowVec<T>&, const Mat<T>&); \
+  EXTERN template QrSliceResult<T> qr_canonical_head<T>(const AttentionHead<T>&); \
+  EXTERN template Permutation head_order_by_key_norm<T>(const AttentionLayer<T>&); \
+  EXTERN template CanonicalLayer<T> canonicalize_layer<T>(const AttentionLayer<T>&);
+GAUGELAB_CORE_GAUGE_FIX_QR_INSTANCES(extern, float)
+GAUGELAB_CORE_GAUGE_FIX_QR_INSTANCES(extern, double)
+
 }  // namespace gaugelab::core

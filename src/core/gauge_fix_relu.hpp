@@ -111,4 +111,15 @@ BalanceResult<T> balance_neurons(const ReluNet<T>& n, T eps) {
   return {rescale_neurons(n, s), s};
 }
 
+// Compiled once for float and double in core/gauge_fix_instances.cpp; the extern declarations keep every
+// includer from instantiating these templates again (compile time).
+#define GAUGELAB_CORE_GAUGE_FIX_RELU_INSTANCES(EXTERN, T) \
+  EXTERN template T soft_gauge_penalty<T>(const ReluNet<T>&, T); \
+  EXTERN template SoftPenaltyGradient<T> soft_gauge_penalty_gradient<T>(const ReluNet<T>&, T); \
+  EXTERN template Vec<T> relaxation_rates<T>(const ReluNet<T>&, T, T); \
+  EXTERN template GaugeCoordinateRates<T> gauge_coordinate_rates<T>(const ReluNet<T>&, const ReluNet<T>&, T, T); \
+  EXTERN template BalanceResult<T> balance_neurons<T>(const ReluNet<T>&, T);
+GAUGELAB_CORE_GAUGE_FIX_RELU_INSTANCES(extern, float)
+GAUGELAB_CORE_GAUGE_FIX_RELU_INSTANCES(extern, double)
+
 }  // namespace gaugelab::core

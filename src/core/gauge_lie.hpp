@@ -222,4 +222,25 @@ HeadDirection<T> head_horizontal_projection_approx(const AttentionHead<T>& h, co
   return head_difference(g, head_orbit_tangent(h, e));
 }
 
+// Compiled once for float and double in core/gauge_instances.cpp; the extern declarations keep every
+// includer from instantiating these templates again (compile time).
+#define GAUGELAB_CORE_GAUGE_LIE_INSTANCES(EXTERN, T) \
+  EXTERN template Mat<T> solve_sylvester_psd<T>(const Mat<T>&, const Mat<T>&, const Mat<T>&, T); \
+  EXTERN template FactorPair<T> factor_orbit_tangent<T>(const FactorPair<T>&, const Mat<T>&); \
+  EXTERN template Mat<T> factor_vertical_coordinates<T>(const FactorPair<T>&, const FactorPair<T>&); \
+  EXTERN template FactorPair<T> factor_horizontal_projection<T>(const FactorPair<T>&, const FactorPair<T>&); \
+  EXTERN template ReluNet<T> relu_orbit_tangent<T>(const ReluNet<T>&, const Vec<T>&); \
+  EXTERN template ReluNet<T> relu_horizontal_projection<T>(const ReluNet<T>&, const ReluNet<T>&); \
+  EXTERN template Vec<T> relu_balance<T>(const ReluNet<T>&); \
+  EXTERN template Mat<T> detail::with_bias_row<T>(const Mat<T>&, const RowVec<T>&); \
+  EXTERN template Mat<T> detail::pinv<T>(const Mat<T>&); \
+  EXTERN template HeadDirection<T> head_orbit_tangent<T>(const AttentionHead<T>&, const HeadAlgebra<T>&); \
+  EXTERN template T head_inner<T>(const HeadDirection<T>&, const HeadDirection<T>&); \
+  EXTERN template HeadDirection<T> head_difference<T>(const HeadDirection<T>&, const HeadDirection<T>&); \
+  EXTERN template HeadAlgebra<T> head_vertical_coordinates<T>(const AttentionHead<T>&, const HeadDirection<T>&); \
+  EXTERN template HeadDirection<T> head_horizontal_projection<T>(const AttentionHead<T>&, const HeadDirection<T>&); \
+  EXTERN template HeadDirection<T> head_horizontal_projection_approx<T>(const AttentionHead<T>&, const HeadDirection<T>&);
+GAUGELAB_CORE_GAUGE_LIE_INSTANCES(extern, float)
+GAUGELAB_CORE_GAUGE_LIE_INSTANCES(extern, double)
+
 }  // namespace gaugelab::core

@@ -87,4 +87,17 @@ ThinQR<T> thin_qr_positive(const Mat<T>& w) {
   return out;
 }
 
+// Compiled once for float and double in core/gauge_instances.cpp; the extern declarations keep every
+// includer from instantiating these templates again (compile time).
+#define GAUGELAB_CORE_GAUGE_LINALG_INSTANCES(EXTERN, T) \
+  EXTERN template void require_square<T>(const Mat<T>&, Index, const std::string&); \
+  EXTERN template Mat<T> times_inverse<T>(const Mat<T>&, const Mat<T>&); \
+  EXTERN template Mat<T> times_inverse_transpose<T>(const Mat<T>&, const Mat<T>&); \
+  EXTERN template Mat<T> inverse_times<T>(const Mat<T>&, const Mat<T>&); \
+  EXTERN template Mat<T> spd_sqrt<T>(const Mat<T>&); \
+  EXTERN template Mat<T> spd_inv_sqrt<T>(const Mat<T>&, const std::string&); \
+  EXTERN template ThinQR<T> thin_qr_positive<T>(const Mat<T>&);
+GAUGELAB_CORE_GAUGE_LINALG_INSTANCES(extern, float)
+GAUGELAB_CORE_GAUGE_LINALG_INSTANCES(extern, double)
+
 }  // namespace gaugelab::core

@@ -123,4 +123,17 @@ LnColumnPairing<T> rescale_ln_columns(const LnColumnPairing<T>& p, const Vec<T>&
   return out;
 }
 
+// Compiled once for float and double in core/gauge_instances.cpp; the extern declarations keep every
+// includer from instantiating these templates again (compile time).
+#define GAUGELAB_CORE_LRM_GAUGE_INSTANCES(EXTERN, T) \
+  EXTERN template Mat<T> effective_weight<T>(const Vec<T>&, const Mat<T>&, const Vec<T>&); \
+  EXTERN template Vec<T> expand_per_head<T>(const Vec<T>&, Index); \
+  EXTERN template void require_qk<T>(const QkMultipliers<T>&, const std::string&); \
+  EXTERN template QkMultipliers<T> rescale_qk_multipliers_per_coordinate<T>(const QkMultipliers<T>&, const Vec<T>&); \
+  EXTERN template QkMultipliers<T> rescale_qk_multipliers<T>(const QkMultipliers<T>&, const Vec<T>&); \
+  EXTERN template VoMultipliers<T> rescale_vo_multipliers<T>(const VoMultipliers<T>&, const Vec<T>&); \
+  EXTERN template LnColumnPairing<T> rescale_ln_columns<T>(const LnColumnPairing<T>&, const Vec<T>&);
+GAUGELAB_CORE_LRM_GAUGE_INSTANCES(extern, float)
+GAUGELAB_CORE_LRM_GAUGE_INSTANCES(extern, double)
+
 }  // namespace gaugelab::core

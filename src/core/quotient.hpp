@@ -147,4 +147,16 @@ class PeriodicQuotient {
   long long step_ = 0;
 };
 
+// Compiled once for float and double in core/quotient_instances.cpp; the extern declarations keep every
+// includer from instantiating these templates again (compile time).
+#define GAUGELAB_CORE_QUOTIENT_INSTANCES(EXTERN, T) \
+  EXTERN template Mat<T> opposite_gram_apply<T>(const Mat<T>&, const Mat<T>&, const QuotientOptions&); \
+  EXTERN template PairIncrement<T> opposite_gram_correction<T>(const Mat<T>&, const Mat<T>&, const Mat<T>&, const Mat<T>&, \
+      const QuotientOptions&); \
+  EXTERN template PairIncrement<T> opposite_gram_correction<T>(const Mat<T>&, const Mat<T>&, const PairIncrement<T>&, const QuotientOptions&); \
+  EXTERN template QkIncrement<T> correct_qk<T>(const Mat<T>&, const Mat<T>&, const Mat<T>&, const Mat<T>&, const QuotientOptions&); \
+  EXTERN template VoIncrement<T> correct_vo<T>(const Mat<T>&, const Mat<T>&, const Mat<T>&, const Mat<T>&, const QuotientOptions&);
+GAUGELAB_CORE_QUOTIENT_INSTANCES(extern, float)
+GAUGELAB_CORE_QUOTIENT_INSTANCES(extern, double)
+
 }  // namespace gaugelab::core

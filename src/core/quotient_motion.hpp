@@ -61,4 +61,14 @@ Mat<T> gram_after_step(const Mat<T>& A /*[m, r]*/, const Mat<T>& U /*[m, r]*/, T
   return rho * rho * (A.transpose() * A) + rho * (cross + cross.transpose()) + U.transpose() * U;
 }
 
+// Compiled once for float and double in core/quotient_instances.cpp; the extern declarations keep every
+// includer from instantiating these templates again (compile time).
+#define GAUGELAB_CORE_QUOTIENT_MOTION_INSTANCES(EXTERN, T) \
+  EXTERN template void quotient_detail::require_pair_shapes<T>(const Mat<T>&, const Mat<T>&, const Mat<T>&, const Mat<T>&, const char*); \
+  EXTERN template Mat<T> first_order_motion<T>(const Mat<T>&, const Mat<T>&, const Mat<T>&, const Mat<T>&); \
+  EXTERN template Mat<T> exact_motion<T>(const Mat<T>&, const Mat<T>&, const Mat<T>&, const Mat<T>&, T, T); \
+  EXTERN template Mat<T> gram_after_step<T>(const Mat<T>&, const Mat<T>&, T);
+GAUGELAB_CORE_QUOTIENT_MOTION_INSTANCES(extern, float)
+GAUGELAB_CORE_QUOTIENT_MOTION_INSTANCES(extern, double)
+
 }  // namespace gaugelab::core

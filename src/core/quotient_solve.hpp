@@ -89,4 +89,13 @@ Mat<T> right_diag_gram_solve(const Mat<T>& U /*[k, r]*/, const Mat<T>& F /*[p, r
   return U * d.cwiseInverse().asDiagonal();
 }
 
+// Compiled once for float and double in core/quotient_instances.cpp; the extern declarations keep every
+// includer from instantiating these templates again (compile time).
+#define GAUGELAB_CORE_QUOTIENT_SOLVE_INSTANCES(EXTERN, T) \
+  EXTERN template void quotient_detail::require_solve_shapes<T>(const Mat<T>&, const Mat<T>&, double, const char*); \
+  EXTERN template Mat<T> right_gram_solve<T>(const Mat<T>&, const Mat<T>&, double, GramSolve); \
+  EXTERN template Mat<T> right_diag_gram_solve<T>(const Mat<T>&, const Mat<T>&, double);
+GAUGELAB_CORE_QUOTIENT_SOLVE_INSTANCES(extern, float)
+GAUGELAB_CORE_QUOTIENT_SOLVE_INSTANCES(extern, double)
+
 }  // namespace gaugelab::core

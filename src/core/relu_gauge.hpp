@@ -56,4 +56,14 @@ ReluNet<T> rescale_neurons(const ReluNet<T>& n, const Vec<T>& s) {
   return out;
 }
 
+// Compiled once for float and double in core/gauge_instances.cpp; the extern declarations keep every
+// includer from instantiating these templates again (compile time).
+#define GAUGELAB_CORE_RELU_GAUGE_INSTANCES(EXTERN, T) \
+  EXTERN template void require_relu_net<T>(const ReluNet<T>&, const std::string&); \
+  EXTERN template Mat<T> relu_preactivations<T>(const ReluNet<T>&, const Mat<T>&); \
+  EXTERN template Mat<T> relu_forward<T>(const ReluNet<T>&, const Mat<T>&); \
+  EXTERN template ReluNet<T> rescale_neurons<T>(const ReluNet<T>&, const Vec<T>&);
+GAUGELAB_CORE_RELU_GAUGE_INSTANCES(extern, float)
+GAUGELAB_CORE_RELU_GAUGE_INSTANCES(extern, double)
+
 }  // namespace gaugelab::core

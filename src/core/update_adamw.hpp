@@ -55,4 +55,11 @@ Step<T> adamw_step(const AdamWOptions& o, const Mat<T>& W /*[m, n]*/, const Mat<
   return {std::move(U), static_cast<T>(decay_factor(o.lr, o.weight_decay)), T(0)};
 }
 
+// Compiled once for float and double in core/update_rules_instances.cpp; the extern declarations keep every
+// includer from instantiating these templates again (compile time).
+#define GAUGELAB_CORE_UPDATE_ADAMW_INSTANCES(EXTERN, T) \
+  EXTERN template Step<T> adamw_step<T>(const AdamWOptions&, const Mat<T>&, const Mat<T>&, RuleState<T>&);
+GAUGELAB_CORE_UPDATE_ADAMW_INSTANCES(extern, float)
+GAUGELAB_CORE_UPDATE_ADAMW_INSTANCES(extern, double)
+
 }  // namespace gaugelab::core

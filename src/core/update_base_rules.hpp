@@ -31,4 +31,11 @@ Step<T> propose_base(const BaseRuleOptions& rule, const Mat<T>& W /*[m, n]*/, co
       rule);
 }
 
+// Compiled once for float and double in core/update_rules_instances.cpp; the extern declarations keep every
+// includer from instantiating these templates again (compile time).
+#define GAUGELAB_CORE_UPDATE_BASE_RULES_INSTANCES(EXTERN, T) \
+  EXTERN template Step<T> propose_base<T>(const BaseRuleOptions&, const Mat<T>&, const Mat<T>&, RuleState<T>&);
+GAUGELAB_CORE_UPDATE_BASE_RULES_INSTANCES(extern, float)
+GAUGELAB_CORE_UPDATE_BASE_RULES_INSTANCES(extern, double)
+
 }  // namespace gaugelab::core

@@ -46,4 +46,11 @@ Mat<T> round_to_bf16(const Mat<T>& m) {
   return m.unaryExpr([](T v) { return static_cast<T>(round_to_bf16(static_cast<double>(v))); });
 }
 
+// Compiled once for float and double in core/update_rules_instances.cpp; the extern declarations keep every
+// includer from instantiating these templates again (compile time).
+#define GAUGELAB_CORE_UPDATE_BF16_INSTANCES(EXTERN, T) \
+  EXTERN template Mat<T> round_to_bf16<T>(const Mat<T>&);
+GAUGELAB_CORE_UPDATE_BF16_INSTANCES(extern, float)
+GAUGELAB_CORE_UPDATE_BF16_INSTANCES(extern, double)
+
 }  // namespace gaugelab::core

@@ -194,4 +194,18 @@ PairIncrement<T> vo_trace_rebalance(const Mat<T>& W_V, const Mat<T>& W_O, const 
   return u;
 }
 
+// Compiled once for float and double in core/quotient_instances.cpp; the extern declarations keep every
+// includer from instantiating these templates again (compile time).
+#define GAUGELAB_CORE_UPDATE_FACTOR_LITERATURE_INSTANCES(EXTERN, T) \
+  EXTERN template void rite_detail::reduced_qr<T>(const Mat<T>&, Mat<T>&, Mat<T>&); \
+  EXTERN template Mat<T> rite_detail::sym<T>(const Mat<T>&); \
+  EXTERN template RiteUnmagnified<T> rite_unmagnify<T>(const Mat<T>&, const Mat<T>&, const Mat<T>&, const Mat<T>&, const RiteOptions&); \
+  EXTERN template double rite_clip_scale<T>(const std::vector<const RiteUnmagnified<T>*>&, const RiteOptions&); \
+  EXTERN template Mat<T> rite_factor_step<T>(const Mat<T>&, const Mat<T>&, const Mat<T>&, RuleState<T>&, const RiteOptions&); \
+  EXTERN template PairIncrement<T> rite_increments<T>(const RiteUnmagnified<T>&, RuleState<T>&, RuleState<T>&, const RiteOptions&, double); \
+  EXTERN template PairIncrement<T> lora_pro_gradients<T>(const Mat<T>&, const Mat<T>&, const Mat<T>&, const Mat<T>&, double); \
+  EXTERN template PairIncrement<T> vo_trace_rebalance<T>(const Mat<T>&, const Mat<T>&, const Mat<T>&, const Mat<T>&, double, bool);
+GAUGELAB_CORE_UPDATE_FACTOR_LITERATURE_INSTANCES(extern, float)
+GAUGELAB_CORE_UPDATE_FACTOR_LITERATURE_INSTANCES(extern, double)
+
 }  // namespace gaugelab::core

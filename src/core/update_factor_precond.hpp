@@ -30,4 +30,12 @@ PairIncrement<T> riemannian_preconditioned(const Mat<T>& A /*[m, r]*/, const Mat
   return opposite_gram_correction(A, B, U_A, U_B, QuotientOptions{QuotientMode::full, delta, GramSolve::cholesky});
 }
 
+// Compiled once for float and double in core/quotient_instances.cpp; the extern declarations keep every
+// includer from instantiating these templates again (compile time).
+#define GAUGELAB_CORE_UPDATE_FACTOR_PRECOND_INSTANCES(EXTERN, T) \
+  EXTERN template PairIncrement<T> scaled_gd<T>(const Mat<T>&, const Mat<T>&, const Mat<T>&, const Mat<T>&); \
+  EXTERN template PairIncrement<T> riemannian_preconditioned<T>(const Mat<T>&, const Mat<T>&, const Mat<T>&, const Mat<T>&, double);
+GAUGELAB_CORE_UPDATE_FACTOR_PRECOND_INSTANCES(extern, float)
+GAUGELAB_CORE_UPDATE_FACTOR_PRECOND_INSTANCES(extern, double)
+
 }  // namespace gaugelab::core

@@ -67,4 +67,14 @@ Step<T> hyperball_step(const HyperballOptions& o, const Mat<T>& W /*[m, n]*/, co
   return {hyperball_increment(direction, static_cast<T>(o.lr), R), T(1), R};
 }
 
+// Compiled once for float and double in core/update_rules_instances.cpp; the extern declarations keep every
+// includer from instantiating these templates again (compile time).
+#define GAUGELAB_CORE_UPDATE_HYPERBALL_INSTANCES(EXTERN, T) \
+  EXTERN template Mat<T> hyperball_increment<T>(const Mat<T>&, T, T); \
+  EXTERN template Mat<T> hyperball_retract<T>(const Mat<T>&, const Mat<T>&, T); \
+  EXTERN template Mat<T> sphere_tangent_projection<T>(const Mat<T>&, const Mat<T>&); \
+  EXTERN template Step<T> hyperball_step<T>(const HyperballOptions&, const Mat<T>&, const Mat<T>&, RuleState<T>&);
+GAUGELAB_CORE_UPDATE_HYPERBALL_INSTANCES(extern, float)
+GAUGELAB_CORE_UPDATE_HYPERBALL_INSTANCES(extern, double)
+
 }  // namespace gaugelab::core

@@ -132,4 +132,13 @@ Step<T> muon_step(const MuonOptions& o, const Mat<T>& W /*[rows, cols]*/, const 
   return {static_cast<T>(-o.lr) * O, static_cast<T>(decay_factor(o.lr, o.weight_decay)), T(0)};
 }
 
+// Compiled once for float and double in core/update_rules_instances.cpp; the extern declarations keep every
+// includer from instantiating these templates again (compile time).
+#define GAUGELAB_CORE_UPDATE_MUON_INSTANCES(EXTERN, T) \
+  EXTERN template Mat<T> newton_schulz<T>(const Mat<T>&, const NewtonSchulzOptions&); \
+  EXTERN template Mat<T> polar_factor<T>(const Mat<T>&); \
+  EXTERN template Step<T> muon_step<T>(const MuonOptions&, const Mat<T>&, const Mat<T>&, RuleState<T>&);
+GAUGELAB_CORE_UPDATE_MUON_INSTANCES(extern, float)
+GAUGELAB_CORE_UPDATE_MUON_INSTANCES(extern, double)
+
 }  // namespace gaugelab::core

@@ -101,4 +101,16 @@ void apply_pair(Mat<T>& A /*[m, r]*/, Mat<T>& B /*[n, r]*/, const PairStep<T>& s
   apply_step(B, s.b);
 }
 
+// Compiled once for float and double in core/update_rules_instances.cpp; the extern declarations keep every
+// includer from instantiating these templates again (compile time).
+#define GAUGELAB_CORE_UPDATE_RULES_INSTANCES(EXTERN, T) \
+  EXTERN template Step<T> propose<T>(const RuleOptions&, const Mat<T>&, const Mat<T>&, RuleState<T>&); \
+  EXTERN template PairStep<T> step_pair<T>(const RuleOptions&, const RuleOptions&, const Mat<T>&, const Mat<T>&, \
+      const Mat<T>&, const Mat<T>&, PairState<T>&); \
+  EXTERN template PairStep<T> step_pair<T>(const RuleOptions&, const Mat<T>&, const Mat<T>&, const Mat<T>&, const Mat<T>&, \
+      PairState<T>&); \
+  EXTERN template void apply_pair<T>(Mat<T>&, Mat<T>&, const PairStep<T>&);
+GAUGELAB_CORE_UPDATE_RULES_INSTANCES(extern, float)
+GAUGELAB_CORE_UPDATE_RULES_INSTANCES(extern, double)
+
 }  // namespace gaugelab::core

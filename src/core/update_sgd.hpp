@@ -57,4 +57,12 @@ Step<T> momentum_step(const MomentumOptions& o, const Mat<T>& W /*[m, n]*/, cons
   return {static_cast<T>(-o.lr) * g, static_cast<T>(decay_factor(o.lr, o.weight_decay)), T(0)};
 }
 
+// Compiled once for float and double in core/update_rules_instances.cpp; the extern declarations keep every
+// includer from instantiating these templates again (compile time).
+#define GAUGELAB_CORE_UPDATE_SGD_INSTANCES(EXTERN, T) \
+  EXTERN template Step<T> sgd_step<T>(const SgdOptions&, const Mat<T>&, const Mat<T>&, RuleState<T>&); \
+  EXTERN template Step<T> momentum_step<T>(const MomentumOptions&, const Mat<T>&, const Mat<T>&, RuleState<T>&);
+GAUGELAB_CORE_UPDATE_SGD_INSTANCES(extern, float)
+GAUGELAB_CORE_UPDATE_SGD_INSTANCES(extern, double)
+
 }  // namespace gaugelab::core

@@ -99,4 +99,14 @@ inline void require_unit_interval(double v, const char* who, const char* name) {
 
 }  // namespace update_detail
 
+// Compiled once for float and double in core/update_rules_instances.cpp; the extern declarations keep every
+// includer from instantiating these templates again (compile time).
+#define GAUGELAB_CORE_UPDATE_STEP_INSTANCES(EXTERN, T) \
+  EXTERN template Mat<T> shrink_plus_increment<T>(const Mat<T>&, T, const Mat<T>&); \
+  EXTERN template void apply_step<T>(Mat<T>&, const Step<T>&); \
+  EXTERN template void update_detail::require_same_shape<T>(const Mat<T>&, const Mat<T>&, const char*); \
+  EXTERN template void update_detail::require_slot<T>(const Mat<T>&, const Mat<T>&, const char*, const char*);
+GAUGELAB_CORE_UPDATE_STEP_INSTANCES(extern, float)
+GAUGELAB_CORE_UPDATE_STEP_INSTANCES(extern, double)
+
 }  // namespace gaugelab::core

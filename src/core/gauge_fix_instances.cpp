@@ -1,0 +1,17 @@
+// The gauge fixes (gauge_fix_gram, gauge_fix_lrm, gauge_fix_qr, gauge_fix_relu) instantiated once for
+// float and double. Their headers declare these instantiations extern, so the bindings, the checkpoint
+// checks and the tests that include core/gauge_fix.hpp link these instead of compiling them again.
+#include "core/gauge_fix.hpp"
+
+namespace gaugelab::core {
+
+#define GAUGELAB_CORE_GAUGE_FIX_ALL(T) \
+  GAUGELAB_CORE_GAUGE_FIX_GRAM_INSTANCES(, T) \
+  GAUGELAB_CORE_GAUGE_FIX_LRM_INSTANCES(, T) \
+  GAUGELAB_CORE_GAUGE_FIX_QR_INSTANCES(, T) \
+  GAUGELAB_CORE_GAUGE_FIX_RELU_INSTANCES(, T)
+
+GAUGELAB_CORE_GAUGE_FIX_ALL(float)
+GAUGELAB_CORE_GAUGE_FIX_ALL(double)
+
+}  // namespace gaugelab::core

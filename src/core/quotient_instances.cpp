@@ -1,0 +1,21 @@
+// The quotient wrappers and the factor-pair updates built on them (quotient_solve, quotient_motion,
+// quotient, update_factor_precond, update_factor_literature) instantiated once for float and double.
+// Their headers declare these instantiations extern, so the tests, bindings, harness and toys that
+// include them link these instead of compiling the Gram solves, QRs and eigensolves again.
+#include "core/quotient.hpp"
+#include "core/update_factor_literature.hpp"
+#include "core/update_factor_precond.hpp"
+
+namespace gaugelab::core {
+
+#define GAUGELAB_CORE_QUOTIENT_ALL(T) \
+  GAUGELAB_CORE_QUOTIENT_SOLVE_INSTANCES(, T) \
+  GAUGELAB_CORE_QUOTIENT_MOTION_INSTANCES(, T) \
+  GAUGELAB_CORE_QUOTIENT_INSTANCES(, T) \
+  GAUGELAB_CORE_UPDATE_FACTOR_PRECOND_INSTANCES(, T) \
+  GAUGELAB_CORE_UPDATE_FACTOR_LITERATURE_INSTANCES(, T)
+
+GAUGELAB_CORE_QUOTIENT_ALL(float)
+GAUGELAB_CORE_QUOTIENT_ALL(double)
+
+}  // namespace gaugelab::core

@@ -1,0 +1,22 @@
+// The update rules (update_step, update_sgd, update_adamw, update_muon, update_bf16, update_base_rules,
+// update_hyperball, update_rules) instantiated once for float and double. Their headers declare these
+// instantiations extern, so a test, binding or toy that includes them links these instead of compiling
+// the rules' Eigen code again (the rules were the largest part of several translation units' compile time).
+#include "core/update_rules.hpp"
+
+namespace gaugelab::core {
+
+#define GAUGELAB_CORE_UPDATE_RULES_ALL(T) \
+  GAUGELAB_CORE_UPDATE_STEP_INSTANCES(, T) \
+  GAUGELAB_CORE_UPDATE_BF16_INSTANCES(, T) \
+  GAUGELAB_CORE_UPDATE_SGD_INSTANCES(, T) \
+  GAUGELAB_CORE_UPDATE_ADAMW_INSTANCES(, T) \
+  GAUGELAB_CORE_UPDATE_MUON_INSTANCES(, T) \
+  GAUGELAB_CORE_UPDATE_BASE_RULES_INSTANCES(, T) \
+  GAUGELAB_CORE_UPDATE_HYPERBALL_INSTANCES(, T) \
+  GAUGELAB_CORE_UPDATE_RULES_INSTANCES(, T)
+
+GAUGELAB_CORE_UPDATE_RULES_ALL(float)
+GAUGELAB_CORE_UPDATE_RULES_ALL(double)
+
+}  // namespace gaugelab::core
