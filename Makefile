@@ -59,8 +59,11 @@ fuzz:
 	@BUILD=$(ASAN_BUILD) bash scripts/fuzz.sh $(FUZZ_SECONDS)
 
 # The module's tests run twice: under Debian's Python (NumPy 1) and under the venv's (NumPy 2, torch).
+# Debian's run (~800 tests, ~190 s serial) is spread over JOBS workers by pytest-xdist, a test file per
+# worker (--dist loadfile: a module's fixtures are made once); serial where xdist is missing.
+PYTEST_XDIST = $(shell $(ANALYSIS_PY) -c 'import xdist' 2>/dev/null && [ "$(JOBS)" -gt 1 ] && echo "-n $(JOBS) --dist loadfile")
 test-py:
-	@GAUGELAB_BUILD_DIR=$(abspath $(BUILD)) $(ANALYSIS_PY) -m pytest -q analysis python/tests
+	@GAUGELAB_BUILD_DIR=$(abspath $(BUILD)) $(ANALYSIS_PY) -m pytest -q $(PYTEST_XDIST) analysis python/tests
 	@if $(VENV)/bin/python -c 'import pytest' 2>/dev/null; then \
 	  GAUGELAB_BUILD_DIR=$(abspath $(BUILD)) $(VENV)/bin/python -m pytest -q python/tests; \
 	else echo "SKIPPED: python/tests under the venv's NumPy 2 (no pytest in $(VENV): make deps)"; fi

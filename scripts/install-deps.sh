@@ -38,7 +38,7 @@ apt_pkgs=(
   build-essential cmake ninja-build ccache pkg-config
   libeigen3-dev libhdf5-dev hdf5-tools libboost-program-options-dev catch2
   libdlib-dev libspectra-dev libpcre2-dev nlohmann-json3-dev zlib1g-dev libgloo-dev pybind11-dev python3-dev
-  python3-h5py python3-matplotlib python3-numpy python3-pytest python3-venv
+  python3-h5py python3-matplotlib python3-numpy python3-pytest python3-pytest-xdist python3-venv
   jupyter-nbconvert python3-ipykernel python3-nbformat
 )
 missing=()
