@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "io/build_info.hpp"
+#include "io/dry_run_guard.hpp"
 #include "io/options.hpp"
 #include "verbs.hpp"
 
@@ -63,11 +64,15 @@ int dispatch(const std::string& verb, const gaugelab::cli::Args& args) {
 // `gaugelab --probe-batch FILE`, for tests (not listed by --help): FILE holds one JSON array of words per line,
 // a command line as typed after `gaugelab`, each a dry run (--print-config, --describe-options or --help, so
 // nothing is read, written or trained). Each goes through dispatch() as main() sends one, its standard output
-// and error captured together, and is answered by one line {"status": N, "output": "..."} on stdout. The
+// and error captured together, and is answered by one line {"status": N, "output": "..."} on stdout. Two
+// guards keep work out: a line without one of those words is refused here (the script verbs, plot and
+// compare, parse no Options), and Options::parse() refuses a line whose parsed flags hold none of them
+// (io/dry_run_guard.hpp: `--out --print-config` names a file, it does not ask for a dry run). The
 // flag-bounds test probes ~900 command lines in one process this way instead of ~900 processes that each load
 // LibTorch (0.3-0.4 s apiece); it also checks a sample against real processes.
 int probe_batch(const std::string& file) {
   gaugelab::cli::exec_torch_build();  // gaugelab-torch answers every verb; returns when this is it or it is absent
+  gaugelab::io::set_dry_runs_only(true);
   std::ifstream in(file);
   if (!in) {
     std::cerr << "gaugelab --probe-batch: error: cannot read " << file << "\n";

@@ -1,5 +1,7 @@
 #include "io/options.hpp"
 
+#include "io/dry_run_guard.hpp"
+
 #include <boost/program_options.hpp>
 #include <cerrno>
 #include <cmath>
@@ -518,8 +520,17 @@ bool Options::parse(const std::vector<std::string>& args) {
     std::cout << to_json().dump(1) << "\n";
     return false;
   }
+  if (dry_runs_only())
+    throw UsageError("not a dry run: only --print-config, --describe-options or --help may run here (--probe-batch)");
   return true;
 }
+
+namespace {
+bool g_dry_runs_only = false;
+}  // namespace
+
+void set_dry_runs_only(bool on) { g_dry_runs_only = on; }
+bool dry_runs_only() { return g_dry_runs_only; }
 
 nlohmann::json Options::describe() const {
   nlohmann::json all = nlohmann::json::array();

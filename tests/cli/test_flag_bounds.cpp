@@ -234,6 +234,22 @@ TEST_CASE("flag bounds: every numeric flag at and beyond its declared range, par
   check_flag_bounds();
 }
 
+TEST_CASE("flag bounds: --probe-batch answers a line that would run with a usage error and runs nothing", "[cli][bounds]") {
+  fs::create_directories(kRoot);
+  const std::string out = kRoot + "/not_a_dry_run.h5";
+  fs::remove(out);
+  // "--print-config" here is --out's value: parsed, the line asks for a run, not a dry run.
+  std::vector<Probe> probes = {{{"toy", "relu", "--steps", "5", "--out", "--print-config"}, "", Expect::refused, {}},
+                               {{"toy", "relu", "--steps", "5", "--out", out, "--print-config"}, "", Expect::accepted, {}}};
+  run_batch(probes, kRoot + "/not_a_dry_run.jsonl");
+  INFO(probes[0].result.output);
+  CHECK(probes[0].result.status == 2);
+  CHECK(probes[0].result.output.find("not a dry run") != std::string::npos);
+  CHECK_FALSE(fs::exists("--print-config"));
+  CHECK(probes[1].result.status == 0);  // the dry run itself is answered
+  CHECK_FALSE(fs::exists(out));
+}
+
 namespace {
 
 // One hostile command that runs: what it may end in and how long it may take.
