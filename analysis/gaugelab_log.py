@@ -81,6 +81,23 @@ def _swmr_open(p: Path) -> h5py.File:
     return h5py.File(h5py.h5f.open(os.fsencode(p), h5py.h5f.ACC_RDONLY | h5py.h5f.ACC_SWMR_READ, fapl=fapl))
 
 
+def _open_ignoring_write_mark(p: Path) -> h5py.File | None:
+    """The third open (h5_file_check.ignore_write_mark_fapl): a log whose writer died holding it open
+    in ordinary mode, read up to its real end of file (h5_file_check.read_to_end_of_file); None where
+    that open fails too (a live writer's lock) or cannot be asked for."""
+    fapl = h5_file_check.ignore_write_mark_fapl()
+    if fapl is None:
+        return None
+    try:
+        fid = h5py.h5f.open(os.fsencode(p), h5py.h5f.ACC_RDONLY, fapl=fapl)
+    except OSError:
+        return None
+    if not h5_file_check.read_to_end_of_file(fid.id):
+        fid.close()
+        return None
+    return h5py.File(fid)
+
+
 def open_log(path) -> h5py.File:
     """Opens a run log (a file, or a run directory as `log_path` resolves it) read-only as a SWMR reader
     (libver="latest"), so a log still being written can be read; falls back to a plain read-only open
@@ -92,8 +109,10 @@ def open_log(path) -> h5py.File:
         try:
             f = h5py.File(p, "r")
         except OSError as e:
-            hint = " (a writer has it open and has not started SWMR yet)" if _is_lock_error(str(e)) else ""
-            raise LogError(f"{p}: cannot open run log{hint}: {e}") from None
+            f = _open_ignoring_write_mark(p) if _is_lock_error(str(e)) else None
+            if f is None:
+                hint = " (a writer has it open and has not started SWMR yet)" if _is_lock_error(str(e)) else ""
+                raise LogError(f"{p}: cannot open run log{hint}: {e}") from None
     try:
         missing = [g for g in GROUPS if g not in f]
     except (OSError, KeyError, RuntimeError) as e:

@@ -122,3 +122,39 @@ def bounded_fapl():
     if setter(fapl.id, METADATA_READ_ATTEMPTS) < 0:
         return None
     return fapl
+
+
+def read_to_end_of_file(file_id: int) -> bool:
+    """Sets an open file's end of allocation to its real end of file (H5Fincrement_filesize with 0, in
+    memory only): a writer killed in ordinary mode may have flushed metadata past the end its superblock
+    records. False where the call is not at hand or fails."""
+    lib = _hdf5_library()
+    if not lib:
+        return False
+    try:
+        fn = ctypes.CDLL(lib).H5Fincrement_filesize
+        fn.argtypes, fn.restype = [ctypes.c_int64, ctypes.c_uint64], ctypes.c_int
+    except (OSError, AttributeError):
+        return False
+    return fn(file_id, 0) >= 0
+
+
+def ignore_write_mark_fapl():
+    """A read-only file access list that ignores the superblock's "open for write" mark (HDF5's
+    clear_status_flags, set through the C library h5py loaded; in memory only, nothing is written),
+    or None. A writer killed while it held the log open in ordinary mode (the C++ writer adding
+    /summary) leaves that mark, which both a SWMR read open and a plain one refuse; a live writer in
+    that mode still holds the file lock, which refuses this open too."""
+    lib = _hdf5_library()
+    if not lib:
+        return None
+    try:
+        fn = ctypes.CDLL(lib).H5Pset
+        fn.argtypes, fn.restype = [ctypes.c_int64, ctypes.c_char_p, ctypes.c_void_p], ctypes.c_int
+    except (OSError, AttributeError):
+        return None
+    fapl = h5py.h5p.create(h5py.h5p.FILE_ACCESS)
+    flag = ctypes.c_bool(True)  # hbool_t is C's bool
+    if fn(fapl.id, b"clear_status_flags", ctypes.byref(flag)) < 0:
+        return None
+    return fapl

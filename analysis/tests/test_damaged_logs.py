@@ -101,6 +101,32 @@ def test_a_killed_log_with_a_damaged_metadata_block_fails_in_bounded_time(tmp_pa
     assert time.monotonic() - t0 < LIMIT_S
 
 
+def test_a_log_whose_writer_died_adding_its_summary_is_read(tmp_path, example_log):
+    """The C++ writer reopens a finished log in ordinary mode to add /summary; a SIGKILL then leaves the
+    superblock marked 'open for write' (not SWMR), which HDF5's SWMR and plain opens both refuse."""
+    marked = tmp_path / "summary_killed.h5"
+    shutil.copy(example_log, marked)
+    # The open marks the superblock; 40 attributes on /series (dense storage, allocated past the recorded
+    # end of file) flushed with that object alone, as a cache flush during close can; then no close at all.
+    code = (f"import sys; sys.path.insert(0, {str(ANALYSIS)!r}); import ctypes, h5py, os, h5_file_check\n"
+            f"f = h5py.File({str(marked)!r}, 'r+', libver='latest')\n"
+            "for i in range(40): f['series'].attrs[f'padding_{i}'] = float(i)\n"
+            "flush = ctypes.CDLL(h5_file_check._hdf5_library()).H5Oflush\n"
+            "flush.argtypes, flush.restype = [ctypes.c_int64], ctypes.c_int\n"
+            "g = f['series']\n"
+            "assert flush(g.id.id) >= 0\n"
+            "os._exit(0)\n")
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=LIMIT_S)
+    assert h5_file_check.superblock(marked)["flags"] & h5_file_check.WRITE_FLAGS
+    before = marked.read_bytes()
+    for python in [sys.executable, *other_h5py_pythons()]:
+        r = open_in(python, marked)
+        assert r.stdout.startswith("read"), (python, r.stdout, r.stderr[-800:])
+    with gl.open_log(marked) as f:
+        assert list(gl.series(f)["loss"]) == list(gl.series(gl.open_log(example_log))["loss"])
+    assert marked.read_bytes() == before  # a reader writes nothing, the mark included
+
+
 def test_metadata_retries_are_bounded_as_in_the_cpp_reader():
     fapl = h5_file_check.bounded_fapl()
     assert fapl is not None, "the HDF5 library h5py loaded was not found"

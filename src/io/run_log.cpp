@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <filesystem>
 #include <set>
 
 #include "io/run_log_impl.hpp"
@@ -314,7 +315,9 @@ void RunLog::start() {
   s.write_and_flush();
   h5::check(H5Fstart_swmr_write(s.file.get()), s.path, "cannot start SWMR writing");
   s.swmr = true;
+  s.publish();  // a SWMR log from here on: it may stand at its path (see run_log_staging.cpp)
 }
+
 
 // ---------------------------------------------------------------- flush / close
 
@@ -347,17 +350,15 @@ void RunLog::close() {
     try {
       if (s.swmr) {  // attributes cannot be created under SWMR: reopen the file in ordinary mode
         if (!s.file.reset()) h5::fail(s.path, "cannot close the file");
-        h5::Handle fapl = h5::latest_fapl(s.path);
-        hid_t fid = H5Fopen(s.path.c_str(), H5F_ACC_RDWR, fapl.get());
-        if (fid < 0) {
-          // Live SWMR readers (a plot following the run) hold shared file locks that block an
-          // ordinary writer. This writer only adds /summary attributes, which those readers see
-          // when they next open the file, so it proceeds without taking the lock.
-          h5::take_error();
-          h5::check(H5Pset_file_locking(fapl.get(), false, true), s.path, "cannot disable file locking");
-          fid = H5Fopen(s.path.c_str(), H5F_ACC_RDWR, fapl.get());
+        // Not in place: a log standing at its path gets a copy that is renamed over it once closed
+        // (run_log_staging.cpp). One still at its staging name (its rename refused) is this run's alone.
+        if (s.staging.empty()) {
+          s.replaced = std::move(s.lock);  // held on the old file until the rename
+          s.stage_copy();
         }
-        s.file = h5::own(fid, H5Fclose, s.path, "cannot reopen the file to write /summary");
+        h5::Handle fapl = h5::latest_fapl(s.path);
+        s.file = h5::own(H5Fopen(s.staging.c_str(), H5F_ACC_RDWR, fapl.get()), H5Fclose, s.path,
+                         "cannot reopen the file to write /summary (as '" + s.staging + "')");
       }
       s.write_summary(s.group("/summary").get());
     } catch (...) {
@@ -365,6 +366,20 @@ void RunLog::close() {
     }
   }
   const bool closed_ok = !s.file.valid() || s.file.reset();
+  if (!s.staging.empty() && !s.publish_refused) {
+    if ((err || !closed_ok) && s.staged_copy) {
+      std::error_code ec;  // a copy that failed is dropped: the log at its path stays as it was
+      std::filesystem::remove(s.staging, ec);
+      s.staging.clear();
+    } else {  // after the file is closed: renamed over its path only once consistent
+      try {
+        s.publish();  // a new log never started is published as it is, as start() would
+      } catch (...) {
+        if (!err) err = std::current_exception();
+      }
+    }
+  }
+  s.replaced.release();
   s.lock.release();
   if (err && err == s.write_error && s.write_error_delivered) return;  // the caller has had this error
   if (err) std::rethrow_exception(err);

@@ -27,8 +27,11 @@
 // of every dataset) happens on flush()/close(), on an append once Options::flush_interval_s has
 // passed since the last flush, and from a background thread so rows never wait longer than about
 // that interval. A run killed with SIGKILL leaves everything up to its last flush readable (h5py,
-// swmr=True). /summary values are held in memory and written by close(), which reopens the file
-// without SWMR for that moment (a killed run has no summary; live readers see it on reopening).
+// swmr=True). /summary values are held in memory and written by close() without SWMR, into a copy
+// renamed over the log once closed (a killed run has no summary; live readers see it on reopening).
+// Everything written without SWMR (a new log before start(), a resumed one before start(), the
+// summary) is written at PATH.creating-PID and renamed over PATH (run_log_staging.cpp): a kill at any
+// moment leaves PATH absent, as it was, or a SWMR log flushed up to its last flush.
 // A writer holds a lock (writer_lock.hpp) that keeps a second writer off its file. Every public
 // method takes an internal mutex, so several threads may append to one log.
 // Order attributes (JSON lists of names, declared order): /series and /heads carry "names", each
@@ -61,13 +64,15 @@ class RunLog {
  public:
   using Options = RunLogOptions;
 
-  /// Creates a new log at `path` (parent directories too) and writes the root attributes. Refuses
-  /// to replace an existing file unless `force`, and always while another RunLog writes it.
+  /// Creates a new log for `path` (parent directories too) and writes the root attributes; it stands
+  /// at `path` from start() on. Refuses to replace an existing file unless `force`, and always while
+  /// another RunLog writes it; a forced one replaces the old log at start().
   static RunLog create(const std::string& path, const Provenance& prov, bool force, Options opts = {});
   /// Reopens an existing log to append more (resume): every dataset already there is declared;
   /// declaring it again with the same shape is a no-op, so a resumed run repeats its declarations.
-  /// A log whose writer was killed is repaired first (consistency flags cleared, EOA extended);
-  /// a log another process is still writing is refused (see writer_lock.hpp).
+  /// A log whose writer was killed is repaired first (consistency flags cleared, EOA extended) — on a
+  /// copy, which replaces `path` at start(); a log another process is still writing is refused (see
+  /// writer_lock.hpp).
   static RunLog open_append(const std::string& path, Options opts = {});
 
   RunLog(RunLog&&) noexcept;

@@ -30,6 +30,13 @@ struct RunLog::Impl {
 
   std::string path;
   Options opts;
+  // Where the log is written while HDF5 is in ordinary mode (run_log_staging.cpp): PATH.creating-PID,
+  // renamed over `path` by start() or, after close(), once closed. Empty while the log stands at `path`.
+  std::string staging;
+  bool staged_copy = false;      // `staging` is a copy of `path` (a resume, or /summary being added)
+  bool replaces = false;         // `path` existed when staged: the rename replaces it
+  bool publish_refused = false;  // the rename failed: the log stays at `staging`, and is not retried
+  WriterLock replaced;           // the lock of the log at `path` being replaced, held until the rename
   WriterLock lock;  // held from create/open_append until close; declared before `file`, released after it
   h5::Handle file;
   bool swmr = false, closed = false;
@@ -65,13 +72,27 @@ struct RunLog::Impl {
   std::exception_ptr write_error;
   mutable bool write_error_delivered = false;  // rethrown to a caller already (also from const checks): close() need not report it again
 
-  ~Impl() { stop_flusher(); }
+  ~Impl() {
+    stop_flusher();
+    discard_unpublished();
+  }
+  /// Removes the staging file of a log that was never closed (create or open_append failed part-way).
+  void discard_unpublished() noexcept;
   void start_flusher();
   void stop_flusher();  // idempotent; call without holding mu
 
   /// Throws std::runtime_error("run log 'path': what") (no HDF5 detail: a misuse, not an HDF5 failure).
   [[noreturn]] void misuse(const std::string& what) const { throw std::runtime_error("run log '" + path + "': " + what); }
   void require_open(const char* op) const;
+  /// A fresh staging name for a new log (stale staging files of dead writers removed first).
+  void stage_new();
+  /// `path` copied to a fresh staging name, which `lock` then holds; the caller holds `replaced`.
+  void stage_copy();
+  /// Renames `staging` to `path` (no-op once done); a file that appeared at `path` meanwhile while
+  /// creating is refused, not replaced.
+  void publish();
+  /// Where the log is on disk: `staging` until published (or if that was refused), then `path`.
+  const std::string& on_disk() const { return staging.empty() ? path : staging; }
   void require_declaring(const char* op) const;
   h5::Handle group(const char* name) const;
   /// Applies `fn` to every extendable dataset, values before their step datasets.

@@ -135,12 +135,12 @@ RunLog RunLog::create(const std::string& path, const Provenance& prov, bool forc
     fs::create_directories(parent, ec);
     if (ec) s->misuse("cannot create directory '" + parent.string() + "': " + ec.message());
   }
-  const bool replace = fs::exists(path, ec);
-  if (replace) s->lock = WriterLock::acquire(path);  // refuse to truncate a log another process writes
+  if (fs::exists(path, ec)) s->replaced = WriterLock::acquire(path);  // refuse to replace a log another process writes
+  s->stage_new();  // built beside `path`, renamed over it by start() (run_log_staging.cpp)
   h5::Handle fapl = h5::latest_fapl(path);
-  s->file = h5::own(H5Fcreate(path.c_str(), replace ? H5F_ACC_TRUNC : H5F_ACC_EXCL, H5P_DEFAULT, fapl.get()),
-                    H5Fclose, path, "cannot create the file");
-  if (!replace) s->lock = WriterLock::acquire(path);
+  s->file = h5::own(H5Fcreate(s->staging.c_str(), H5F_ACC_EXCL, H5P_DEFAULT, fapl.get()), H5Fclose, path,
+                    "cannot create the file (as '" + s->staging + "')");
+  s->lock = WriterLock::acquire(s->staging);
   const hid_t root = s->file.get();
   h5::write_attr(root, "gaugelab_version", std::string(kVersion), path);
   h5::write_attr(root, "git_sha", std::string(kGitSha), path);
@@ -161,9 +161,11 @@ RunLog RunLog::open_append(const std::string& path, Options opts) {
   h5::silence_errors();
   auto s = make_impl(path, opts);
   h5::require_hdf5_file(path);
-  s->lock = WriterLock::acquire(path);
+  s->replaced = WriterLock::acquire(path);  // refuses a log another process writes
+  s->stage_copy();  // repaired, cut and declared on a copy, renamed over `path` by start()
+  const std::string& file = s->staging;
   h5::Handle fapl = h5::latest_fapl(path);
-  hid_t fid = H5Fopen(path.c_str(), H5F_ACC_RDWR, fapl.get());
+  hid_t fid = H5Fopen(file.c_str(), H5F_ACC_RDWR, fapl.get());
   if (fid < 0) {
     // A writer that died (SIGKILL) leaves the superblock marked "open for SWMR write". Clear that
     // mark and extend the EOA past the end of file, as `h5clear -s -i` does (clearing alone loses
@@ -171,7 +173,7 @@ RunLog RunLog::open_append(const std::string& path, Options opts) {
     const std::string first = h5::take_error();
     hbool_t clear = true;
     h5::check(H5Pset(fapl.get(), "clear_status_flags", &clear), path, "cannot request a consistency-flag repair");
-    fid = H5Fopen(path.c_str(), H5F_ACC_RDWR, fapl.get());
+    fid = H5Fopen(file.c_str(), H5F_ACC_RDWR, fapl.get());
     if (fid < 0) {
       h5::take_error();
       throw std::runtime_error("run log '" + path + "': cannot open for appending (hdf5: " + first + ")");

@@ -151,6 +151,23 @@ RunLogReader::RunLogReader(const std::string& path) : impl_(std::make_unique<Imp
     const std::string first = h5::take_error();  // not written for SWMR (older format): open plainly
     fid = H5Fopen(path.c_str(), H5F_ACC_RDONLY, fapl.get());
     if (fid < 0) {
+      // A writer killed while it held the file open in ordinary mode (RunLog::close() adding /summary)
+      // leaves the superblock marked "open for write", which refuses both opens above. A live writer
+      // in that mode holds the file lock, which still refuses this third open; a dead one does not.
+      // The flag is ignored in memory only: a read-only open writes nothing (open_append repairs it).
+      h5::take_error();
+      hbool_t clear = true;
+      h5::check(H5Pset(fapl.get(), "clear_status_flags", &clear), path, "cannot request to ignore the write mark");
+      fid = H5Fopen(path.c_str(), H5F_ACC_RDONLY, fapl.get());
+      // That writer may have flushed metadata past the end of file its superblock records (an object
+      // flushed without the superblock): read up to the real end of file (EOA = EOF, in memory only).
+      if (fid >= 0 && H5Fincrement_filesize(fid, 0) < 0) {
+        h5::take_error();
+        H5Fclose(fid);
+        fid = -1;
+      }
+    }
+    if (fid < 0) {
       h5::take_error();
       impl_->bad("cannot be opened, the file is damaged (hdf5: " + first +
                  "); restore it or move it aside, then run again");

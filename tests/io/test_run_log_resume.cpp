@@ -9,7 +9,10 @@
 
 #include <chrono>
 #include <cmath>
+#include <filesystem>
+#include <fstream>
 #include <thread>
+#include <vector>
 
 #include "io/run_log.hpp"
 #include "io/run_log_reader.hpp"
@@ -179,6 +182,275 @@ TEST_CASE("run log: open_append resumes a closed log, keeping rows and summary",
   CHECK(std::get<std::int64_t>(sum.at("first")) == 1);
   CHECK(std::get<std::int64_t>(sum.at("second")) == 2);
   CHECK(r.root().kind == "test/kill");  // provenance of the original run is kept
+}
+
+TEST_CASE("run log: a writer killed while adding /summary leaves a log that reads and resumes", "[io][run_log][kill]") {
+  // RunLog::close() reopens a SWMR log in ordinary mode to add /summary; a SIGKILL then leaves the
+  // superblock marked "open for write" (not SWMR), which both a SWMR read open and a plain one refuse.
+  TempDir dir;
+  const std::string path = dir.file("summary_killed.h5");
+  {
+    RunLog log = RunLog::create(path, provenance(), false);
+    log.declare_series({"loss", "grad_norm"});
+    log.start();
+    for (std::int64_t i = 0; i < 5; ++i) log.append_series(i, {loss_at(i), norm_at(i)});
+  }  // closed cleanly, without a summary
+  const pid_t pid = fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    // The open marks the superblock on disk. A dataset flushed alone then puts metadata past the end of
+    // file the superblock records, as a cache flush during close() can; _exit skips HDF5's atexit close.
+    const hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
+    H5Pset_libver_bounds(fapl, H5F_LIBVER_LATEST, H5F_LIBVER_LATEST);
+    const hid_t f = H5Fopen(path.c_str(), H5F_ACC_RDWR, fapl);
+    const hid_t d = f < 0 ? -1 : H5Dopen2(f, "/commit", H5P_DEFAULT);
+    bool ok = d >= 0;
+    const hid_t scalar = H5Screate(H5S_SCALAR);
+    for (int i = 0; ok && i < 40; ++i) {  // attributes move to dense storage, allocated past the EOA
+      const std::string name = "padding_" + std::to_string(i);
+      const hid_t a = H5Acreate2(d, name.c_str(), H5T_NATIVE_DOUBLE, scalar, H5P_DEFAULT, H5P_DEFAULT);
+      const double v = i;
+      ok = a >= 0 && H5Awrite(a, H5T_NATIVE_DOUBLE, &v) >= 0 && H5Aclose(a) >= 0;
+    }
+    _exit(ok && H5Dflush(d) >= 0 ? 0 : 3);
+  }
+  int status = 0;
+  REQUIRE(waitpid(pid, &status, 0) == pid);
+  REQUIRE((WIFEXITED(status) && WEXITSTATUS(status) == 0));
+  {  // the mark is there: HDF5 alone refuses the file; ignoring it, the flushed dataset lies past the EOA
+    H5E_BEGIN_TRY {
+      CHECK(H5Fopen(path.c_str(), H5F_ACC_RDONLY, H5P_DEFAULT) < 0);
+      const hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
+      hbool_t clear = true;
+      H5Pset(fapl, "clear_status_flags", &clear);
+      const hid_t f = H5Fopen(path.c_str(), H5F_ACC_RDONLY, fapl);
+      REQUIRE(f >= 0);
+      const hid_t d = H5Dopen2(f, "/commit", H5P_DEFAULT);
+      REQUIRE(d >= 0);
+      const hid_t a = H5Aopen(d, "groups", H5P_DEFAULT);
+      CHECK(a < 0);  // its attributes now lie past the recorded end of file
+      if (a >= 0) H5Aclose(a);
+      H5Dclose(d);
+      H5Fclose(f);
+      H5Pclose(fapl);
+    }
+    H5E_END_TRY;
+  }
+  {
+    const RunLogReader r(path);
+    check_series(r, 5);
+    CHECK(r.summary().empty());
+  }
+  {
+    RunLog log = RunLog::open_append(path);
+    CHECK(log.series_rows() == 5);
+    log.start();
+    for (std::int64_t i = 5; i < 8; ++i) log.append_series(i, {loss_at(i), norm_at(i)});
+    log.set_summary("resumed_from", std::int64_t{5});
+  }
+  const RunLogReader r(path);
+  check_series(r, 8);
+  CHECK(std::get<std::int64_t>(r.summary().at("resumed_from")) == 5);
+}
+
+namespace {
+
+namespace fs = std::filesystem;
+
+// The staging files (PATH.creating-PID) beside `path`.
+std::vector<std::string> staging_files(const std::string& path) {
+  std::vector<std::string> out;
+  const std::string prefix = fs::path(path).filename().string() + ".creating-";
+  for (const auto& e : fs::directory_iterator(fs::path(path).parent_path()))
+    if (e.path().filename().string().rfind(prefix, 0) == 0) out.push_back(e.path().string());
+  return out;
+}
+
+// A child that creates a log at `path` (forced or not) and dies before start(), as a SIGKILL there would.
+void creator_dies_before_start(const std::string& path, bool force) {
+  const pid_t pid = fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {
+    try {
+      RunLog log = RunLog::create(path, provenance(), force);
+      log.declare_series({"loss", "grad_norm"});
+      _exit(0);  // no destructor, no close: what a kill leaves
+    } catch (...) {
+      _exit(3);
+    }
+  }
+  int status = 0;
+  REQUIRE(waitpid(pid, &status, 0) == pid);
+  REQUIRE((WIFEXITED(status) && WEXITSTATUS(status) == 0));
+}
+
+}  // namespace
+
+TEST_CASE("run log: a writer killed while creating leaves nothing at the path, and --force keeps the old log",
+          "[io][run_log][kill]") {
+  TempDir dir;
+  const std::string path = dir.file("created.h5");
+  creator_dies_before_start(path, false);
+  CHECK_FALSE(fs::exists(path));  // nothing a rerun would refuse as damaged
+  CHECK(staging_files(path).size() == 1);
+  {  // the rerun creates the log and removes the dead creator's file
+    RunLog log = RunLog::create(path, provenance(), false);
+    log.declare_series({"loss", "grad_norm"});
+    log.start();
+    CHECK(fs::exists(path));  // published by start(): live readers find it
+    CHECK(staging_files(path).empty());
+    for (std::int64_t i = 0; i < 4; ++i) log.append_series(i, {loss_at(i), norm_at(i)});
+  }
+  check_series(RunLogReader(path), 4);
+
+  creator_dies_before_start(path, true);  // --force over it, killed before its start()
+  check_series(RunLogReader(path), 4);    // the old log is whole until the new one starts
+  CHECK(staging_files(path).size() == 1);
+  {
+    RunLog log = RunLog::create(path, provenance(), true);
+    log.declare_series({"loss", "grad_norm"});
+    check_series(RunLogReader(path), 4);  // still the old one before start()
+    log.start();
+    CHECK(RunLogReader(path).series_length() == 0);
+  }
+  CHECK(staging_files(path).empty());
+}
+
+TEST_CASE("run log: a creator still running keeps its file; a log that appears at the path is not replaced",
+          "[io][run_log][kill]") {
+  TempDir dir;
+  const std::string path = dir.file("contended.h5");
+  const pid_t pid = fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) {  // creates and waits to be killed, never starting (bounded)
+    try {
+      RunLog log = RunLog::create(path, provenance(), false);
+      std::this_thread::sleep_for(std::chrono::seconds(30));
+    } catch (...) {
+    }
+    _exit(3);
+  }
+  const auto t0 = std::chrono::steady_clock::now();
+  while (staging_files(path).empty() && std::chrono::steady_clock::now() - t0 < std::chrono::seconds(20))
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  REQUIRE(staging_files(path).size() == 1);
+  const std::string theirs = staging_files(path).front();
+  {
+    RunLog log = RunLog::create(path, provenance(), false);  // another creator: its own file
+    CHECK(fs::exists(theirs));                                 // the live one's is left alone
+    std::ofstream(path) << "made meanwhile\n";                // something else takes the path
+    std::string ours;
+    for (const auto& f : staging_files(path))
+      if (f != theirs) ours = f;
+    REQUIRE_FALSE(ours.empty());
+    log.set_summary("kept", std::int64_t{1});
+    std::string msg;
+    try {
+      log.start();
+    } catch (const std::runtime_error& e) {
+      msg = e.what();
+    }
+    CHECK_THAT(msg, Catch::Contains(path) && Catch::Contains("appeared") && Catch::Contains(ours));
+    CHECK(fs::exists(ours));  // this run's log is kept where the message says
+    log.close();              // no second error: the refusal was said once
+    CHECK(std::get<std::int64_t>(RunLogReader(ours).summary().at("kept")) == 1);  // and closed there
+  }
+  std::ifstream in(path);
+  std::string line;
+  std::getline(in, line);
+  CHECK(line == "made meanwhile");  // not replaced
+  kill(pid, SIGKILL);
+  int status = 0;
+  REQUIRE(waitpid(pid, &status, 0) == pid);
+  CHECK(WIFSIGNALED(status));
+}
+
+namespace {
+
+// One life of a run at `path`: created (or resumed, if there), 200 rows, 300 summary values, closed.
+[[noreturn]] void short_run(const std::string& path) {
+  try {
+    RunLog log = fs::exists(path) ? RunLog::open_append(path) : RunLog::create(path, provenance(), false);
+    log.declare_series({"loss", "grad_norm"});
+    log.start();
+    const auto from = static_cast<std::int64_t>(log.series_rows());
+    for (std::int64_t i = from; i < from + 200; ++i) {
+      log.append_series(i, {loss_at(i), norm_at(i)});
+      if (i % 50 == 49) log.flush();
+    }
+    for (int k = 0; k < 300; ++k) log.set_summary("value_" + std::to_string(k), std::int64_t{k});
+    log.close();
+    _exit(0);
+  } catch (...) {
+    _exit(3);
+  }
+}
+
+// Runs short_run in a child, SIGKILLed after `after` (never, if negative); its exit status or -signal.
+int run_child(const std::string& path, std::chrono::microseconds after) {
+  const pid_t pid = fork();
+  REQUIRE(pid >= 0);
+  if (pid == 0) short_run(path);
+  if (after.count() >= 0) {
+    std::this_thread::sleep_for(after);
+    kill(pid, SIGKILL);
+  }
+  int status = 0;
+  REQUIRE(waitpid(pid, &status, 0) == pid);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -WTERMSIG(status);
+}
+
+// HDF5's own opens: as a SWMR reader (a log killed while SWMR) or plainly (one closed cleanly).
+bool opens_as_hdf5_wrote_it(const std::string& path) {
+  hid_t f = -1;
+  H5E_BEGIN_TRY {
+    const hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
+    H5Pset_libver_bounds(fapl, H5F_LIBVER_LATEST, H5F_LIBVER_LATEST);
+    f = H5Fopen(path.c_str(), H5F_ACC_RDONLY | H5F_ACC_SWMR_READ, fapl);
+    if (f < 0) f = H5Fopen(path.c_str(), H5F_ACC_RDONLY, fapl);
+    H5Pclose(fapl);
+  }
+  H5E_END_TRY;
+  if (f >= 0) H5Fclose(f);
+  return f >= 0;
+}
+
+}  // namespace
+
+TEST_CASE("run log: a run killed at any moment leaves its path absent or a log HDF5 opens, which resumes",
+          "[io][run_log][kill]") {
+  constexpr int kKills = 40;                                   // bounded in count
+  constexpr auto kLimit = std::chrono::seconds(60);            // and in time
+  TempDir dir;
+  const std::string path = dir.file("any_moment.h5");
+  const auto t0 = std::chrono::steady_clock::now();
+  REQUIRE(run_child(path, std::chrono::microseconds(-1)) == 0);  // one whole life, timed
+  const auto life = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - t0);
+  fs::remove(path);
+  std::uint64_t seed = 12345;
+  int killed = 0;
+  for (int k = 0; k < kKills && std::chrono::steady_clock::now() - t0 < kLimit; ++k) {
+    seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+    const auto at = std::chrono::microseconds(static_cast<std::int64_t>((seed >> 33) % static_cast<std::uint64_t>(life.count() + 1)));
+    const int status = run_child(path, at);
+    INFO("kill " << k << " at " << at.count() << " us of a " << life.count() << " us life: status " << status);
+    REQUIRE((status == 0 || status == -SIGKILL));
+    killed += status == -SIGKILL;
+    if (!fs::exists(path)) continue;  // killed before the first start(): nothing at the path
+    REQUIRE(opens_as_hdf5_wrote_it(path));
+    const RunLogReader r(path);
+    const SeriesData s = r.series();
+    std::size_t in_order = 0;
+    while (in_order < s.step.size() && s.step[in_order] == static_cast<std::int64_t>(in_order)) ++in_order;
+    REQUIRE(in_order == s.step.size());  // steps 0, 1, 2, ...: no row lost, doubled or shifted
+  }
+  CHECK(killed > 0);
+  REQUIRE(run_child(path, std::chrono::microseconds(-1)) == 0);  // and the last life completes it
+  const RunLogReader r(path);
+  check_series(r, r.series_length());
+  CHECK(r.series_length() >= 200);
+  CHECK(std::get<std::int64_t>(r.summary().at("value_299")) == 299);
+  CHECK(staging_files(path).empty());
 }
 
 namespace {
