@@ -216,6 +216,10 @@ def main() -> int:
                     help="torch-free: only the experiments of the torch-free verbs (toy, sweep, diag) and the figures "
                          "that read nothing else (what the torch-free gaugelab makes while the LibTorch half compiles); "
                          "torch: the others")
+    ap.add_argument("--slice", choices=("all", "demo"), default="all",
+                    help="demo: only the demo's slice (analysis/manifest.py demo_slice: the experiments not marked "
+                         "\"demo\": False, at their declared size, and the figures that read only those); its index "
+                         "goes to FIGURES_DIR/INDEX.md, never over analysis/FIGURES.md")
     ap.add_argument("--no-index", action="store_true", help="do not rewrite analysis/FIGURES.md")
     ap.add_argument("--grid", metavar="NAME", help=f"run one grid of the manifest instead ({', '.join(manifest.GRIDS)}); "
                     "resumable and shardable; draws nothing")
@@ -235,14 +239,22 @@ def main() -> int:
     if a.tier != "all":
         tier = tier_selection(a.tier)
         only = (only or tier) & tier
+    if a.slice == "demo":
+        demo = manifest.demo_slice()
+        only = (only or demo) & demo
     drawer = Drawer(only, ROOT / a.figures)
     if not a.no_run:
         run_experiments(ROOT / a.build, only, a.force, a.jobs, on_done=drawer.draw_ready)
     drawer.draw_ready()
     if not a.only and a.tier != "torch-free" and not a.no_index:
         import figure_index
-        (ROOT / "analysis" / "FIGURES.md").write_text(figure_index.render())
-        print("[figures] wrote analysis/FIGURES.md")
+        index = ROOT / a.figures / "INDEX.md" if a.slice == "demo" else ROOT / "analysis" / "FIGURES.md"
+        index.write_text(figure_index.render())
+        print(f"[figures] wrote {index.relative_to(ROOT) if index.is_relative_to(ROOT) else index}")
+    if a.slice == "demo" and not a.only and a.tier != "torch-free":
+        left = sorted(set(manifest.figures()) - manifest.demo_slice())
+        heavy = sorted(n for n, e in manifest.EXPERIMENTS.items() if not e.get("demo", True))
+        print(f"[figures] left to `make figures` (the heavy experiments {', '.join(heavy)}): {', '.join(left)}")
     return 0
 
 

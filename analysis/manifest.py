@@ -3,8 +3,10 @@ scripts that read their logs. Each experiment is a gaugelab command; `--out LOG 
 
 Experiment keys: "args" (gaugelab argv after the binary), "out" (the log it writes), "deps" (files
 whose change re-runs it), optionally "out_arg" (what --out takes when the verb writes a directory
-holding "out", e.g. a training run) and "quick" (an argv that runs in seconds, used to make the
-fixture logs every plotting script is tested on; default: "args").
+holding "out", e.g. a training run), "quick" (an argv that runs in seconds, used to make the
+fixture logs every plotting script is tested on; default: "args") and "demo": False for the experiments
+`make demo` leaves to `make figures` (the heavy ones: the demo's slice is every other experiment, at its
+declared size, and the figures that read only those; see demo_slice()).
 
 An argument may name another experiment's run directory as "{run:NAME}" (e.g. a checkpoint inside a
 training run): resolve() replaces it by that directory, wherever the runner put it."""
@@ -45,7 +47,7 @@ def _lrs_demo(condition: str, lr: str) -> dict:
     args = ["train", "--config", "gpt2/configs/lr-sensitivity-cpu.ini", "--condition", condition, "--lr", lr, "--min-lr",
             str(float(lr) / 10), "--seed", "42", "--log-heads-every", "10"]
     return {"args": args + ["--data", "runs/data/shakespeare", "--max-iters", "200", "--eval-every", "200"],
-            "out": f"runs/{name}/log.h5", "out_arg": f"runs/{name}",
+            "out": f"runs/{name}/log.h5", "out_arg": f"runs/{name}", "demo": False,
             "deps": ["gpt2/configs/lr-sensitivity-cpu.ini", "runs/data/shakespeare/meta.json"],
             "quick": args + ["--data", "synthetic:300", "--max-iters", "30", "--warmup-iters", "5", "--eval-every",
                              "30", "--eval-batches", "2"]}
@@ -59,7 +61,7 @@ def _merge_train(seed: int) -> dict:
             "--min-lr", "2.68e-4", "--seed", str(seed)]
     return {"args": args + ["--data", "runs/data/shakespeare", "--max-iters", str(_MERGE_ITERS), "--ckpt-every",
                             str(_MERGE_ITERS), "--eval-every", str(_MERGE_ITERS)],
-            "out": f"runs/{name}/log.h5", "out_arg": f"runs/{name}",
+            "out": f"runs/{name}/log.h5", "out_arg": f"runs/{name}", "demo": False,
             "deps": ["gpt2/configs/lr-sensitivity-cpu.ini", "runs/data/shakespeare/meta.json"],
             "quick": args + ["--data", "synthetic:300", "--max-iters", "30", "--ckpt-every", "30", "--warmup-iters", "5",
                              "--eval-every", "30", "--eval-batches", "2"]}
@@ -72,7 +74,7 @@ def _merge(a: int, b: int, slice_: str) -> dict:
     ckpt = lambda t, n: f"{{run:{t}}}/checkpoints/step_{n:08d}"  # noqa: E731
     args = ["merge-models", ckpt(ta, _MERGE_ITERS), ckpt(tb, _MERGE_ITERS), "--slice", slice_, "--threads", "1"]
     return {"args": args + ["--data", "runs/data/shakespeare/val.bin", "--batches", "16", "--path-points", "11"],
-            "out": f"runs/{name}/merge.h5", "out_arg": f"runs/{name}",
+            "out": f"runs/{name}/merge.h5", "out_arg": f"runs/{name}", "demo": False,
             "deps": [f"runs/{ta}/log.h5", f"runs/{tb}/log.h5"],
             "quick": ["merge-models", ckpt(ta, 30), ckpt(tb, 30), "--slice", slice_, "--threads", "1",
                       "--data", "{run:shakespeare_data}/val.bin", "--batches", "2", "--path-points", "3"]}
@@ -86,7 +88,7 @@ def _hessian(seed: int) -> dict:
     ckpt = lambda n: f"{{run:{t}}}/checkpoints/step_{n:08d}"  # noqa: E731
     args = ["hessian", ckpt(_MERGE_ITERS), "--data", "runs/data/shakespeare/val.bin", "--batch-size", "4", "--gauges",
             "3", "--top-k", "2", "--threads", "1"]
-    return {"args": args, "out": f"runs/hessian{_MERGE_ITERS}_s{seed}.h5", "deps": [f"runs/{t}/log.h5"],
+    return {"args": args, "out": f"runs/hessian{_MERGE_ITERS}_s{seed}.h5", "deps": [f"runs/{t}/log.h5"], "demo": False,
             "quick": ["hessian", ckpt(30), "--data", "{run:shakespeare_data}/val.bin", "--batch-size", "2", "--seq-len",
                       "16", "--gauges", "1", "--top-k", "1", "--threads", "1"]}
 
@@ -136,7 +138,7 @@ EXPERIMENTS = {
     "relu_boundary": {"args": ["sweep", "relu", "--eps", "1e-6,0.05", "--init-scale", "0.1,0.3,1,3", "--lambda",
                                "0,0.01,0.05,0.2", "--lr", "0.001,0.002,0.005,0.01,0.02,0.05,0.1,0.2", "--steps", "32768",
                                "--log-every", "1024", "--seeds", "20", "--gauges", "0", "--sharpness"],
-                      "out": "runs/relu_boundary.h5", "deps": [],
+                      "out": "runs/relu_boundary.h5", "deps": [], "demo": False,
                       "quick": ["sweep", "relu", "--eps", "1e-6,0.05", "--init-scale", "0.1,1", "--lambda", "0,0.2",
                                 "--lr", "0.001,0.05", "--steps", "512", "--log-every", "64", "--seeds", "2", "--gauges",
                                 "0", "--sharpness"]},
@@ -156,7 +158,7 @@ EXPERIMENTS = {
     # none, full, full every 2..32 steps, general and diagonal gauges at kappa 10 and 1000 (~2 min on one core)
     "diag_trajectory": {"args": ["diag", "trajectory", "--rules", "sgd,momentum,adamw", "--families", "general,diagonal",
                                  "--kappa", "10,1000", "--gauges", "8", "--steps", "64", "--periods", "2,4,8,16,32"],
-                        "out": "runs/diag_trajectory.h5", "deps": [],
+                        "out": "runs/diag_trajectory.h5", "deps": [], "demo": False,
                         "quick": ["diag", "trajectory", "--quick", "--d-model", "96", "--d-head", "16", "--rules",
                                   "sgd,momentum,adamw", "--families", "general,diagonal", "--kappa", "100",
                                   "--steps", "16", "--periods", "2,4"]},
@@ -196,6 +198,13 @@ EXPERIMENTS = {
     HESSIAN_RUN: _hessian(_MERGE_SEEDS[0]),
 }
 
+
+
+def demo_slice() -> set[str]:
+    """What `make demo` runs and draws: every experiment not marked "demo": False (each at its declared size, so a
+    figure it draws is the one `make figures` draws) and every figure script that reads only those."""
+    exps = {n for n, e in EXPERIMENTS.items() if e.get("demo", True)}
+    return exps | {s for s, f in figures().items() if set(f.inputs) <= exps}
 
 
 def figures() -> dict:

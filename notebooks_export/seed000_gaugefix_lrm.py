@@ -75,7 +75,7 @@ show_figure("fig_seed000_series")
 # At the tiny scale A, B and C end at the same loss, so the seed's stability claims need an instrument:
 # Wortsman et al.'s small-scale proxy, the learning-rate sensitivity (gpt2/README.md, "The instability
 # instrument"). `make lr-grid` runs it in full on the Shakespeare corpus (2 layers, d 64, 600 steps,
-# 8 learning rates from 1e-3 to 1, 3 seeds; `make demo` draws a 6-run slice here instead).
+# 8 learning rates from 1e-3 to 1, 3 seeds; `make figures` draws a 6-run slice here instead).
 #
 # What the full grid measured (AdamW; LR sensitivity = mean excess of the final validation loss over
 # the best learning rate, 95 % bootstrap over seeds, difference to A paired by seed):

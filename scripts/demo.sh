@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# `make demo`: the fast grid of every tier (logs under runs/), every figure and table (figures/), the
-# figure index (analysis/FIGURES.md) and the narrative notebooks rendered to HTML (report/).
+# `make demo`: the demo's slice of the experiments (analysis/manifest.py demo_slice: all but the heavy ones, each
+# at its declared size; logs under runs/), the figures and tables that read only those (figures/), their index
+# (figures/INDEX.md; analysis/FIGURES.md is `make figures`') and the narrative notebooks rendered to HTML (report/).
 # Order, so that a first figure is on disk within minutes: build the torch-free `gaugelab` (toys, sweeps,
 # diagnostics); build `gaugelab-torch` in the background while those experiments run and their figures are
 # drawn (each path printed as it is written); then the GPT-2 experiments and the rest. Builds no test,
@@ -16,7 +17,7 @@ stamp "torch-free gaugelab built; building the LibTorch half (gaugelab-torch) in
 torch_log="$build/demo-torch-build.log"
 ( cmake --build "$build" -j "$jobs" --target gaugelab-torch > "$torch_log" 2>&1; echo $? > "$torch_log.rc" ) &
 torch_pid=$!
-/usr/bin/python3 analysis/make_figures.py --build "$build" --tier torch-free
+/usr/bin/python3 analysis/make_figures.py --build "$build" --tier torch-free --slice demo
 stamp "the torch-free figures are drawn (under figures/); waiting for gaugelab-torch"
 wait "$torch_pid" || true
 if [ "$(cat "$torch_log.rc" 2>/dev/null)" != 0 ]; then
@@ -25,10 +26,10 @@ if [ "$(cat "$torch_log.rc" 2>/dev/null)" != 0 ]; then
   exit 1
 fi
 stamp "gaugelab-torch built; the GPT-2 experiments"
-/usr/bin/python3 analysis/make_figures.py --build "$build" --tier torch  # and the figure index
+/usr/bin/python3 analysis/make_figures.py --build "$build" --tier torch --slice demo  # and figures/INDEX.md
 bash scripts/report.sh report
 echo
 echo "demo: done in $(( $(date +%s) - start )) s"
 echo "logs:    $(find runs -name "*.h5" | wc -l) under runs/"
-echo "figures: $(ls figures/*.png figures/*.md 2>/dev/null | wc -l) under figures/ (index: analysis/FIGURES.md)"
+echo "figures: $(ls figures/*.png figures/*.md 2>/dev/null | wc -l) under figures/ (index: figures/INDEX.md; the heavy experiments' figures: make figures)"
 echo "report:  $(ls report/*.html | tr '\n' ' ')"

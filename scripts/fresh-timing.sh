@@ -3,7 +3,7 @@
 # set-up (packages already present: only what `make deps-demo` still does), the demo's build, the first figure
 # on disk, the whole `make demo`, then `make test` after it. One line per step, with the machine's load.
 # Usage: scripts/fresh-timing.sh [WORK_DIR]   (default: a new temporary folder; the clone is made from this
-# checkout's HEAD, so uncommitted changes are not measured)
+# checkout's HEAD, so uncommitted changes are not measured). FRESH_TEST=0: stop after the demo.
 set -euo pipefail
 src=$(cd "$(dirname "$0")/.." && pwd)
 work=${1:-$(mktemp -d)}
@@ -32,6 +32,7 @@ rc=$(cat "$work/demo.rc")
 build_s=$(grep -m1 "torch-free gaugelab built" "$work/demo.log" | sed 's/.*\] \([0-9]*\) s.*/\1/')
 line "torch-free gaugelab built" "${build_s:-0}"
 line "make demo whole" "$demo_s"
+[ "${FRESH_TEST:-1}" = 0 ] && { echo "logs: $work/demo.log (make test not run: FRESH_TEST=0)"; exit 0; }
 t1=$(date +%s)
 make test > "$work/test.log" 2>&1 || { tail -20 "$work/test.log"; echo "make test failed"; exit 1; }
 line "make test after make demo" "$(( $(date +%s) - t1 ))"

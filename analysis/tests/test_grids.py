@@ -85,3 +85,18 @@ def test_demo_tiers_split_every_experiment_and_figure_once():
     for script, fig in manifest.figures().items():
         if script in free:  # drawn before gaugelab-torch exists: reads only what the torch-free binary makes
             assert all(manifest.EXPERIMENTS[e]["args"][0] in make_figures.TORCH_FREE_VERBS for e in fig.inputs)
+
+
+def test_the_demo_slice_is_closed_and_leaves_out_only_the_heavy_experiments():
+    demo = manifest.demo_slice()
+    exps = {n for n in manifest.EXPERIMENTS if n in demo}
+    heavy = {n for n, e in manifest.EXPERIMENTS.items() if e.get("demo", True) is False}
+    assert exps == set(manifest.EXPERIMENTS) - heavy and heavy
+    assert {"relu_boundary", "diag_trajectory"} <= heavy and "toy_relu" in exps and "train_tiny_C_s42" in exps
+    outputs = {manifest.EXPERIMENTS[n]["out"]: n for n in manifest.EXPERIMENTS}
+    for name in exps:  # an experiment of the slice never waits for a log the slice does not make
+        for dep in manifest.EXPERIMENTS[name].get("deps", []):
+            assert outputs.get(dep, name) in exps, (name, dep)
+    for script, fig in manifest.figures().items():  # a figure is drawn by the demo iff it reads only the slice
+        assert (script in demo) == (set(fig.inputs) <= exps), script
+    assert any(s not in demo for s in manifest.figures()) and any(s in demo for s in manifest.figures())
