@@ -27,6 +27,7 @@ if [ "$(cat "$torch_log.rc" 2>/dev/null)" != 0 ]; then
 fi
 stamp "gaugelab-torch built; the GPT-2 experiments"
 /usr/bin/python3 analysis/make_figures.py --build "$build" --tier torch --slice demo  # and figures/INDEX.md
+stamp "the GPT-2 figures are drawn; rendering the notebooks"
 bash scripts/report.sh report
 echo
 echo "demo: done in $(( $(date +%s) - start )) s"

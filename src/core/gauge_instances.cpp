@@ -2,6 +2,8 @@
 // attention_head, attention_layer, coordinates, gauge_lie) instantiated once for float and double.
 // Their headers declare these instantiations extern, so every includer links these instead of
 // compiling the eigensolves, LU solves and pseudo-inverses again.
+// The float instantiations are in core/float32/gauge_instances.cpp (library gaugecore_float), linked only
+// by what uses float (the GPT-2 tier, the Python module, the tests): the torch-free gaugelab builds without them.
 #include "core/attention_layer.hpp"
 #include "core/coordinates.hpp"
 #include "core/gauge_lie.hpp"
@@ -19,7 +21,6 @@ namespace gaugelab::core {
   GAUGELAB_CORE_COORDINATES_INSTANCES(, T) \
   GAUGELAB_CORE_GAUGE_LIE_INSTANCES(, T)
 
-GAUGELAB_CORE_GAUGE_ALL(float)
 GAUGELAB_CORE_GAUGE_ALL(double)
 
 }  // namespace gaugelab::core

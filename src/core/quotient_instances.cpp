@@ -2,6 +2,8 @@
 // quotient, update_factor_precond, update_factor_literature) instantiated once for float and double.
 // Their headers declare these instantiations extern, so the tests, bindings, harness and toys that
 // include them link these instead of compiling the Gram solves, QRs and eigensolves again.
+// The float instantiations are in core/float32/quotient_instances.cpp (library gaugecore_float), linked only
+// by what uses float (the GPT-2 tier, the Python module, the tests): the torch-free gaugelab builds without them.
 #include "core/quotient.hpp"
 #include "core/update_factor_literature.hpp"
 #include "core/update_factor_precond.hpp"
@@ -15,7 +17,6 @@ namespace gaugelab::core {
   GAUGELAB_CORE_UPDATE_FACTOR_PRECOND_INSTANCES(, T) \
   GAUGELAB_CORE_UPDATE_FACTOR_LITERATURE_INSTANCES(, T)
 
-GAUGELAB_CORE_QUOTIENT_ALL(float)
 GAUGELAB_CORE_QUOTIENT_ALL(double)
 
 }  // namespace gaugelab::core

@@ -2,6 +2,8 @@
 // update_hyperball, update_rules) instantiated once for float and double. Their headers declare these
 // instantiations extern, so a test, binding or toy that includes them links these instead of compiling
 // the rules' Eigen code again (the rules were the largest part of several translation units' compile time).
+// The float instantiations are in core/float32/update_rules_instances.cpp (library gaugecore_float), linked only
+// by what uses float (the GPT-2 tier, the Python module, the tests): the torch-free gaugelab builds without them.
 #include "core/update_rules.hpp"
 
 namespace gaugelab::core {
@@ -16,7 +18,6 @@ namespace gaugelab::core {
   GAUGELAB_CORE_UPDATE_HYPERBALL_INSTANCES(, T) \
   GAUGELAB_CORE_UPDATE_RULES_INSTANCES(, T)
 
-GAUGELAB_CORE_UPDATE_RULES_ALL(float)
 GAUGELAB_CORE_UPDATE_RULES_ALL(double)
 
 }  // namespace gaugelab::core
