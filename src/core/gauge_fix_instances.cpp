@@ -4,14 +4,9 @@
 // The float instantiations are in core/float32/gauge_fix_instances.cpp (library gaugecore_float), linked only
 // by what uses float (the GPT-2 tier, the Python module, the tests): the torch-free gaugelab builds without them.
 #include "core/gauge_fix.hpp"
+#include "core/instance_lists.hpp"
 
 namespace gaugelab::core {
-
-#define GAUGELAB_CORE_GAUGE_FIX_ALL(T) \
-  GAUGELAB_CORE_GAUGE_FIX_GRAM_INSTANCES(, T) \
-  GAUGELAB_CORE_GAUGE_FIX_LRM_INSTANCES(, T) \
-  GAUGELAB_CORE_GAUGE_FIX_QR_INSTANCES(, T) \
-  GAUGELAB_CORE_GAUGE_FIX_RELU_INSTANCES(, T)
 
 GAUGELAB_CORE_GAUGE_FIX_ALL(double)
 

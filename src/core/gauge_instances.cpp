@@ -8,18 +8,9 @@
 #include "core/coordinates.hpp"
 #include "core/gauge_lie.hpp"
 #include "core/gauge_linalg.hpp"
+#include "core/instance_lists.hpp"
 
 namespace gaugelab::core {
-
-#define GAUGELAB_CORE_GAUGE_ALL(T) \
-  GAUGELAB_CORE_GAUGE_LINALG_INSTANCES(, T) \
-  GAUGELAB_CORE_FACTOR_GAUGE_INSTANCES(, T) \
-  GAUGELAB_CORE_RELU_GAUGE_INSTANCES(, T) \
-  GAUGELAB_CORE_LRM_GAUGE_INSTANCES(, T) \
-  GAUGELAB_CORE_ATTENTION_HEAD_INSTANCES(, T) \
-  GAUGELAB_CORE_ATTENTION_LAYER_INSTANCES(, T) \
-  GAUGELAB_CORE_COORDINATES_INSTANCES(, T) \
-  GAUGELAB_CORE_GAUGE_LIE_INSTANCES(, T)
 
 GAUGELAB_CORE_GAUGE_ALL(double)
 

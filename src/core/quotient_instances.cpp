@@ -7,15 +7,9 @@
 #include "core/quotient.hpp"
 #include "core/update_factor_literature.hpp"
 #include "core/update_factor_precond.hpp"
+#include "core/instance_lists.hpp"
 
 namespace gaugelab::core {
-
-#define GAUGELAB_CORE_QUOTIENT_ALL(T) \
-  GAUGELAB_CORE_QUOTIENT_SOLVE_INSTANCES(, T) \
-  GAUGELAB_CORE_QUOTIENT_MOTION_INSTANCES(, T) \
-  GAUGELAB_CORE_QUOTIENT_INSTANCES(, T) \
-  GAUGELAB_CORE_UPDATE_FACTOR_PRECOND_INSTANCES(, T) \
-  GAUGELAB_CORE_UPDATE_FACTOR_LITERATURE_INSTANCES(, T)
 
 GAUGELAB_CORE_QUOTIENT_ALL(double)
 

@@ -5,18 +5,9 @@
 // The float instantiations are in core/float32/update_rules_instances.cpp (library gaugecore_float), linked only
 // by what uses float (the GPT-2 tier, the Python module, the tests): the torch-free gaugelab builds without them.
 #include "core/update_rules.hpp"
+#include "core/instance_lists.hpp"
 
 namespace gaugelab::core {
-
-#define GAUGELAB_CORE_UPDATE_RULES_ALL(T) \
-  GAUGELAB_CORE_UPDATE_STEP_INSTANCES(, T) \
-  GAUGELAB_CORE_UPDATE_BF16_INSTANCES(, T) \
-  GAUGELAB_CORE_UPDATE_SGD_INSTANCES(, T) \
-  GAUGELAB_CORE_UPDATE_ADAMW_INSTANCES(, T) \
-  GAUGELAB_CORE_UPDATE_MUON_INSTANCES(, T) \
-  GAUGELAB_CORE_UPDATE_BASE_RULES_INSTANCES(, T) \
-  GAUGELAB_CORE_UPDATE_HYPERBALL_INSTANCES(, T) \
-  GAUGELAB_CORE_UPDATE_RULES_INSTANCES(, T)
 
 GAUGELAB_CORE_UPDATE_RULES_ALL(double)
 
