@@ -109,7 +109,8 @@ def open_log(path) -> h5py.File:
         try:
             f = h5py.File(p, "r")
         except OSError as e:
-            f = _open_ignoring_write_mark(p) if _is_lock_error(str(e)) else None
+            # only the write mark of a dead writer is worth a third open (a live one's lock refuses it too)
+            f = _open_ignoring_write_mark(p) if "already open for write" in str(e).lower() else None
             if f is None:
                 hint = " (a writer has it open and has not started SWMR yet)" if _is_lock_error(str(e)) else ""
                 raise LogError(f"{p}: cannot open run log{hint}: {e}") from None

@@ -318,7 +318,6 @@ void RunLog::start() {
   s.publish();  // a SWMR log from here on: it may stand at its path (see run_log_staging.cpp)
 }
 
-
 // ---------------------------------------------------------------- flush / close
 
 void RunLog::flush() {

@@ -91,8 +91,6 @@ struct RunLog::Impl {
   /// Renames `staging` to `path` (no-op once done); a file that appeared at `path` meanwhile while
   /// creating is refused, not replaced.
   void publish();
-  /// Where the log is on disk: `staging` until published (or if that was refused), then `path`.
-  const std::string& on_disk() const { return staging.empty() ? path : staging; }
   void require_declaring(const char* op) const;
   h5::Handle group(const char* name) const;
   /// Applies `fn` to every extendable dataset, values before their step datasets.

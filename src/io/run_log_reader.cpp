@@ -150,12 +150,12 @@ RunLogReader::RunLogReader(const std::string& path) : impl_(std::make_unique<Imp
   if (fid < 0) {
     const std::string first = h5::take_error();  // not written for SWMR (older format): open plainly
     fid = H5Fopen(path.c_str(), H5F_ACC_RDONLY, fapl.get());
-    if (fid < 0) {
-      // A writer killed while it held the file open in ordinary mode (RunLog::close() adding /summary)
-      // leaves the superblock marked "open for write", which refuses both opens above. A live writer
-      // in that mode holds the file lock, which still refuses this third open; a dead one does not.
-      // The flag is ignored in memory only: a read-only open writes nothing (open_append repairs it).
-      h5::take_error();
+    if (fid < 0 && h5::take_error().find("already open for write") != std::string::npos) {
+      // A writer killed while it held the file open in ordinary mode (older versions adding /summary in
+      // place) leaves the superblock marked "open for write", which refuses both opens above. A live
+      // writer in that mode holds the file lock, which still refuses this third open; a dead one does
+      // not. Only that refusal is retried (a truncated or damaged file keeps its error). The mark is
+      // ignored in memory only: a read-only open writes nothing (open_append repairs it, on its copy).
       hbool_t clear = true;
       h5::check(H5Pset(fapl.get(), "clear_status_flags", &clear), path, "cannot request to ignore the write mark");
       fid = H5Fopen(path.c_str(), H5F_ACC_RDONLY, fapl.get());
