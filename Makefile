@@ -95,6 +95,7 @@ lr-grid-bf16: deps build
 	@$(ANALYSIS_PY) analysis/figures/fig_lr_sensitivity.py runs/lr_sensitivity_bf16 --out figures/lr_bf16
 
 bench: deps build
+	@cmake --build $(BUILD) -j $(JOBS) --target benchmarks
 	@bash scripts/bench.sh $(BUILD)
 
 clean:
