@@ -1,5 +1,6 @@
 // The core's explicit instantiations, each group's list declared once: applied to double in
-// core/<group>_instances.cpp and to float in core/float32/<group>_instances.cpp (library gaugecore_float).
+// core/<group>_instances.cpp and to float in core/float32/<group>_instances.cpp (gauges and fixes: library
+// gaugecore_float) or core/float32_updates/<group>_instances.cpp (updates: library gaugecore_float_updates).
 // Macros only: the file applying a list includes the headers whose *_INSTANCES macros it names.
 #pragma once
 

@@ -2,8 +2,9 @@
 // quotient, update_factor_precond, update_factor_literature) instantiated once for float and double.
 // Their headers declare these instantiations extern, so the tests, bindings, harness and toys that
 // include them link these instead of compiling the Gram solves, QRs and eigensolves again.
-// The float instantiations are in core/float32/quotient_instances.cpp (library gaugecore_float), linked only
-// by what uses float (the GPT-2 tier, the Python module, the tests): the torch-free gaugelab builds without them.
+// The float instantiations are in core/float32_updates/quotient_instances.cpp (library gaugecore_float_updates),
+// linked only by what uses float updates (the Python module, the tests): gaugelab and gaugelab-torch build
+// without them.
 #include "core/quotient.hpp"
 #include "core/update_factor_literature.hpp"
 #include "core/update_factor_precond.hpp"

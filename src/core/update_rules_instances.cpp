@@ -2,8 +2,9 @@
 // update_hyperball, update_rules) instantiated once for float and double. Their headers declare these
 // instantiations extern, so a test, binding or toy that includes them links these instead of compiling
 // the rules' Eigen code again (the rules were the largest part of several translation units' compile time).
-// The float instantiations are in core/float32/update_rules_instances.cpp (library gaugecore_float), linked only
-// by what uses float (the GPT-2 tier, the Python module, the tests): the torch-free gaugelab builds without them.
+// The float instantiations are in core/float32_updates/update_rules_instances.cpp (library gaugecore_float_updates),
+// linked only by what uses float updates (the Python module, the tests): gaugelab and gaugelab-torch build
+// without them.
 #include "core/update_rules.hpp"
 #include "core/instance_lists.hpp"
 
