@@ -136,6 +136,8 @@ struct TrainOptions {
   std::int64_t ckpt_every = 1000;   // checkpoint after every N-th step (and on SIGTERM/SIGINT and at the end)
   std::int64_t keep_ckpts = 3;      // newest checkpoints kept
   double peak_tflops = 0;           // MFU denominator; 0 = a matmul peak measured at start on this device
+  std::int64_t profile_from = 0;    // steps profile_from .. +profile_steps-1 traced to OUT/profile.json (0 = off;
+  std::int64_t profile_steps = 2;   // train/step_profiler.hpp): the CPU operators and the device's kernels
 
   // --- instability rule ---
   std::string spike_on = "total";   // the norm the rule watches: total (every parameter, the paper's), clipped

@@ -25,6 +25,7 @@
 #include "gpt2/train/samples.hpp"
 #include "gpt2/train/setup.hpp"
 #include "gpt2/train/step_hooks.hpp"
+#include "gpt2/train/step_profiler.hpp"
 #include "io/stop_signal.hpp"
 
 namespace gaugelab::gpt2 {
@@ -77,6 +78,7 @@ TrainResult run_train(const TrainOptions& o, io::Provenance prov) {
     if (std::filesystem::exists(ranks)) sample_tok.emplace(data::Gpt2Tokenizer::from_tiktoken(ranks));
     keep_samples_up_to(train_samples_path(o.run.out), st.step);  // a resumed run rewrites what follows its step
   }
+  StepProfiler profiler(o.profile_from, o.profile_steps, o.run.out, run.device, rank0);
   const auto t_start = std::chrono::steady_clock::now();
   const std::int64_t first_step = st.step;
 
@@ -84,6 +86,7 @@ TrainResult run_train(const TrainOptions& o, io::Provenance prov) {
     const auto t0 = std::chrono::steady_clock::now();
     const std::int64_t step = it + 1;  // 1-based: the row's step
     const bool last = step == o.max_iters;
+    profiler.begin(step);
     reseed_step_rng(o.run.seed, it, dist.rank, run.device);
     run.model->train(true);
     run.opt->zero_grad();
@@ -158,6 +161,7 @@ TrainResult run_train(const TrainOptions& o, io::Provenance prov) {
       run.model->train(true);
       if (rank0) run.log->append_heads(step, s.s_q, s.s_k, attn, qk_effective_log_ratio(*run.model));
     }
+    profiler.end(step);  // the step proper and its sampled observables; evaluation and checkpoints stay out
     if (step % o.eval_every == 0 || last) {
       row.val_loss = evaluate(run);
       if (!sample_prompt.empty()) {

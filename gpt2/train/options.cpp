@@ -200,6 +200,10 @@ void declare_train_options(io::Options& opts, TrainOptions& o) {
       .add("ckpt-every", &o.ckpt_every, "checkpoint after every N-th step", Range::at_least(1))
       .add("keep-ckpts", &o.keep_ckpts, "newest checkpoints kept", Range::at_least(1))
       .add("peak-tflops", &o.peak_tflops, "MFU denominator in TFLOP/s (0 = measure a matmul now)", float_non_negative())
+      .add("profile-from", &o.profile_from,
+           "trace steps N .. N+profile-steps-1 with PyTorch's profiler into OUT/profile.json (0 = off; "
+           "scripts/trace_top.py ranks the kernels)", Range::at_least(0))
+      .add("profile-steps", &o.profile_steps, "steps in that trace", Range::closed(1, 100))
       .add("spike-on", &o.spike_on, "the gradient norm the spike rule watches", {"total", "clipped", "multipliers"})
       .identity()
       .add("spike-factor", &o.spike_factor, "spike: grad norm > factor x running median", Range{1.0, kFloatMax, true, false})

@@ -86,6 +86,9 @@ def main():
     ap.add_argument("--device", default="cpu", help="cpu or cuda")
     ap.add_argument("--compile", action="store_true", help="torch.compile the model (nanoGPT's compile=True)")
     ap.add_argument("--peak-tflops", type=float, default=0.0, help="MFU denominator; 0: no MFU")
+    ap.add_argument("--profile-out", default="", help="after the timed steps, --profile-steps more traced by "
+                    "torch.profiler into this Chrome trace (scripts/trace_top.py ranks its kernels)")
+    ap.add_argument("--profile-steps", type=int, default=2)
     a = ap.parse_args()
     torch.set_num_threads(a.threads)
     torch.manual_seed(a.seed)
@@ -128,11 +131,19 @@ def main():
     sync()
     dt = (time.perf_counter() - t0) / a.steps
     tps = a.batch * a.seq / dt
+    peak_mem = torch.cuda.max_memory_allocated() / 1e9 if dev.type == "cuda" else None
+    if a.profile_out:  # outside the timed window: the profiler's own cost never reaches tokens/s
+        acts = [torch.profiler.ProfilerActivity.CPU] + ([torch.profiler.ProfilerActivity.CUDA] if dev.type == "cuda" else [])
+        with torch.profiler.profile(activities=acts) as prof:
+            for _ in range(a.profile_steps):
+                step()
+            sync()
+        prof.export_chrome_trace(a.profile_out)
     print(json.dumps({"impl": "nanogpt-" + ("compile" if a.compile else "eager"), "torch": torch.__version__,
                       "threads": a.threads, "device": a.device, "dtype": a.dtype, "step_s": dt, "tokens_per_s": tps,
                       "loss": loss, "first_loss": first_loss, "flops_per_token": flops_per_token,
                       "mfu": flops_per_token * tps / (a.peak_tflops * 1e12) if a.peak_tflops > 0 else None,
-                      "peak_mem_gb": torch.cuda.max_memory_allocated() / 1e9 if dev.type == "cuda" else None}))
+                      "peak_mem_gb": peak_mem}))
 
 
 if __name__ == "__main__":
