@@ -200,9 +200,12 @@ void GPT::merge_multipliers() {
 std::tuple<at::Tensor, at::Tensor, at::Tensor> GPT::qkv_heads(const Block& b, const at::Tensor& x) const {
   const std::int64_t B = x.size(0), T = x.size(1), d = cfg_.n_embd, H = cfg_.n_head, dh = cfg_.head_dim();
   const at::Tensor a = at::layer_norm(x, {d}, b.ln_1_weight, b.ln_1_bias, cfg_.layer_norm_eps);
-  const at::Tensor qkv = b.c_attn.forward(a);  // [B, T, 3d]
-  auto heads = [&](std::int64_t part) {        // [B, T, d] slice -> [B, H, T, dh]
-    return qkv.narrow(2, part * d, d).view({B, T, H, dh}).transpose(1, 2);
+  // [B, T, 3d] -> three [B, T, d] parts. One split, not three narrows: its backward concatenates the three
+  // gradients in one pass, where each narrow's backward zero-fills a [B, T, 3d] tensor, copies its part in
+  // and the three are summed (GPT-2 124M on an H200: 2.5 ms of a 40 ms step).
+  const std::vector<at::Tensor> qkv = b.c_attn.forward(a).split(d, 2);
+  auto heads = [&](std::size_t part) {  // [B, T, d] -> [B, H, T, dh]
+    return qkv[part].view({B, T, H, dh}).transpose(1, 2);
   };
   auto norm = [&](const at::Tensor& t) {  // per head over d_h, no parameters
     if (cfg_.qk_norm == QkNorm::layernorm) return at::layer_norm(t, {dh}, {}, {}, cfg_.layer_norm_eps);
