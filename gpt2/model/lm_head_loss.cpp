@@ -1,6 +1,8 @@
 #include "gpt2/model/lm_head_loss.hpp"
 
 #include <limits>
+#include <stdexcept>
+#include <string>
 
 #include <ATen/core/grad_mode.h>
 #include <ATen/ops/empty.h>
@@ -11,6 +13,12 @@
 #include <torch/csrc/autograd/custom_function.h>
 
 #include "gpt2/model/runtime.hpp"
+
+#ifdef GAUGELAB_HAVE_CUDA_KERNELS
+#include <ATen/cuda/CUDAContext.h>
+
+#include "gpt2/model/cuda/lm_head_ce_kernel.hpp"
+#endif
 
 namespace gaugelab::gpt2 {
 
@@ -25,6 +33,29 @@ at::Tensor workspace_view(at::Tensor& buf, std::int64_t rows, std::int64_t cols,
       buf.device() != opt.device())
     buf = at::empty({rows * cols}, opt);
   return buf.narrow(0, 0, rows * cols).view({rows, cols});
+}
+
+bool fused_rows(const at::Tensor& x, at::ScalarType cd, LmHeadKernel kernel) {
+  return lm_head_fused_kernel_built() && kernel == LmHeadKernel::fused && x.is_cuda() && cd == at::kBFloat16;
+}
+
+// The fused kernel on a [rows, padded] bf16 chunk (contiguous rows): returns lse − picked per row and, when
+// grad, leaves (softmax − onehot)·scale in the chunk.
+at::Tensor fused_ce_rows(at::Tensor& logits, std::int64_t vocab, const at::Tensor& targets, const at::Tensor& scale,
+                         bool grad) {
+  at::Tensor row_loss = at::empty({logits.size(0)}, logits.options().dtype(at::kFloat));
+#ifdef GAUGELAB_HAVE_CUDA_KERNELS
+  const at::Tensor sc = scale.contiguous();
+  const int rc = cuda::lm_head_ce_rows_bf16(logits.data_ptr(), logits.size(0), vocab, logits.stride(0),
+                                            targets.data_ptr<std::int64_t>(), sc.data_ptr<float>(),
+                                            row_loss.data_ptr<float>(), grad, at::cuda::getCurrentCUDAStream().stream());
+  if (rc != 0) throw std::runtime_error("lm_head_loss: the fused cross-entropy kernel failed to launch (CUDA error " +
+                                        std::to_string(rc) + ")");
+#else
+  (void)vocab, (void)targets, (void)scale, (void)grad;
+  throw std::logic_error("lm_head_loss: the fused kernel is not built");
+#endif
+  return row_loss;
 }
 
 // Forward computes the loss and, if asked, both gradients (see the header); backward scales them.
@@ -43,11 +74,24 @@ struct LmHeadCrossEntropy : public torch::autograd::Function<LmHeadCrossEntropy>
     at::Tensor gx, gw;
     if (need_grad) gx = at::empty({n, x.size(1)}, x.options().dtype(cd));
     const auto opt = x.options().dtype(cd);
+    const bool fused = fused_rows(x, cd, ws->kernel);
+    const at::Tensor targets_c = fused ? targets.contiguous() : at::Tensor();  // [n] int64
     for (std::int64_t r0 = 0; r0 < n; r0 += chunk) {
       const std::int64_t rows = std::min(chunk, n - r0);
       const at::Tensor xr = xc.narrow(0, r0, rows);
       at::Tensor logits = workspace_view(ws->logits, rows, padded, opt);  // [rows, padded]
       at::mm_out(logits, xr, wc.t());
+      if (fused) {  // the rows' loss, and their gradient in place of the logits, in one kernel
+        const at::Tensor row_loss = fused_ce_rows(logits, vocab, targets_c.narrow(0, r0, rows),
+                                                  scale.narrow(0, r0, rows), need_grad);  // [rows] float32
+        loss_sum.add_(row_loss.mul(valid.narrow(0, r0, rows)).sum());
+        if (!need_grad) continue;
+        at::Tensor gx_rows = gx.narrow(0, r0, rows);
+        at::mm_out(gx_rows, logits, wc);
+        if (r0 == 0) gw = at::mm(logits.t(), xr);
+        else gw.addmm_(logits.t(), xr);
+        continue;
+      }
       if (padded > vocab) logits.narrow(1, vocab, padded - vocab).fill_(-std::numeric_limits<float>::infinity());
       // logsumexp by hand, in place (at::logsumexp allocates a [rows, padded] temporary):
       // m = max, e = exp(logit − m) in float32, lse = m + log Σe; then e·(scale/Σe) is softmax/n_valid, reusing e.
@@ -80,12 +124,29 @@ struct LmHeadCrossEntropy : public torch::autograd::Function<LmHeadCrossEntropy>
   static variable_list backward(AutogradContext* ctx, variable_list grad_out) {
     const at::Tensor go = grad_out[0];
     at::Tensor gx = ctx->saved_data["gx"].toTensor(), gw = ctx->saved_data["gw"].toTensor();
-    if (!(go.numel() == 1 && go.item<double>() == 1.0)) gx = gx.mul(go), gw = gw.mul(go);
+    // On CUDA the scaling is always done: asking whether go is 1 would wait for the device in mid-backward.
+    if (go.is_cuda() || !(go.numel() == 1 && go.item<double>() == 1.0)) gx = gx.mul(go), gw = gw.mul(go);
     return {gx, gw, at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor()};
   }
 };
 
 }  // namespace
+
+bool lm_head_fused_kernel_built() {
+#ifdef GAUGELAB_HAVE_CUDA_KERNELS
+  return true;
+#else
+  return false;
+#endif
+}
+
+const char* lm_head_kernel_name(LmHeadKernel k) { return k == LmHeadKernel::fused ? "fused" : "aten"; }
+
+LmHeadKernel parse_lm_head_kernel(const std::string& name) {
+  if (name == "fused") return LmHeadKernel::fused;
+  if (name == "aten") return LmHeadKernel::aten;
+  throw std::invalid_argument("lm-head kernel '" + name + "': expected fused or aten");
+}
 
 at::Tensor lm_head_logits(const at::Tensor& x, const at::Tensor& w, std::int64_t vocab) {
   at::Tensor logits = at::linear(x, w);  // [B, T, padded]

@@ -80,6 +80,9 @@ class GPT {
   /// Attention through plain ops (causal_attention_math) instead of the fused kernel, whose backward has no
   /// derivative: the same function to rounding, slower, differentiable twice (Hessian-vector products).
   void set_twice_differentiable(bool on) { twice_differentiable_ = on; }  // dropout (if config().dropout > 0) only while training
+  /// The loss's softmax/gradient on CUDA in bf16: the fused kernel (default, where built) or ATen's passes.
+  void set_lm_head_kernel(LmHeadKernel k) { ce_ws_.kernel = k; }
+  LmHeadKernel lm_head_kernel() const { return ce_ws_.kernel; }
   bool training() const { return training_; }
 
   /// Final hidden states ln_f(x) [B, T, d] for token ids idx [B, T] (int64, T <= block_size).

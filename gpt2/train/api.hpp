@@ -121,6 +121,8 @@ struct TrainOptions {
                                     // mask, softmax, matmul: the same function to rounding; the decisive test of
                                     // whether CUDA's fused kernel causes the non-finite stops of the LR grid)
   std::string precision = "fp32";   // fp32, or bf16 autocast (parameters and Adam state stay float32)
+  std::string lm_head_kernel = "fused";  // the loss's softmax and gradient on CUDA in bf16: one fused kernel
+                                         // (where built) or ATen's passes (model/lm_head_loss.hpp)
   std::string dist_backend = "auto";  // data parallel: auto (nccl on cuda, gloo on cpu), gloo, nccl
   double dist_timeout_s = 600;      // a collective waiting longer than this fails the run (dead rank)
 

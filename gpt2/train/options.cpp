@@ -185,6 +185,9 @@ void declare_train_options(io::Options& opts, TrainOptions& o) {
            "attention kernel: sdpa (fused, chosen by the device's PyTorch), math (plain matmul-softmax-matmul, "
            "the same function to rounding), or on CUDA one fused backend alone: flash, efficient, cudnn",
            {"sdpa", "math", "flash", "efficient", "cudnn"})
+      .add("lm-head-kernel", &o.lm_head_kernel,
+           "the loss's softmax and gradient on CUDA in bf16: fused (one kernel, where built) or aten (ATen's "
+           "passes, the reference); elsewhere always aten", {"fused", "aten"})
       .add("dist-backend", &o.dist_backend, "data parallel backend", {"auto", "gloo", "nccl"})
       .add("dist-timeout-s", &o.dist_timeout_s, "collective timeout: a dead rank fails the others", float_positive())
       .add("eval-every", &o.eval_every, "validation loss after every N-th step", Range::at_least(1))

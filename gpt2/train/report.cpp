@@ -38,7 +38,10 @@ void print_settings(const TrainRun& r, const std::string& resumed_from) {
             << qk_norm_name(mc.qk_norm) << ", dropout " << mc.dropout
             << (o.init_from.empty() ? "" : ", weights from " + o.init_from) << "\n";
   std::cout << "device     " << r.device.str() << ", " << precision_name(r.precision) << ", attention "
-            << describe_attention_backend(o.attention)
+            << describe_attention_backend(o.attention) << ", LM-head loss "
+            << (r.device.is_cuda() && r.precision == Precision::bf16 && o.lm_head_kernel == "fused"
+                    ? (lm_head_fused_kernel_built() ? "fused kernel" : "ATen passes (fused kernel not built)")
+                    : "ATen passes")
             << ", threads " << r.prov.threads
             << ", world " << r.dist.world << " (" << r.dist.source << "), rank " << r.dist.rank << "\n";
   std::cout << "batch      " << o.batch_size << " x " << mc.block_size << " tokens x " << r.grad_accum << " accumulation x "

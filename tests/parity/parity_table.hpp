@@ -39,5 +39,6 @@ std::vector<ParityRow> quotient_rows();    // condition E's correction (gpt2/tra
 std::vector<ParityRow> optimizer_rows();   // Muon (gpt2/train/muon.hpp)
 std::vector<ParityRow> qk_clip_rows();     // QK-Clip (gpt2/train/qk_clip.hpp)
 std::vector<ParityRow> qk_balance_rows();  // effective Q/K imbalance and its GaugeFix (gpt2/train/qk_balance.hpp)
+std::vector<ParityRow> kernel_rows();      // our CUDA kernels against their references (gpt2/model/cuda/)
 
 }  // namespace gaugelab::parity
