@@ -11,6 +11,10 @@
 #include "core/coordinates.hpp"
 #include "core/gauge_sampling.hpp"
 #include "support/sampling.hpp"
+#include "support/unity_tu.hpp"
+
+// This file's cases and helpers in a namespace of its own (unity builds: tests/support/unity_tu.hpp).
+namespace GAUGELAB_TU {
 
 using namespace gaugelab;
 using core::Index;
@@ -132,3 +136,5 @@ TEST_CASE("invariance errors by hand (seed 004 eq. 11)", "[coords]") {
   REQUIRE(zero.relative_fro == Approx(std::sqrt(5.0)));  // absolute when the reference is 0
   REQUIRE_THROWS_AS(core::invariance_error(a, Mat<double>(Mat<double>::Zero(3, 2))), std::invalid_argument);
 }
+
+}  // namespace GAUGELAB_TU

@@ -11,6 +11,10 @@
 #include "core/coordinates.hpp"
 #include "core/gauge_sampling.hpp"
 #include "support/sampling.hpp"
+#include "support/unity_tu.hpp"
+
+// This file's cases and helpers in a namespace of its own (unity builds: tests/support/unity_tu.hpp).
+namespace GAUGELAB_TU {
 
 using namespace gaugelab;
 using core::Index;
@@ -69,3 +73,5 @@ TEST_CASE("with ε > 0, u is no longer exactly invariant (why eq. 15 states it f
   const auto after = core::uv_coordinates(core::rescale_neurons(net, Vec<double>(Vec<double>::Constant(1, 4.0))), 0.01);
   REQUIRE(std::abs(after.u(0) - before.u(0)) > 0.1);
 }
+
+}  // namespace GAUGELAB_TU

@@ -11,6 +11,10 @@
 #include "core/gauge_sampling.hpp"
 #include "support/gauge_matchers.hpp"
 #include "support/sampling.hpp"
+#include "support/unity_tu.hpp"
+
+// This file's cases and helpers in a namespace of its own (unity builds: tests/support/unity_tu.hpp).
+namespace GAUGELAB_TU {
 
 using namespace gaugelab;
 using core::FactorPair;
@@ -125,3 +129,5 @@ TEST_CASE("Gram balance refuses rank-deficient factors", "[fix][gram]") {
   FactorPair<double> q{Mat<double>::Identity(3, 2), Mat<double>::Ones(4, 2)};  // B has rank 1
   REQUIRE_THROWS_AS(core::gram_balance(q), std::invalid_argument);
 }
+
+}  // namespace GAUGELAB_TU

@@ -11,6 +11,10 @@
 #include "core/gauge_fix.hpp"
 #include "support/gauge_matchers.hpp"
 #include "support/sampling.hpp"
+#include "support/unity_tu.hpp"
+
+// This file's cases and helpers in a namespace of its own (unity builds: tests/support/unity_tu.hpp).
+namespace GAUGELAB_TU {
 
 using namespace gaugelab;
 using core::Index;
@@ -133,3 +137,5 @@ TEST_CASE("GaugeFix leaves a head whose multipliers vanish finite (ε guard)", "
   REQUIRE(r.g(0) == 1.0);
   REQUIRE(std::isfinite(r.multipliers.r_q.norm()));
 }
+
+}  // namespace GAUGELAB_TU

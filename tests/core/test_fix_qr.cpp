@@ -11,6 +11,10 @@
 #include "core/gauge_sampling.hpp"
 #include "support/gauge_matchers.hpp"
 #include "support/sampling.hpp"
+#include "support/unity_tu.hpp"
+
+// This file's cases and helpers in a namespace of its own (unity builds: tests/support/unity_tu.hpp).
+namespace GAUGELAB_TU {
 
 using namespace gaugelab;
 using core::AttentionHead;
@@ -148,3 +152,5 @@ TEST_CASE("QR slice needs d >= dk (full column rank, seed 001 A4)", "[fix][qr]")
   const auto h = test::random_head<double>(rng, 2, 3, 1);
   REQUIRE_THROWS_AS(core::qr_canonical_head(h), std::invalid_argument);
 }
+
+}  // namespace GAUGELAB_TU

@@ -14,6 +14,10 @@
 #include "core/gauge_sampling.hpp"
 #include "support/gauge_matchers.hpp"
 #include "support/sampling.hpp"
+#include "support/unity_tu.hpp"
+
+// This file's cases and helpers in a namespace of its own (unity builds: tests/support/unity_tu.hpp).
+namespace GAUGELAB_TU {
 
 using namespace gaugelab;
 using core::Index;
@@ -296,3 +300,5 @@ TEST_CASE("hard balance leaves a dead neuron alone", "[fix][relu][balance]") {
   REQUIRE(r.s(1) == 1.0);
   REQUIRE(std::isfinite(r.net.W2.norm()));
 }
+
+}  // namespace GAUGELAB_TU

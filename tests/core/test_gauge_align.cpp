@@ -14,6 +14,10 @@
 #include "core/gauge_fix_qr.hpp"
 #include "core/gauge_sampling.hpp"
 #include "support/sampling.hpp"
+#include "support/unity_tu.hpp"
+
+// This file's cases and helpers in a namespace of its own (unity builds: tests/support/unity_tu.hpp).
+namespace GAUGELAB_TU {
 
 using namespace gaugelab;
 using core::AttentionLayer;
@@ -161,3 +165,5 @@ TEST_CASE("hidden units permuted with their weights are re-paired", "[core][alig
     CHECK(core::match_units<double>(in_a, out_a, in_b, out_b) == p0);
   }
 }
+
+}  // namespace GAUGELAB_TU

@@ -11,6 +11,10 @@
 #include "core/gauge_sampling.hpp"
 #include "support/gauge_matchers.hpp"
 #include "support/sampling.hpp"
+#include "support/unity_tu.hpp"
+
+// This file's cases and helpers in a namespace of its own (unity builds: tests/support/unity_tu.hpp).
+namespace GAUGELAB_TU {
 
 using namespace gaugelab;
 using core::AttentionHead;
@@ -210,3 +214,5 @@ TEST_CASE("the invalid transforms of seed 001 App. G.1 are caught", "[gauge][att
     }
   }
 }
+
+}  // namespace GAUGELAB_TU

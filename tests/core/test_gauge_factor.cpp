@@ -10,6 +10,10 @@
 #include "core/gauge_sampling.hpp"
 #include "support/gauge_matchers.hpp"
 #include "support/sampling.hpp"
+#include "support/unity_tu.hpp"
+
+// This file's cases and helpers in a namespace of its own (unity builds: tests/support/unity_tu.hpp).
+namespace GAUGELAB_TU {
 
 using namespace gaugelab;
 using core::FactorPair;
@@ -107,3 +111,5 @@ TEST_CASE("factor gauge rejects mismatched shapes", "[gauge][factor]") {
   const FactorPair<double> bad{Mat<double>::Ones(4, 2), Mat<double>::Ones(3, 3)};
   REQUIRE_THROWS_AS(core::represented(bad), std::invalid_argument);
 }
+
+}  // namespace GAUGELAB_TU

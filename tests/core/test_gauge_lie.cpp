@@ -13,6 +13,10 @@
 
 #include "core/gauge_lie.hpp"
 #include "support/sampling.hpp"
+#include "support/unity_tu.hpp"
+
+// This file's cases and helpers in a namespace of its own (unity builds: tests/support/unity_tu.hpp).
+namespace GAUGELAB_TU {
 
 using namespace gaugelab;
 using core::AttentionHead;
@@ -313,3 +317,5 @@ TEST_CASE("lie: ReLU rescaling: tangents are the action's derivative, the projec
     CHECK(moved.cwiseAbs().maxCoeff() <= 2 * lr * lr * gnorm * gnorm + 1e-9);  // the O(lr) term vanishes
   }
 }
+
+}  // namespace GAUGELAB_TU

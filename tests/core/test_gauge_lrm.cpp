@@ -11,6 +11,10 @@
 #include "core/lrm_gauge.hpp"
 #include "support/gauge_matchers.hpp"
 #include "support/sampling.hpp"
+#include "support/unity_tu.hpp"
+
+// This file's cases and helpers in a namespace of its own (unity builds: tests/support/unity_tu.hpp).
+namespace GAUGELAB_TU {
 
 using namespace gaugelab;
 using core::Index;
@@ -157,3 +161,5 @@ TEST_CASE("a Q/K multiplier gauge that leaves the biases behind is caught", "[ga
     REQUIRE(wrong.worst > 1e-6);  // the bias terms of q·k are small (b ~ 0.1), so the error is too
   }
 }
+
+}  // namespace GAUGELAB_TU

@@ -15,6 +15,10 @@
 #include "core/relu_gauge.hpp"
 #include "support/gauge_matchers.hpp"
 #include "support/sampling.hpp"
+#include "support/unity_tu.hpp"
+
+// This file's cases and helpers in a namespace of its own (unity builds: tests/support/unity_tu.hpp).
+namespace GAUGELAB_TU {
 
 using namespace gaugelab;
 using core::Index;
@@ -123,3 +127,5 @@ TEST_CASE("rescale_neurons rejects non-positive scales and bad shapes", "[gauge]
   REQUIRE_THROWS_AS(core::rescale_neurons(net, Vec<double>(Vec<double>::Constant(3, -1.0))), std::invalid_argument);
   REQUIRE_THROWS_AS(core::rescale_neurons(net, Vec<double>(Vec<double>::Ones(4))), std::invalid_argument);
 }
+
+}  // namespace GAUGELAB_TU

@@ -14,6 +14,10 @@
 
 #include "core/gauge_sampling.hpp"
 #include "core/permutation.hpp"
+#include "support/unity_tu.hpp"
+
+// This file's cases and helpers in a namespace of its own (unity builds: tests/support/unity_tu.hpp).
+namespace GAUGELAB_TU {
 
 using namespace gaugelab;
 using core::Index;
@@ -154,3 +158,5 @@ TEST_CASE("permutation algebra in the gather convention", "[gauge][permutation]"
   REQUIRE_FALSE(core::is_permutation({0, 2}));
   REQUIRE_THROWS_AS(core::inverse_permutation({1, 1}), std::invalid_argument);
 }
+
+}  // namespace GAUGELAB_TU

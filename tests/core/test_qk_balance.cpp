@@ -7,6 +7,10 @@
 
 #include "core/qk_balance.hpp"
 #include "core/random.hpp"
+#include "support/unity_tu.hpp"
+
+// This file's cases and helpers in a namespace of its own (unity builds: tests/support/unity_tu.hpp).
+namespace GAUGELAB_TU {
 
 using namespace gaugelab;
 using core::Index;
@@ -61,3 +65,5 @@ TEST_CASE("qk balance: a column rescaling of W_Q is invisible to row multipliers
   const Vec<double> rho = core::qk_effective_log_ratio(Wq, Wk, h);
   for (Index i = 0; i < h; ++i) CHECK(rho(i) == Approx(std::log(4.0)));
 }
+
+}  // namespace GAUGELAB_TU

@@ -7,6 +7,10 @@
 
 #include "core/qk_clip.hpp"
 #include "core/random.hpp"
+#include "support/unity_tu.hpp"
+
+// This file's cases and helpers in a namespace of its own (unity builds: tests/support/unity_tu.hpp).
+namespace GAUGELAB_TU {
 
 using namespace gaugelab;
 using core::Index;
@@ -63,3 +67,5 @@ TEST_CASE("core qk_clip: heads over tau peak at tau afterwards, the others are u
   }
   CHECK_THROWS(core::qk_clip_factors(s_max, 0.0, dh));  // tau must be positive
 }
+
+}  // namespace GAUGELAB_TU

@@ -11,6 +11,10 @@
 #include "core/update_factor_precond.hpp"
 #include "core/update_rules.hpp"
 #include "support/update_matchers.hpp"
+#include "support/unity_tu.hpp"
+
+// This file's cases and helpers in a namespace of its own (unity builds: tests/support/unity_tu.hpp).
+namespace GAUGELAB_TU {
 
 using namespace gaugelab::core;
 using namespace gaugelab::test::update;
@@ -296,3 +300,5 @@ TEST_CASE("literature rules: ScaledGD is GL(r)-invariant, Riemannian preconditio
                                                     Mat<double>::Ones(2, 1), Mat<double>::Ones(2, 1), -1.0),
                   std::invalid_argument);
 }
+
+}  // namespace GAUGELAB_TU

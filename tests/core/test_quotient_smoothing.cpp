@@ -8,6 +8,10 @@
 
 #include "core/quotient.hpp"
 #include "support/update_matchers.hpp"
+#include "support/unity_tu.hpp"
+
+// This file's cases and helpers in a namespace of its own (unity builds: tests/support/unity_tu.hpp).
+namespace GAUGELAB_TU {
 
 using namespace gaugelab::core;
 using namespace gaugelab::test::update;
@@ -117,3 +121,5 @@ TEST_CASE("seed 003 §7 scalar: smoothed motion = eta*eps*(a^2 mean(s^2) + b^2 m
     REQUIRE(std::abs(dm - want) <= kTol * want);
   }
 }
+
+}  // namespace GAUGELAB_TU

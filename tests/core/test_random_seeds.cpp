@@ -7,6 +7,10 @@
 #include <set>
 
 #include "core/random.hpp"
+#include "support/unity_tu.hpp"
+
+// This file's cases and helpers in a namespace of its own (unity builds: tests/support/unity_tu.hpp).
+namespace GAUGELAB_TU {
 
 using namespace gaugelab;
 
@@ -37,3 +41,5 @@ TEST_CASE("seed hashes: splitmix64, the harness's stream position and the traine
     for (std::uint64_t i = 0; i < 32; ++i) seen.insert(core::mix_seed(s, i));
   CHECK(seen.size() == 32 * 32);
 }
+
+}  // namespace GAUGELAB_TU

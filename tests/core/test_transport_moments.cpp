@@ -19,6 +19,10 @@
 #include "core/transport.hpp"
 #include "core/update_rules.hpp"
 #include "support/update_matchers.hpp"
+#include "support/unity_tu.hpp"
+
+// This file's cases and helpers in a namespace of its own (unity builds: tests/support/unity_tu.hpp).
+namespace GAUGELAB_TU {
 
 using namespace gaugelab::core;
 using namespace gaugelab::test::update;
@@ -242,3 +246,5 @@ TEST_CASE("transport laws, second-moment rules and rejected combinations", "[tra
     CHECK(parse_transport_mode(transport_mode_name(md)) == md);
   CHECK_THROWS_WITH(parse_transport_mode("tensor"), Catch::Contains("tensor") && Catch::Contains("none|vector|covector"));
 }
+
+}  // namespace GAUGELAB_TU

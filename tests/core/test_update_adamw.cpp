@@ -7,6 +7,10 @@
 
 #include "core/update_rules.hpp"
 #include "support/update_matchers.hpp"
+#include "support/unity_tu.hpp"
+
+// This file's cases and helpers in a namespace of its own (unity builds: tests/support/unity_tu.hpp).
+namespace GAUGELAB_TU {
 
 using namespace gaugelab::core;
 using namespace gaugelab::test::update;
@@ -82,3 +86,5 @@ TEST_CASE("sgd is orthogonally equivariant but not under a diagonal rescaling", 
   CHECK(worst_orth <= kRoundOff);
   CHECK(min_diag > 1e-3);
 }
+
+}  // namespace GAUGELAB_TU

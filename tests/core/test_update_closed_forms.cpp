@@ -6,6 +6,10 @@
 
 #include "core/update_rules.hpp"
 #include "support/update_matchers.hpp"
+#include "support/unity_tu.hpp"
+
+// This file's cases and helpers in a namespace of its own (unity builds: tests/support/unity_tu.hpp).
+namespace GAUGELAB_TU {
 
 using namespace gaugelab::core;
 using namespace gaugelab::test::update;
@@ -196,3 +200,5 @@ TEST_CASE("seed 003 §5 decay is normal to the sphere and the retraction formula
   Mat<double> W = Mat<double>::Ones(2, 2);
   CHECK_THROWS_AS(apply_step(W, Step<double>{Mat<double>(-W), 1.0, 1.0}), std::domain_error);
 }
+
+}  // namespace GAUGELAB_TU

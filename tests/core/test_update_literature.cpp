@@ -11,6 +11,10 @@
 #include "core/update_factor_literature.hpp"
 #include "core/update_rules.hpp"
 #include "support/sampling.hpp"
+#include "support/unity_tu.hpp"
+
+// This file's cases and helpers in a namespace of its own (unity builds: tests/support/unity_tu.hpp).
+namespace GAUGELAB_TU {
 
 using namespace gaugelab;
 using core::Index;
@@ -154,3 +158,5 @@ TEST_CASE("Circuit-Muon's V/O rebalance: the trace gap does not move; without wh
     if (before > 1e-6) CHECK(std::abs(gap_rate(damped)) > 0);
   }
 }
+
+}  // namespace GAUGELAB_TU

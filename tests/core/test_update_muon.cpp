@@ -9,6 +9,10 @@
 
 #include "core/update_rules.hpp"
 #include "support/update_matchers.hpp"
+#include "support/unity_tu.hpp"
+
+// This file's cases and helpers in a namespace of its own (unity builds: tests/support/unity_tu.hpp).
+namespace GAUGELAB_TU {
 
 using namespace gaugelab::core;
 using namespace gaugelab::test::update;
@@ -289,3 +293,5 @@ TEST_CASE("seed 003 §6 Muon 2x2 counterexample: m1, m2, L_after closed form vs 
     }
   }
 }
+
+}  // namespace GAUGELAB_TU

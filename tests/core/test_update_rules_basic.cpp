@@ -9,6 +9,10 @@
 
 #include "core/update_rules.hpp"
 #include "support/update_matchers.hpp"
+#include "support/unity_tu.hpp"
+
+// This file's cases and helpers in a namespace of its own (unity builds: tests/support/unity_tu.hpp).
+namespace GAUGELAB_TU {
 
 using namespace gaugelab::core;
 using gaugelab::test::update::gaussian;
@@ -202,3 +206,5 @@ TEST_CASE("bf16 rounding is round-to-nearest-even with overflow, NaN and subnorm
   const Mat<float> r = round_to_bf16(m);
   for (Index i = 0; i < m.size(); ++i) CHECK(r(i) == bf16_bits_reference(m(i)));
 }
+
+}  // namespace GAUGELAB_TU

@@ -8,6 +8,10 @@
 #include "core/random.hpp"
 #include "data/bpe_merge.hpp"
 #include "ranks_or_skip.hpp"
+#include "support/unity_tu.hpp"
+
+// This file's cases and helpers in a namespace of its own (unity builds: tests/support/unity_tu.hpp).
+namespace GAUGELAB_TU {
 
 using namespace gaugelab::data;
 using gaugelab::core::Rng;
@@ -94,3 +98,5 @@ TEST_CASE("rank table finds every token and rejects duplicates", "[bpe]") {
   for (int i = 0; i < 1000; ++i) CHECK(r.find("tok" + std::to_string(i)) == static_cast<TokenId>(i));
   CHECK(r.find("tok1000") == RankTable::npos);
 }
+
+}  // namespace GAUGELAB_TU

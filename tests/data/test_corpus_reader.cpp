@@ -7,6 +7,10 @@
 
 #include "data/corpus_reader.hpp"
 #include "ranks_or_skip.hpp"
+#include "support/unity_tu.hpp"
+
+// This file's cases and helpers in a namespace of its own (unity builds: tests/support/unity_tu.hpp).
+namespace GAUGELAB_TU {
 
 using namespace gaugelab::data;
 using gaugelab::data::testing::TempDir;
@@ -105,3 +109,5 @@ TEST_CASE("a truncated gzip file is an error, not a short corpus", "[corpus]") {
   CHECK_THROWS_WITH(read_all(dir.file("cut.txt.gz"), InputFormat::text), Catch::Contains("cut.txt.gz: read failed"));
   CHECK_THROWS_WITH(read_all(dir.file("none.txt"), InputFormat::text), Catch::Contains("none.txt: cannot open"));
 }
+
+}  // namespace GAUGELAB_TU

@@ -9,6 +9,10 @@
 #include "data/token_files.hpp"
 #include "io/options.hpp"
 #include "ranks_or_skip.hpp"
+#include "support/unity_tu.hpp"
+
+// This file's cases and helpers in a namespace of its own (unity builds: tests/support/unity_tu.hpp).
+namespace GAUGELAB_TU {
 
 using namespace gaugelab::data;
 using gaugelab::data::testing::TempDir;
@@ -56,3 +60,5 @@ TEST_CASE("named corpus: the installed Shakespeare is 42 works with 4 held out")
   CHECK(c.train_files.size() == 38);
   CHECK(c.val_files.size() == 4);
 }
+
+}  // namespace GAUGELAB_TU

@@ -13,6 +13,10 @@
 #include "data/token_files.hpp"
 #include "io/options.hpp"
 #include "ranks_or_skip.hpp"
+#include "support/unity_tu.hpp"
+
+// This file's cases and helpers in a namespace of its own (unity builds: tests/support/unity_tu.hpp).
+namespace GAUGELAB_TU {
 
 using namespace gaugelab::data;
 using gaugelab::data::testing::TempDir;
@@ -222,3 +226,5 @@ TEST_CASE("prepare options are validated with the option named", "[prepare]") {
   bad([](PrepareOptions& p) { p.vocab_dir = "d", p.ranks_path = "r"; }, "not both");
   bad([](PrepareOptions& p) { p.threads = -1; }, "--threads");
 }
+
+}  // namespace GAUGELAB_TU

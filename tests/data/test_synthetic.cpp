@@ -10,6 +10,10 @@
 #include "data/synthetic_corpus.hpp"
 #include "data/synthetic_words.hpp"
 #include "ranks_or_skip.hpp"
+#include "support/unity_tu.hpp"
+
+// This file's cases and helpers in a namespace of its own (unity builds: tests/support/unity_tu.hpp).
+namespace GAUGELAB_TU {
 
 using namespace gaugelab::data;
 
@@ -170,3 +174,5 @@ TEST_CASE("the closed vocabulary gives whole-word GPT-2 tokens", "[synthetic]") 
   constexpr double kMinBytesPerToken = 3.0;
   CHECK(static_cast<double>(bytes) / static_cast<double>(tokens) > kMinBytesPerToken);
 }
+
+}  // namespace GAUGELAB_TU

@@ -7,6 +7,10 @@
 
 #include "data/token_files.hpp"
 #include "ranks_or_skip.hpp"
+#include "support/unity_tu.hpp"
+
+// This file's cases and helpers in a namespace of its own (unity builds: tests/support/unity_tu.hpp).
+namespace GAUGELAB_TU {
 
 using namespace gaugelab::data;
 using gaugelab::data::testing::TempDir;
@@ -118,3 +122,5 @@ TEST_CASE("a mapped file can be moved", "[shards]") {
   REQUIRE(b.size() == 3);
   CHECK(b.tokens()[2] == 7);
 }
+
+}  // namespace GAUGELAB_TU

@@ -8,6 +8,10 @@
 #include "data/pretokenizer.hpp"
 #include "data/utf8.hpp"
 #include "ranks_or_skip.hpp"
+#include "support/unity_tu.hpp"
+
+// This file's cases and helpers in a namespace of its own (unity builds: tests/support/unity_tu.hpp).
+namespace GAUGELAB_TU {
 
 using namespace gaugelab::data;
 using gaugelab::core::Rng;
@@ -128,3 +132,5 @@ TEST_CASE("megabyte-long runs encode without blowing up and round-trip", "[token
     CHECK(ids.size() <= s.size());
   }
 }
+
+}  // namespace GAUGELAB_TU

@@ -8,6 +8,10 @@
 #include "data/sha256.hpp"
 #include "data/tokenizer.hpp"
 #include "ranks_or_skip.hpp"
+#include "support/unity_tu.hpp"
+
+// This file's cases and helpers in a namespace of its own (unity builds: tests/support/unity_tu.hpp).
+namespace GAUGELAB_TU {
 
 using namespace gaugelab::data;
 using gaugelab::data::testing::tokenizer_or_skip;
@@ -106,3 +110,5 @@ TEST_CASE("a tiny cache gives the same tokens as a large one", "[tokenizer]") {
   CHECK(a == b);
   CHECK(b == c);
 }
+
+}  // namespace GAUGELAB_TU

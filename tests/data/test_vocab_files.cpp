@@ -9,6 +9,10 @@
 #include "data/bpe_vocab.hpp"
 #include "data/sha256.hpp"
 #include "ranks_or_skip.hpp"
+#include "support/unity_tu.hpp"
+
+// This file's cases and helpers in a namespace of its own (unity builds: tests/support/unity_tu.hpp).
+namespace GAUGELAB_TU {
 
 using namespace gaugelab::data;
 using gaugelab::data::testing::TempDir;
@@ -114,3 +118,5 @@ TEST_CASE("vocab dir errors name the file and line", "[vocab]") {
   write(dir.file("encoder.json"), "{\"Ġt\": 300, \"<|endoftext|>\": 257}");
   CHECK_THROWS_WITH(load_gpt2_vocab_dir(d), Catch::Contains("has id 300 but vocab.bpe line 2 gives rank 256"));
 }
+
+}  // namespace GAUGELAB_TU

@@ -7,6 +7,10 @@
 #include "io/run_log_reader.hpp"
 #include "support/process.hpp"
 #include "tests/io/temp_dir.hpp"
+#include "support/unity_tu.hpp"
+
+// This file's cases and helpers in a namespace of its own (unity builds: tests/support/unity_tu.hpp).
+namespace GAUGELAB_TU {
 
 namespace {
 
@@ -93,3 +97,5 @@ TEST_CASE("diag cli: --quick writes the spread table and refuses to overwrite it
   CHECK(r.status == 2);  // a usage error: the flag names a file that is there
   CHECK(r.output.find("already exists") != std::string::npos);
 }
+
+}  // namespace GAUGELAB_TU

@@ -5,6 +5,10 @@
 #include <omp.h>
 
 #include <map>
+#include "support/unity_tu.hpp"
+
+// This file's cases and helpers in a namespace of its own (unity builds: tests/support/unity_tu.hpp).
+namespace GAUGELAB_TU {
 
 using namespace gaugelab;
 using test::row;
@@ -187,3 +191,5 @@ TEST_CASE("physics: a rule that fails at a gauge hides no other rule's measureme
       CHECK(row(run, "general", 1e12, rule, w).failures == 0);
     }
 }
+
+}  // namespace GAUGELAB_TU

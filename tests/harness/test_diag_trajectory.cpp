@@ -7,6 +7,10 @@
 
 #include "harness/diag_cell.hpp"
 #include "harness_test_support.hpp"
+#include "support/unity_tu.hpp"
+
+// This file's cases and helpers in a namespace of its own (unity builds: tests/support/unity_tu.hpp).
+namespace GAUGELAB_TU {
 
 using namespace gaugelab;
 
@@ -59,3 +63,5 @@ TEST_CASE("trajectory: for diagonal gauges the diagonal correction between full 
   }
   CHECK(find(c, "sgd", "none", 0).separation.back().median >= kApart);
 }
+
+}  // namespace GAUGELAB_TU

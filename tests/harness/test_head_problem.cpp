@@ -8,6 +8,10 @@
 #include "harness/diag_cell.hpp"
 #include "harness/head_problem.hpp"
 #include "harness/head_source.hpp"
+#include "support/unity_tu.hpp"
+
+// This file's cases and helpers in a namespace of its own (unity builds: tests/support/unity_tu.hpp).
+namespace GAUGELAB_TU {
 
 using namespace gaugelab;
 using harness::HeadFactors;
@@ -178,3 +182,5 @@ TEST_CASE("a given teacher and real input rows replace the random ones", "[harne
                     std::invalid_argument);
   }
 }
+
+}  // namespace GAUGELAB_TU

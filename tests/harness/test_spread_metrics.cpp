@@ -3,6 +3,10 @@
 
 #include "core/random.hpp"
 #include "harness/diag_spread.hpp"
+#include "support/unity_tu.hpp"
+
+// This file's cases and helpers in a namespace of its own (unity builds: tests/support/unity_tu.hpp).
+namespace GAUGELAB_TU {
 
 using namespace gaugelab;
 using harness::HeadFactors;
@@ -98,3 +102,5 @@ TEST_CASE("spread metrics: median and max over gauges leave failed gauges out", 
   CHECK(std::isnan(s.median));
   CHECK(harness::summarise({4.0, 1.0, 2.0}).median == 2.0);
 }
+
+}  // namespace GAUGELAB_TU

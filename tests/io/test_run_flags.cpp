@@ -5,6 +5,10 @@
 #include <cmath>
 
 #include "io/run_flags.hpp"
+#include "support/unity_tu.hpp"
+
+// This file's cases and helpers in a namespace of its own (unity builds: tests/support/unity_tu.hpp).
+namespace GAUGELAB_TU {
 
 using namespace gaugelab;
 
@@ -27,3 +31,5 @@ TEST_CASE("threads: 0 means the cores the load leaves idle, at least one") {
   CHECK(n <= io::available_cores());
   CHECK(io::apply_threads(3) == 3);  // an explicit count is kept
 }
+
+}  // namespace GAUGELAB_TU

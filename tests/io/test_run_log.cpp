@@ -10,6 +10,10 @@
 #include "io/run_log.hpp"
 #include "io/run_log_reader.hpp"
 #include "temp_dir.hpp"
+#include "support/unity_tu.hpp"
+
+// This file's cases and helpers in a namespace of its own (unity builds: tests/support/unity_tu.hpp).
+namespace GAUGELAB_TU {
 
 using namespace gaugelab::io;
 using gaugelab::test::TempDir;
@@ -243,3 +247,5 @@ TEST_CASE("run log: misuse is refused with a message and leaves the log consiste
   CHECK_THAT(error_of([&] { log.append_series(1, {1.0, 2.0}); }), Catch::Contains("after close()"));
   CHECK(RunLogReader(path).table("t").str("name") == std::vector<std::string>{"abcd"});
 }
+
+}  // namespace GAUGELAB_TU

@@ -19,6 +19,10 @@
 #include "io/run_log.hpp"
 #include "io/run_log_reader.hpp"
 #include "temp_dir.hpp"
+#include "support/unity_tu.hpp"
+
+// This file's cases and helpers in a namespace of its own (unity builds: tests/support/unity_tu.hpp).
+namespace GAUGELAB_TU {
 
 using namespace gaugelab::io;
 using gaugelab::test::TempDir;
@@ -198,3 +202,5 @@ TEST_CASE("run log: an extent that claims rows the file does not store is refuse
   write_log(good);
   CHECK(outcome_of(good, false) == kRead);
 }
+
+}  // namespace GAUGELAB_TU

@@ -4,6 +4,10 @@
 
 #include "io/run_log.hpp"
 #include "io/run_log_reader.hpp"
+#include "support/unity_tu.hpp"
+
+// This file's cases and helpers in a namespace of its own (unity builds: tests/support/unity_tu.hpp).
+namespace GAUGELAB_TU {
 
 using namespace gaugelab::io;
 
@@ -43,3 +47,5 @@ TEST_CASE("run log: writes the example log for the Python reader", "[io][run_log
   CHECK(r.table("runs").rows == 2);
   CHECK(r.summary().size() == 3);
 }
+
+}  // namespace GAUGELAB_TU

@@ -14,6 +14,10 @@
 #include "io/run_log.hpp"
 #include "io/run_log_reader.hpp"
 #include "temp_dir.hpp"
+#include "support/unity_tu.hpp"
+
+// This file's cases and helpers in a namespace of its own (unity builds: tests/support/unity_tu.hpp).
+namespace GAUGELAB_TU {
 
 using namespace gaugelab::io;
 using gaugelab::test::TempDir;
@@ -134,3 +138,5 @@ TEST_CASE("run log: a second writer on a live log is refused", "[io][run_log]") 
   RunLog again = RunLog::open_append(path);  // the lock ends with the writer
   CHECK(again.series_rows() == 1);
 }
+
+}  // namespace GAUGELAB_TU

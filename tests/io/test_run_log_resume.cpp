@@ -17,6 +17,10 @@
 #include "io/run_log.hpp"
 #include "io/run_log_reader.hpp"
 #include "temp_dir.hpp"
+#include "support/unity_tu.hpp"
+
+// This file's cases and helpers in a namespace of its own (unity builds: tests/support/unity_tu.hpp).
+namespace GAUGELAB_TU {
 
 using namespace gaugelab::io;
 using gaugelab::test::TempDir;
@@ -523,3 +527,5 @@ TEST_CASE("run log: rows past /commit are neither read nor kept by a resume", "[
   REQUIRE(traj.shape == std::vector<std::uint64_t>{7, 2});
   for (std::size_t i = 0; i < 7; ++i) CHECK(traj.values[2 * i] == loss_at(static_cast<std::int64_t>(i)));
 }
+
+}  // namespace GAUGELAB_TU

@@ -21,6 +21,10 @@
 #include "io/run_log.hpp"
 #include "io/run_log_reader.hpp"
 #include "temp_dir.hpp"
+#include "support/unity_tu.hpp"
+
+// This file's cases and helpers in a namespace of its own (unity builds: tests/support/unity_tu.hpp).
+namespace GAUGELAB_TU {
 
 using namespace gaugelab::io;
 using gaugelab::test::TempDir;
@@ -179,3 +183,5 @@ TEST_CASE("run log: a write that fails gives one error, no dump, no crash, and n
   // of file past the one it could write, and refuses such a file ("truncated file").
   std::printf("write-failure: %d runs, %d left a readable log\n", runs, readable);
 }
+
+}  // namespace GAUGELAB_TU
