@@ -35,10 +35,6 @@ at::Tensor workspace_view(at::Tensor& buf, std::int64_t rows, std::int64_t cols,
   return buf.narrow(0, 0, rows * cols).view({rows, cols});
 }
 
-bool fused_rows(const at::Tensor& x, at::ScalarType cd, LmHeadKernel kernel) {
-  return lm_head_fused_kernel_built() && kernel == LmHeadKernel::fused && x.is_cuda() && cd == at::kBFloat16;
-}
-
 // The fused kernel on a [rows, padded] bf16 chunk (contiguous rows): returns lse − picked per row and, when
 // grad, leaves (softmax − onehot)·scale in the chunk.
 at::Tensor fused_ce_rows(at::Tensor& logits, std::int64_t vocab, const at::Tensor& targets, const at::Tensor& scale,
@@ -74,7 +70,7 @@ struct LmHeadCrossEntropy : public torch::autograd::Function<LmHeadCrossEntropy>
     at::Tensor gx, gw;
     if (need_grad) gx = at::empty({n, x.size(1)}, x.options().dtype(cd));
     const auto opt = x.options().dtype(cd);
-    const bool fused = fused_rows(x, cd, ws->kernel);
+    const bool fused = fused_kernel_runs(ws->kernel, x.device(), cd);
     const at::Tensor targets_c = fused ? targets.contiguous() : at::Tensor();  // [n] int64
     for (std::int64_t r0 = 0; r0 < n; r0 += chunk) {
       const std::int64_t rows = std::min(chunk, n - r0);
@@ -131,22 +127,6 @@ struct LmHeadCrossEntropy : public torch::autograd::Function<LmHeadCrossEntropy>
 };
 
 }  // namespace
-
-bool lm_head_fused_kernel_built() {
-#ifdef GAUGELAB_HAVE_CUDA_KERNELS
-  return true;
-#else
-  return false;
-#endif
-}
-
-const char* lm_head_kernel_name(LmHeadKernel k) { return k == LmHeadKernel::fused ? "fused" : "aten"; }
-
-LmHeadKernel parse_lm_head_kernel(const std::string& name) {
-  if (name == "fused") return LmHeadKernel::fused;
-  if (name == "aten") return LmHeadKernel::aten;
-  throw std::invalid_argument("lm-head kernel '" + name + "': expected fused or aten");
-}
 
 at::Tensor lm_head_logits(const at::Tensor& x, const at::Tensor& w, std::int64_t vocab) {
   at::Tensor logits = at::linear(x, w);  // [B, T, padded]

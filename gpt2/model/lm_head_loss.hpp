@@ -10,26 +10,19 @@
 //     after the forward, so several forwards before one backward (accumulation) stay correct.
 //   * padded vocabulary columns are masked to −∞: they get probability 0 and gradient 0.
 //   * under bf16 autocast the matmuls run in bf16 and logsumexp/softmax in float32.
-//   * on CUDA in bf16 (LmHeadKernel::fused, the default, where the kernel is built), those ~10 passes over each
+//   * on CUDA in bf16 (KernelPath::fused, the default, where the kernel is built), those ~10 passes over each
 //     chunk are one kernel (model/cuda/lm_head_ce_kernel.hpp): the chunk is read twice and written once
 //     (GPT-2 124M on an H200: 8.4 ms of a 40 ms step in the passes). The passes stay the reference
-//     (tests/parity) and the path on the CPU, in float32, and with LmHeadKernel::aten.
+//     (tests/parity) and the path on the CPU, in float32, and with KernelPath::aten.
 #pragma once
 
 #include <cstdint>
-#include <string>
 
 #include <ATen/core/Tensor.h>
 
-namespace gaugelab::gpt2 {
+#include "gpt2/model/kernel_path.hpp"
 
-/// How the chunk's softmax and gradient are formed on CUDA in bf16: one fused kernel, or ATen's passes.
-enum class LmHeadKernel { fused, aten };
-/// Whether this build has the fused kernel (a CUDA compiler was found: GAUGELAB_HAVE_CUDA_KERNELS).
-bool lm_head_fused_kernel_built();
-/// "fused" / "aten" (the --lm-head-kernel flag's words); parse throws std::invalid_argument on others.
-const char* lm_head_kernel_name(LmHeadKernel k);
-LmHeadKernel parse_lm_head_kernel(const std::string& name);
+namespace gaugelab::gpt2 {
 
 /// Buffers the loss reuses from step to step (grown on demand, one per dtype). Not thread-safe:
 /// one workspace per concurrently running loss.
@@ -37,7 +30,7 @@ struct LmHeadWorkspace {
   at::Tensor logits;     // [rows, padded] in the compute dtype
   at::Tensor logits_f32;  // [rows, padded] float32, only for a bf16 compute dtype
   std::int64_t chunk_rows = 4096;  // rows per chunk: bounds the workspace at chunk_rows × padded
-  LmHeadKernel kernel = LmHeadKernel::fused;  // used on CUDA in bf16 when built; ATen's passes otherwise
+  KernelPath kernel = KernelPath::fused;  // how the chunk's softmax and gradient are formed (kernel_path.hpp)
 };
 
 /// Logits [B, T, vocab] in float32 for final hidden states x [B, T, d] and head weight w [padded, d].

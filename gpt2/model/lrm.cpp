@@ -9,6 +9,7 @@
 #include <ATen/ops/stack.h>
 #include <ATen/ops/zeros.h>
 
+#include "gpt2/model/lrm_weight_bf16.hpp"
 #include "gpt2/ops/lrm_weight.hpp"
 
 namespace gaugelab::gpt2 {
@@ -54,11 +55,10 @@ bool LrmLinear::has_multipliers() const {
   return false;
 }
 
-at::Tensor LrmLinear::effective_weight() const {
-  if (!has_multipliers()) return weight;
+std::pair<at::Tensor, at::Tensor> LrmLinear::scales() const {
   const auto n_groups = static_cast<std::int64_t>(groups.size());
   const std::int64_t rows = rows_per_group(), in = in_features();
-  if (n_groups == 1) return lrm_effective_weight(weight, groups[0].row_scale(rows), groups[0].c);  // the common case
+  if (n_groups == 1) return {groups[0].row_scale(rows), groups[0].c};  // the common case
   bool any_row = false, any_col = false;
   for (const Group& g : groups) {
     any_row |= g.row_scale(rows).defined();
@@ -79,10 +79,24 @@ at::Tensor LrmLinear::effective_weight() const {
     for (const Group& g : groups) cs.push_back(g.c.defined() ? g.c : at::ones({in}, weight.options()));
     c = at::stack(cs);  // [G, in]
   }
+  return {r, c};
+}
+
+at::Tensor LrmLinear::effective_weight() const {
+  if (!has_multipliers()) return weight;
+  const auto [r, c] = scales();
   return lrm_effective_weight(weight, r, c);
 }
 
-at::Tensor LrmLinear::forward(const at::Tensor& x) const { return at::linear(x, effective_weight(), bias); }
+at::Tensor LrmLinear::matmul_weight(KernelPath path) const {
+  if (!has_multipliers() || path == KernelPath::aten) return effective_weight();
+  const auto [r, c] = scales();
+  return lrm_weight_fused(weight, r, c, path) ? lrm_effective_weight_bf16(weight, r, c) : lrm_effective_weight(weight, r, c);
+}
+
+at::Tensor LrmLinear::forward(const at::Tensor& x, KernelPath path) const {
+  return at::linear(x, matmul_weight(path), bias);
+}
 
 void LrmLinear::merge_multipliers() {
   if (!owns_weight) throw std::logic_error("LrmLinear::merge_multipliers: the weight is shared (tied head)");

@@ -14,6 +14,7 @@
 #include <ATen/core/Tensor.h>
 
 #include "gpt2/model/config.hpp"
+#include "gpt2/model/kernel_path.hpp"
 
 namespace gaugelab::gpt2 {
 
@@ -67,12 +68,18 @@ class LrmLinear {
 
   /// W_eff = diag(r)·W̄·diag(c) per group [out, in]; W̄ itself when there are no multipliers.
   at::Tensor effective_weight() const;
-  /// x [..., in] -> [..., out].
-  at::Tensor forward(const at::Tensor& x) const;
+  /// The weight the forward's matmul uses: W_eff, in bf16 straight from one kernel where lrm_weight_fused
+  /// (model/lrm_weight_bf16.hpp) says so for `path` (CUDA, bf16 autocast), else effective_weight().
+  at::Tensor matmul_weight(KernelPath path) const;
+  /// x [..., in] -> [..., out] (with matmul_weight(path); ATen's ops without a path).
+  at::Tensor forward(const at::Tensor& x, KernelPath path = KernelPath::aten) const;
   /// W̄ ← W_eff and every multiplier ← 1, in place and without autograd: the function is unchanged.
   void merge_multipliers();
   /// Visits weight (if owned), bias, then each group's s, r, c as "<prefix>weight", "<prefix>r_q", ...
   void visit(const std::string& prefix, const ParamVisitor& f);
+ private:
+  /// The row scale [out] and column scale ([in], or [G, in] with several groups) W_eff applies; undefined where none.
+  std::pair<at::Tensor, at::Tensor> scales() const;
 };
 
 }  // namespace gaugelab::gpt2

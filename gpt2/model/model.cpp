@@ -3,6 +3,7 @@
 #include <cmath>
 #include <limits>
 #include <stdexcept>
+#include <utility>
 #include <vector>
 
 #include <ATen/CPUGeneratorImpl.h>
@@ -22,6 +23,7 @@
 #include <ATen/ops/zeros.h>
 
 #include "gpt2/model/lm_head_loss.hpp"
+#include "gpt2/model/residual_layer_norm.hpp"
 #include "gpt2/ops/qk_layer.hpp"
 
 namespace gaugelab::gpt2 {
@@ -197,13 +199,12 @@ void GPT::merge_multipliers() {
     if (t->defined()) t->fill_(1.0);
 }
 
-std::tuple<at::Tensor, at::Tensor, at::Tensor> GPT::qkv_heads(const Block& b, const at::Tensor& x) const {
-  const std::int64_t B = x.size(0), T = x.size(1), d = cfg_.n_embd, H = cfg_.n_head, dh = cfg_.head_dim();
-  const at::Tensor a = at::layer_norm(x, {d}, b.ln_1_weight, b.ln_1_bias, cfg_.layer_norm_eps);
+std::tuple<at::Tensor, at::Tensor, at::Tensor> GPT::qkv_heads(const Block& b, const at::Tensor& a) const {
+  const std::int64_t B = a.size(0), T = a.size(1), d = cfg_.n_embd, H = cfg_.n_head, dh = cfg_.head_dim();
   // [B, T, 3d] -> three [B, T, d] parts. One split, not three narrows: its backward concatenates the three
   // gradients in one pass, where each narrow's backward zero-fills a [B, T, 3d] tensor, copies its part in
   // and the three are summed (GPT-2 124M on an H200: 2.5 ms of a 40 ms step).
-  const std::vector<at::Tensor> qkv = b.c_attn.forward(a).split(d, 2);
+  const std::vector<at::Tensor> qkv = b.c_attn.forward(a, weight_path()).split(d, 2);
   auto heads = [&](std::size_t part) {  // [B, T, d] -> [B, H, T, dh]
     return qkv[part].view({B, T, H, dh}).transpose(1, 2);
   };
@@ -215,17 +216,25 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> GPT::qkv_heads(const Block& b, co
   return {norm(heads(0)), norm(heads(1)), heads(2)};
 }
 
-at::Tensor GPT::block_forward(const Block& b, const at::Tensor& x) const {
-  const std::int64_t B = x.size(0), T = x.size(1), d = cfg_.n_embd;
+at::Tensor GPT::add_norm(Stream& s, const at::Tensor& gain, const at::Tensor& bias) const {
+  AddNorm r = add_layer_norm(s.x, s.pending, gain, bias, cfg_.layer_norm_eps,
+                             twice_differentiable_ ? KernelPath::aten : ln_kernel_);
+  s.x = std::move(r.sum);
+  s.pending = at::Tensor();
+  return r.y;
+}
+
+void GPT::block_forward(const Block& b, Stream& s) const {
+  const std::int64_t B = s.x.size(0), T = s.x.size(1), d = cfg_.n_embd;
   const double p = training_ ? cfg_.dropout : 0.0;
-  const auto [q, k, v] = qkv_heads(b, x);
+  const auto [q, k, v] = qkv_heads(b, add_norm(s, b.ln_1_weight, b.ln_1_bias));
   at::Tensor y = twice_differentiable_ ? causal_attention_math(q, k, v, p, training_)
                                        : causal_attention(q, k, v, p);  // [B, H, T, dh]
   y = y.transpose(1, 2).reshape({B, T, d});
-  at::Tensor out = x.add(at::dropout(b.attn_proj.forward(y), p, training_));
-  const at::Tensor m = at::layer_norm(out, {d}, b.ln_2_weight, b.ln_2_bias, cfg_.layer_norm_eps);
-  const at::Tensor f = at::gelu(b.c_fc.forward(m), cfg_.gelu == Gelu::erf ? "none" : "tanh");  // [B, T, 4d]
-  return out.add(at::dropout(b.mlp_proj.forward(f), p, training_));
+  s.pending = at::dropout(b.attn_proj.forward(y, weight_path()), p, training_);
+  const at::Tensor m = add_norm(s, b.ln_2_weight, b.ln_2_bias);
+  const at::Tensor f = at::gelu(b.c_fc.forward(m, weight_path()), cfg_.gelu == Gelu::erf ? "none" : "tanh");  // [B, T, 4d]
+  s.pending = at::dropout(b.mlp_proj.forward(f, weight_path()), p, training_);
 }
 
 at::Tensor GPT::hidden(const at::Tensor& idx) const {
@@ -235,22 +244,23 @@ at::Tensor GPT::hidden(const at::Tensor& idx) const {
     throw std::invalid_argument("GPT: sequence length " + std::to_string(T) + " is outside [1, block_size " +
                                 std::to_string(cfg_.block_size) + "]");
   const at::Tensor ids = idx.to(wte.device(), at::kLong);
-  at::Tensor x = at::embedding(wte, ids).add(wpe.narrow(0, 0, T));  // [B, T, d]
-  x = at::dropout(x, training_ ? cfg_.dropout : 0.0, training_);
-  for (const Block& b : h) x = block_forward(b, x);
-  return at::layer_norm(x, {cfg_.n_embd}, ln_f_weight, ln_f_bias, cfg_.layer_norm_eps);
+  Stream s{at::embedding(wte, ids).add(wpe.narrow(0, 0, T)), {}};  // [B, T, d]
+  s.x = at::dropout(s.x, training_ ? cfg_.dropout : 0.0, training_);
+  for (const Block& b : h) block_forward(b, s);
+  return add_norm(s, ln_f_weight, ln_f_bias);
 }
 
 at::Tensor GPT::attention_logit_max(const at::Tensor& idx, bool absolute) const {
   at::NoGradGuard no_grad;
   const std::int64_t T = idx.size(1);
   const at::Tensor ids = idx.to(wte.device(), at::kLong);
-  at::Tensor x = at::embedding(wte, ids).add(wpe.narrow(0, 0, T));  // [B, T, d]
+  Stream s{at::embedding(wte, ids).add(wpe.narrow(0, 0, T)), {}};  // [B, T, d]
   std::vector<at::Tensor> rows;  // [H] per layer
   for (const Block& b : h) {
-    const auto [q, k, v] = qkv_heads(b, x);
+    Stream probe = s;  // ln_1 once more, outside the block (no gradients here)
+    const auto [q, k, v] = qkv_heads(b, add_norm(probe, b.ln_1_weight, b.ln_1_bias));
     rows.push_back(attention_logit_max_heads(q, k, absolute));
-    x = block_forward(b, x);
+    block_forward(b, s);
   }
   return at::stack(rows).to(at::kCPU);  // [L, H]
 }
@@ -265,7 +275,7 @@ at::Tensor GPT::logits(const at::Tensor& idx) const {
 }
 
 at::Tensor GPT::loss(const at::Tensor& idx, const at::Tensor& targets) const {
-  return lm_head_loss(hidden(idx), lm_head.effective_weight(), targets.to(wte.device(), at::kLong), cfg_.vocab_size,
+  return lm_head_loss(hidden(idx), lm_head.matmul_weight(weight_path()), targets.to(wte.device(), at::kLong), cfg_.vocab_size,
                       ce_ws_);
 }
 

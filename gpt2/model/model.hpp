@@ -81,11 +81,20 @@ class GPT {
   /// derivative: the same function to rounding, slower, differentiable twice (Hessian-vector products).
   void set_twice_differentiable(bool on) { twice_differentiable_ = on; }  // dropout (if config().dropout > 0) only while training
   /// The loss's softmax/gradient on CUDA in bf16: the fused kernel (default, where built) or ATen's passes.
-  void set_lm_head_kernel(LmHeadKernel k) { ce_ws_.kernel = k; }
-  LmHeadKernel lm_head_kernel() const { return ce_ws_.kernel; }
+  void set_lm_head_kernel(KernelPath k) { ce_ws_.kernel = k; }
+  KernelPath lm_head_kernel() const { return ce_ws_.kernel; }
+  /// Residual add + LayerNorm on CUDA in bf16: one fused kernel each way (default, where built) or ATen's ops
+  /// (model/residual_layer_norm.hpp). Twice-differentiable models always take ATen's.
+  void set_ln_kernel(KernelPath k) { ln_kernel_ = k; }
+  KernelPath ln_kernel() const { return ln_kernel_; }
+  /// The multipliers' W_eff on CUDA in bf16: one kernel each way (default, where built) or ATen's products
+  /// (model/lrm_weight_bf16.hpp). Twice-differentiable models always take ATen's.
+  void set_lrm_kernel(KernelPath k) { lrm_kernel_ = k; }
+  KernelPath lrm_kernel() const { return lrm_kernel_; }
   bool training() const { return training_; }
 
-  /// Final hidden states ln_f(x) [B, T, d] for token ids idx [B, T] (int64, T <= block_size).
+  /// Final hidden states ln_f(x) [B, T, d] for token ids idx [B, T] (int64, T <= block_size): float32, or
+  /// bf16 where the fused LayerNorm runs (CUDA, bf16 autocast).
   at::Tensor hidden(const at::Tensor& idx) const;
   /// Logits [B, T, vocab_size] in float32 (also under autocast).
   at::Tensor logits(const at::Tensor& idx) const;
@@ -123,13 +132,24 @@ class GPT {
   LrmLinear lm_head;                   // weight is wte when tied_head, else its own [padded_vocab, d]
 
  private:
-  at::Tensor block_forward(const Block& b, const at::Tensor& x) const;
-  /// q, k, v [B, H, T, d_h] of block b for its input x [B, T, d] (ln_1 applied here; QK-norm applied).
-  std::tuple<at::Tensor, at::Tensor, at::Tensor> qkv_heads(const Block& b, const at::Tensor& x) const;
+  /// The residual stream [B, T, d] float32 and the branch [B, T, d] the last block computed but has not yet added:
+  /// the next LayerNorm adds it (one fused kernel with the norm on CUDA in bf16).
+  struct Stream {
+    at::Tensor x, pending;
+  };
+  /// Adds the pending branch to the stream and returns the LayerNorm (gain, bias) of the result.
+  at::Tensor add_norm(Stream& s, const at::Tensor& gain, const at::Tensor& bias) const;
+  /// One block: s.x gains the previous branch and this block's attention; s.pending becomes its MLP's output.
+  void block_forward(const Block& b, Stream& s) const;
+  /// q, k, v [B, H, T, d_h] of block b for its normalised input a = ln_1(x) [B, T, d] (QK-norm applied).
+  std::tuple<at::Tensor, at::Tensor, at::Tensor> qkv_heads(const Block& b, const at::Tensor& a) const;
   ModelConfig cfg_;
   bool training_ = false;
   bool twice_differentiable_ = false;
   mutable LmHeadWorkspace ce_ws_;  // the loss's logits buffers, reused from step to step
+  KernelPath ln_kernel_ = KernelPath::fused;
+  KernelPath lrm_kernel_ = KernelPath::fused;
+  KernelPath weight_path() const { return twice_differentiable_ ? KernelPath::aten : lrm_kernel_; }
 };
 
 /// The one place attention is computed: softmax(q·kᵀ/√d_h + causal mask)·v through LibTorch's fused

@@ -21,6 +21,14 @@ namespace {
 
 double nan() { return std::numeric_limits<double>::quiet_NaN(); }
 
+// Which path a piece with its own CUDA kernel takes in this run: the model's rule (kernel_path.hpp), not a copy.
+std::string kernel_line(KernelPath k, const TrainRun& r) {
+  const c10::ScalarType compute = r.precision == Precision::bf16 ? c10::ScalarType::BFloat16 : c10::ScalarType::Float;
+  if (fused_kernel_runs(k, r.device, compute)) return "fused kernel";
+  if (k == KernelPath::fused && r.device.is_cuda() && !cuda_kernels_built()) return "ATen (fused kernel not built)";
+  return "ATen";
+}
+
 // A setting as %g writes it (std::to_string would print 1e-12 as 0.000000).
 std::string num(double v) {
   char b[32];
@@ -38,10 +46,9 @@ void print_settings(const TrainRun& r, const std::string& resumed_from) {
             << qk_norm_name(mc.qk_norm) << ", dropout " << mc.dropout
             << (o.init_from.empty() ? "" : ", weights from " + o.init_from) << "\n";
   std::cout << "device     " << r.device.str() << ", " << precision_name(r.precision) << ", attention "
-            << describe_attention_backend(o.attention) << ", LM-head loss "
-            << (r.device.is_cuda() && r.precision == Precision::bf16 && o.lm_head_kernel == "fused"
-                    ? (lm_head_fused_kernel_built() ? "fused kernel" : "ATen passes (fused kernel not built)")
-                    : "ATen passes")
+            << describe_attention_backend(o.attention) << ", LM-head loss " << kernel_line(r.model->lm_head_kernel(), r)
+            << ", residual+LayerNorm " << kernel_line(r.model->ln_kernel(), r)
+            << (mc.lrm.any() ? ", multipliers' W_eff " + kernel_line(r.model->lrm_kernel(), r) : std::string())
             << ", threads " << r.prov.threads
             << ", world " << r.dist.world << " (" << r.dist.source << "), rank " << r.dist.rank << "\n";
   std::cout << "batch      " << o.batch_size << " x " << mc.block_size << " tokens x " << r.grad_accum << " accumulation x "

@@ -125,7 +125,9 @@ TrainRun setup_train(const TrainOptions& o, io::Provenance prov) {
   }
   const ModelConfig& mc = r.model->config();
   r.model->set_twice_differentiable(o.attention == "math");  // the plain-ops attention path (model.hpp)
-  r.model->set_lm_head_kernel(parse_lm_head_kernel(o.lm_head_kernel));  // CUDA bf16 only (lm_head_loss.hpp)
+  r.model->set_lm_head_kernel(parse_kernel_path(o.lm_head_kernel, "--lm-head-kernel"));  // CUDA bf16 only
+  r.model->set_ln_kernel(parse_kernel_path(o.ln_kernel, "--ln-kernel"));                  // (kernel_path.hpp)
+  r.model->set_lrm_kernel(parse_kernel_path(o.lrm_kernel, "--lrm-kernel"));
   select_attention_backend(o.attention, r.device);           // or one fused SDPA backend alone (runtime.hpp)
   check_activation_memory(mc, o.batch_size, r.device);
   r.has_heads = has_qk_row_multipliers(mc);

@@ -2,18 +2,27 @@
 // counterpart (the core holds the gauge math, not the loss): its reference is the loss's definition in
 // float64, linear + log-softmax over the real vocabulary, on the same bf16-rounded inputs. On the CPU the
 // row runs the ATen passes (the kernel's own reference, lm_head_loss.cpp); on CUDA the fused kernel, which
-// must also agree with those passes run on the same device.
+// must also agree with those passes run on the same device. The multipliers' W_eff kernel (and its backward)
+// against ops/lrm_weight.hpp's ATen products in float64. The residual add + LayerNorm kernel's reference
+// is the same formula in float64 on the same inputs; on CUDA it must also agree with ATen's add and
+// layer_norm on the card.
 #include <algorithm>
 #include <cmath>
 #include <string>
+#include <utility>
 
 #include <ATen/core/Reduction.h>
+#include <ATen/core/grad_mode.h>
 #include <ATen/ops/cross_entropy_loss.h>
 #include <ATen/ops/linear.h>
+#include <ATen/ops/layer_norm.h>
 #include <ATen/ops/randint.h>
 
 #include "gpt2/model/lm_head_loss.hpp"
+#include "gpt2/model/lrm_weight_bf16.hpp"
+#include "gpt2/model/residual_layer_norm.hpp"
 #include "gpt2/model/runtime.hpp"
+#include "gpt2/ops/lrm_weight.hpp"
 #include "tests/gpt2/gpt2_test_helpers.hpp"
 #include "tests/parity/parity_support.hpp"
 
@@ -40,7 +49,7 @@ struct LossAndGrads {
 constexpr std::int64_t kRows = 300, kDim = 64, kVocab = 1001, kPadded = 1024, kChunk = 128;
 
 LossAndGrads run_loss(const at::Tensor& x, const at::Tensor& w, const at::Tensor& t, c10::Device device,
-                      gpt2::LmHeadKernel kernel) {
+                      gpt2::KernelPath kernel) {
   // Fresh leaves (to() on the same device would return x itself and mark it).
   const at::Tensor xd = x.clone().to(device).requires_grad_(true), wd = w.clone().to(device).requires_grad_(true);
   gpt2::LmHeadWorkspace ws;
@@ -63,9 +72,9 @@ double lm_head_ce_error(c10::Device device) {
                            .to(at::kBFloat16).to(at::kFloat);
   at::Tensor t = at::randint(kVocab, {kRows}, gen, at::TensorOptions().dtype(at::kLong));
   t.narrow(0, 5, 7).fill_(-1);
-  const gpt2::LmHeadKernel kernel = gpt2::LmHeadKernel::fused;
+  const gpt2::KernelPath kernel = gpt2::KernelPath::fused;
   if (device.is_cuda())
-    require_side(gpt2::lm_head_fused_kernel_built(),
+    require_side(gpt2::cuda_kernels_built(),
                  "the fused cross-entropy kernel is not built (no CUDA compiler when CMake ran)");
   const LossAndGrads ours = run_loss(x, w, t, device, kernel);
 
@@ -76,7 +85,7 @@ double lm_head_ce_error(c10::Device device) {
   require_side(ours.gw.narrow(0, kVocab, kPadded - kVocab).abs().max().item<double>() == 0.0,
                "the padded vocabulary rows of dL/dW are not zero");
   if (device.is_cuda()) {  // the kernel against the passes it replaces, on the same card
-    const LossAndGrads aten = run_loss(x, w, t, device, gpt2::LmHeadKernel::aten);
+    const LossAndGrads aten = run_loss(x, w, t, device, gpt2::KernelPath::aten);
     const double apart = std::max({std::abs(ours.loss - aten.loss) / std::abs(aten.loss),
                                    test::max_rel_diff(ours.gx, aten.gx), test::max_rel_diff(ours.gw, aten.gw)});
     require_side(apart <= kFusedVsAtenTol, "fused kernel vs ATen passes on " + device.str() + ": " +
@@ -85,6 +94,173 @@ double lm_head_ce_error(c10::Device device) {
   return std::max({std::abs(ours.loss - ref.item<double>()) / std::abs(ref.item<double>()),
                    test::max_rel_diff(ours.gx, xr.grad()), test::max_rel_diff(ours.gw, wr.grad())});
 }
+
+// --- residual add + LayerNorm ---
+// Rows not a multiple of the backward's rows per block (a ragged partition), d not a multiple of 32 (lanes
+// idle on the last columns), a bias and none, a branch and none (ln_1 of the first block).
+constexpr std::int64_t kNormRows = 1037, kNormDim = 200;
+constexpr double kNormEps = 1e-5;
+
+struct NormOut {
+  at::Tensor sum, y, gx, gbranch, ggamma, gbeta;  // float64 on the CPU (gbranch, gbeta undefined if absent)
+};
+
+at::Tensor cpu64(const at::Tensor& t) { return t.defined() ? t.to(at::kCPU, at::kDouble) : at::Tensor(); }
+
+// loss = Σ y·R + Σ sum·S: both outputs get an upstream gradient (R rounded to bf16: what reaches a bf16 y).
+NormOut run_norm(const at::Tensor& x, const at::Tensor& br, const at::Tensor& g, const at::Tensor& b,
+                 const at::Tensor& R, const at::Tensor& S, c10::Device device, gpt2::KernelPath path) {
+  auto leaf = [&](const at::Tensor& t) { return t.defined() ? t.clone().to(device).requires_grad_(true) : t; };
+  const at::Tensor xd = leaf(x), bd = leaf(br), gd = leaf(g), bed = leaf(b);
+  gpt2::AddNorm out;
+  {
+    gpt2::AutocastScope autocast(device, gpt2::Precision::bf16);
+    if (device.is_cuda() && path == gpt2::KernelPath::fused)
+      require_side(gpt2::add_layer_norm_fused(xd, bd, gd, bed, path), "the fused add + LayerNorm kernel did not run");
+    out = gpt2::add_layer_norm(xd, bd, gd, bed, kNormEps, path);
+  }
+  at::Tensor loss = out.y.to(at::kFloat).mul(R.to(device)).sum();
+  if (br.defined()) loss = loss.add(out.sum.mul(S.to(device)).sum());
+  loss.backward();
+  return {cpu64(out.sum), cpu64(out.y), cpu64(xd.grad()), bd.defined() ? cpu64(bd.grad()) : at::Tensor(),
+          cpu64(gd.grad()), bed.defined() ? cpu64(bed.grad()) : at::Tensor()};
+}
+
+struct NormErrors {
+  double f32 = 0;   // sum, dL/dx, dL/dγ, dL/dβ: float32 arithmetic in both
+  double bf16 = 0;  // y, dL/dbranch: rounded to bf16 on the fused path
+};
+
+NormErrors add_layer_norm_errors(c10::Device device) {
+  NormErrors worst;
+  for (const bool with_branch : {true, false}) {
+    for (const bool with_bias : {true, false}) {
+      auto gen = cpu_generator(with_branch * 2 + with_bias + 910);
+      const auto f32 = at::kFloat;
+      const at::Tensor x = randn_on({kNormRows, kNormDim}, gen, f32, at::kCPU).mul(2.0).add(0.5);
+      const at::Tensor br = with_branch ? randn_on({kNormRows, kNormDim}, gen, f32, at::kCPU).to(at::kBFloat16)
+                                        : at::Tensor();
+      const at::Tensor g = randn_on({kNormDim}, gen, f32, at::kCPU).mul(0.3).add(1.0);
+      const at::Tensor b = with_bias ? randn_on({kNormDim}, gen, f32, at::kCPU).mul(0.1) : at::Tensor();
+      const at::Tensor R = randn_on({kNormRows, kNormDim}, gen, f32, at::kCPU).to(at::kBFloat16).to(f32);
+      const at::Tensor S = randn_on({kNormRows, kNormDim}, gen, f32, at::kCPU);
+      const NormOut ours = run_norm(x, br, g, b, R, S, device, gpt2::KernelPath::fused);
+
+      // float64 reference on the same inputs
+      const auto d64 = [](const at::Tensor& t) {
+        return t.defined() ? t.to(at::kDouble).requires_grad_(true) : at::Tensor();
+      };
+      const at::Tensor xr = d64(x), brr = d64(br), gr = d64(g), bbr = d64(b);
+      const at::Tensor sr = brr.defined() ? xr.add(brr) : xr;
+      const at::Tensor yr = at::layer_norm(sr, {kNormDim}, gr, bbr, kNormEps);
+      at::Tensor lr = yr.mul(R.to(at::kDouble)).sum();
+      if (brr.defined()) lr = lr.add(sr.mul(S.to(at::kDouble)).sum());
+      lr.backward();
+
+      auto upd = [](double& w, const at::Tensor& a, const at::Tensor& ref) {
+        if (a.defined() || ref.defined()) {
+          require_side(a.defined() && ref.defined(), "add_layer_norm: a gradient is missing");
+          w = std::max(w, test::max_rel_diff(a, ref.detach()));
+        }
+      };
+      upd(worst.f32, ours.sum, sr);
+      upd(worst.f32, ours.gx, xr.grad());
+      upd(worst.f32, ours.ggamma, gr.grad());
+      upd(worst.f32, ours.gbeta, bbr.defined() ? bbr.grad() : at::Tensor());
+      upd(worst.bf16, ours.y, yr);
+      upd(worst.bf16, ours.gbranch, brr.defined() ? brr.grad() : at::Tensor());
+      if (device.is_cuda()) {  // the kernels against the ATen ops they replace, on the same card
+        const NormOut aten = run_norm(x, br, g, b, R, S, device, gpt2::KernelPath::aten);
+        for (const auto& [a, r] : {std::pair{ours.sum, aten.sum}, std::pair{ours.gx, aten.gx},
+                                   std::pair{ours.ggamma, aten.ggamma}, std::pair{ours.gbeta, aten.gbeta}})
+          upd(worst.f32, a, r);
+        upd(worst.bf16, ours.y, aten.y);
+        upd(worst.bf16, ours.gbranch, aten.gbranch);
+      }
+    }
+  }
+  return worst;
+}
+
+// --- the multipliers' W_eff in bf16 ---
+struct LrmCase {
+  std::int64_t out, in, groups;  // c [groups, in] when groups > 1, [in] when 1
+  bool row, col, scalar;         // r [out]; c; r a scalar s expanded to [out] (not contiguous)
+};
+// 96 = 3 groups of 32 rows (the backward's chunks of 16 rows); 768 rows (chunks of 2: >= 256 blocks); in 200
+// and 40 (threads idle on the last columns); r alone, c alone, both, and the scalar mode.
+constexpr LrmCase kLrmCases[] = {{96, 200, 3, true, true, false}, {96, 200, 1, true, true, false},
+                                 {96, 200, 1, true, false, false}, {96, 200, 1, false, true, false},
+                                 {768, 40, 1, true, true, false}, {96, 200, 3, false, true, true}};
+
+struct LrmErrors {
+  double f32 = 0;   // dL/dW̄, dL/dr, dL/dc against float64
+  double bf16 = 0;  // W_eff (bf16) against float64
+};
+
+LrmErrors lrm_weight_errors(c10::Device device) {
+  LrmErrors worst;
+  std::uint64_t seed = 930;
+  for (const LrmCase& k : kLrmCases) {
+    auto gen = cpu_generator(seed++);
+    const auto f32 = at::kFloat;
+    const at::Tensor w = randn_on({k.out, k.in}, gen, f32, at::kCPU).mul(0.05);
+    const at::Tensor s1 = randn_on({1}, gen, f32, at::kCPU).mul(0.2).exp();
+    const at::Tensor r = k.row ? randn_on({k.out}, gen, f32, at::kCPU).mul(0.3).exp() : at::Tensor();
+    const at::Tensor c = k.col ? (k.groups > 1 ? randn_on({k.groups, k.in}, gen, f32, at::kCPU)
+                                               : randn_on({k.in}, gen, f32, at::kCPU)).mul(0.3).exp()
+                               : at::Tensor();
+    const at::Tensor R = randn_on({k.out, k.in}, gen, f32, at::kCPU).to(at::kBFloat16).to(f32);  // dL/dW_eff
+    auto leaf = [&](const at::Tensor& t) { return t.defined() ? t.clone().to(device).requires_grad_(true) : t; };
+    const at::Tensor wd = leaf(w), rd = leaf(k.scalar ? s1 : r), cd = leaf(c);
+    const at::Tensor row = k.scalar ? rd.expand({k.out}) : rd;  // as LrmLinear::Group::row_scale
+    at::Tensor e;
+    {
+      gpt2::AutocastScope autocast(device, gpt2::Precision::bf16);
+      if (device.is_cuda()) {
+        require_side(gpt2::lrm_weight_fused(wd, row, cd, gpt2::KernelPath::fused), "the W_eff kernel did not run");
+        e = gpt2::lrm_effective_weight_bf16(wd, row, cd);
+        at::NoGradGuard no_grad;  // the ATen products, cast as autocast would: the same roundings, bit for bit
+        const double apart = e.to(f32).sub(gpt2::lrm_effective_weight(wd, row, cd).to(at::kBFloat16).to(f32))
+                                 .abs().max().item<double>();
+        require_side(apart == 0.0, "W_eff kernel vs ATen's products + cast on " + device.str() + ": " +
+                                       std::to_string(apart) + " apart");
+      } else {
+        e = gpt2::lrm_effective_weight(wd, row, cd).to(at::kBFloat16);
+      }
+    }
+    require_side(e.scalar_type() == at::kBFloat16, "W_eff is not bf16");
+    e.to(f32).mul(R.to(device)).sum().backward();
+
+    const auto d64 = [](const at::Tensor& t) { return t.defined() ? t.to(at::kDouble).requires_grad_(true) : t; };
+    const at::Tensor wr = d64(w), rr = d64(k.scalar ? s1 : r), cr = d64(c);
+    const at::Tensor er = gpt2::lrm_effective_weight(wr, k.scalar ? rr.expand({k.out}) : rr, cr);
+    er.mul(R.to(at::kDouble)).sum().backward();
+    worst.bf16 = std::max(worst.bf16, test::max_rel_diff(e.to(at::kCPU, at::kDouble), er.detach()));
+    worst.f32 = std::max(worst.f32, test::max_rel_diff(cpu64(wd.grad()), wr.grad()));
+    if (rr.defined()) worst.f32 = std::max(worst.f32, test::max_rel_diff(cpu64(rd.grad()), rr.grad()));
+    if (cr.defined()) worst.f32 = std::max(worst.f32, test::max_rel_diff(cpu64(cd.grad()), cr.grad()));
+  }
+  return worst;
+}
+
+// float32 products and sums of <= 768 terms against float64: ~1e-6 relative; a wrong group, row or column O(1).
+constexpr double kLrmF32Tol = 1e-4;
+// W_eff rounded to bf16 once: half an ulp, at most 2^-8 of an entry.
+constexpr double kLrmBf16Tol = 4e-3;
+
+double lrm_weight_f32_error(c10::Device device) { return lrm_weight_errors(device).f32; }
+double lrm_weight_bf16_error(c10::Device device) { return lrm_weight_errors(device).bf16; }
+
+// float32 sums of 200 terms, against float64 and against ATen's (Welford) order: ~1e-6 relative.
+constexpr double kNormF32Tol = 1e-4;
+// y and the branch's gradient are rounded to bf16: against float64 half an ulp, at most 2^-8 of an entry; between
+// the fused path and ATen's on the card, two roundings of float32 values a few ulps apart, which can land one bf16
+// ulp (2^-7 of an entry at most) apart. A wrong row, column or γ errs by O(1).
+constexpr double kNormBf16Tol = 8e-3;
+
+double add_layer_norm_f32_error(c10::Device device) { return add_layer_norm_errors(device).f32; }
+double add_layer_norm_bf16_error(c10::Device device) { return add_layer_norm_errors(device).bf16; }
 
 }  // namespace
 
@@ -98,6 +274,25 @@ std::vector<ParityRow> kernel_rows() {
        "bf16 logits (2^-9 relative) move the softmax by ~0.6 %, the bf16 gradient is rounded once more; on CUDA the "
        "kernel must also match the ATen passes to 4e-3 (one bf16 ulp on a few entries)",
        &lm_head_ce_error},
+      {"gpt2::add_layer_norm, bf16 autocast: float32 outputs (the fused CUDA kernels on CUDA; ATen on the CPU)",
+       "float64 add + layer_norm on the same inputs (and, on CUDA, ATen's add + layer_norm)",
+       "x [1037, 200] float32, branch bf16 or none, bias or none; sum, dL/dx, dL/dγ, dL/dβ (max-abs, relative)",
+       "float32 vs float64", kNormF32Tol, "float32 sums over 200 columns and 1037 rows", &add_layer_norm_f32_error},
+      {"gpt2::add_layer_norm, bf16 autocast: bf16 outputs (the fused CUDA kernels on CUDA; ATen on the CPU)",
+       "float64 add + layer_norm on the same inputs (and, on CUDA, ATen's add + layer_norm)",
+       "as the row above; y and dL/dbranch (max-abs, relative)", "bf16 vs float64", kNormBf16Tol,
+       "y and the branch's gradient are rounded to bf16: half an ulp (<= 2^-8) against float64, one ulp (<= 2^-7) "
+       "between two roundings on the card",
+       &add_layer_norm_bf16_error},
+      {"gpt2::lrm_effective_weight_bf16: gradients (the W_eff CUDA kernels on CUDA; ATen's products on the CPU)",
+       "float64 lrm_effective_weight (diag(r)·W̄·diag(c_g)) and its autograd on the same inputs",
+       "W̄ [96, 200] with r and c [3, 200], c [200], r alone, c alone, the scalar s; W̄ [768, 40]; dL/dW̄, dL/dr, dL/dc "
+       "(max-abs, relative)",
+       "float32 vs float64", kLrmF32Tol, "float32 products and sums of <= 768 terms", &lrm_weight_f32_error},
+      {"gpt2::lrm_effective_weight_bf16: W_eff (the kernel on CUDA, bit for bit ATen's products + cast there)",
+       "float64 lrm_effective_weight on the same inputs", "as the row above; W_eff (max-abs, relative)",
+       "bf16 vs float64", kLrmBf16Tol, "W_eff is rounded to bf16 once: half an ulp (<= 2^-8 of an entry)",
+       &lrm_weight_bf16_error},
   };
 }
 
