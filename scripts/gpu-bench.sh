@@ -120,6 +120,7 @@ ours() {  # name condition [launcher words...]
   case $name in profile_*) prof=(--profile-from "$PROFILE_FROM" --profile-steps 2); steps=$((PROFILE_FROM + 1)) ;; esac
   case $name in *aten_ce) prof+=(--lm-head-kernel aten) ;; esac  # the loss's ATen passes: the fused kernel's effect
   case $name in *aten_ln) prof+=(--ln-kernel aten) ;; esac  # ATen's add + LayerNorm: the fused kernels' effect
+  case $name in *aten_lrm) prof+=(--lrm-kernel aten) ;; esac  # ATen's W_eff products: the W_eff kernels' effect
   say "ours: $name"
   timeout 300 "$@" "$BIN" train --data "$DATA" "${OURS_SIZE[@]}" --batch-size "$BATCH" --grad-accum 1 --device "$DEVICE" \
     --precision bf16 --max-iters "$steps" --warmup-iters 0 --eval-every 100000 --eval-batches 1 --log-every 1 \
@@ -132,6 +133,7 @@ ours plain N
 ours plain_aten_ce N
 ours plain_aten_ln N
 ours multipliers C
+ours multipliers_aten_lrm C
 ours gaugefix_B B
 if command -v torchrun > /dev/null || [ -x "$(dirname "$TORCH_PY")/torchrun" ]; then
   TR=$(command -v torchrun || echo "$(dirname "$TORCH_PY")/torchrun")
@@ -157,7 +159,7 @@ for mode in ("eager", "compile"):
     rows.append((f"nanoGPT {mode} (PyTorch {j['torch']})", j["tokens_per_s"], j.get("mfu") or math.nan,
                  j.get("peak_mem_gb"), j["first_loss"], j["loss"]))
 import h5py  # ANALYSIS_PY: a Python with h5py (the table needs no torch)
-for name in ("plain", "plain_aten_ce", "plain_aten_ln", "multipliers", "gaugefix_B", "torchrun_nccl", "torchrun_gloo"):
+for name in ("plain", "plain_aten_ce", "plain_aten_ln", "multipliers", "multipliers_aten_lrm", "gaugefix_B", "torchrun_nccl", "torchrun_gloo"):
     log = f"{out}/ours_{name}/log.h5"
     if not os.path.exists(log):
         continue
