@@ -118,9 +118,10 @@ ours() {  # name condition [launcher words...]
   # Profiles run apart from the timed rows: once the profiler has run, CUPTI's hooks stay and slow every later
   # launch (seen on an H200: a launch-bound run fell from 350k to 265k tokens/s after a 2-step window).
   case $name in profile_*) prof=(--profile-from "$PROFILE_FROM" --profile-steps 2); steps=$((PROFILE_FROM + 1)) ;; esac
-  case $name in *aten_ce) prof+=(--lm-head-kernel aten) ;; esac  # the loss's ATen passes: the fused kernel's effect
-  case $name in *aten_ln) prof+=(--ln-kernel aten) ;; esac  # ATen's add + LayerNorm: the fused kernels' effect
-  case $name in *aten_lrm) prof+=(--lrm-kernel aten) ;; esac  # ATen's W_eff products: the W_eff kernels' effect
+  # Every row names its kernels (model/kernel_path.hpp); an *_aten_X row keeps ATen's ops for X alone: X's effect.
+  local ce=fused ln=fused lrm=fused
+  case $name in *aten_ce) ce=aten ;; *aten_ln) ln=aten ;; *aten_lrm) lrm=aten ;; esac
+  prof+=(--lm-head-kernel "$ce" --ln-kernel "$ln" --lrm-kernel "$lrm")
   say "ours: $name"
   timeout 300 "$@" "$BIN" train --data "$DATA" "${OURS_SIZE[@]}" --batch-size "$BATCH" --grad-accum 1 --device "$DEVICE" \
     --precision bf16 --max-iters "$steps" --warmup-iters 0 --eval-every 100000 --eval-batches 1 --log-every 1 \

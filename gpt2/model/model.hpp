@@ -83,11 +83,11 @@ class GPT {
   /// The loss's softmax/gradient on CUDA in bf16: the fused kernel (default, where built) or ATen's passes.
   void set_lm_head_kernel(KernelPath k) { ce_ws_.kernel = k; }
   KernelPath lm_head_kernel() const { return ce_ws_.kernel; }
-  /// Residual add + LayerNorm on CUDA in bf16: one fused kernel each way (default, where built) or ATen's ops
+  /// Residual add + LayerNorm on CUDA in bf16: one fused kernel each way (where built) or ATen's ops (the default)
   /// (model/residual_layer_norm.hpp). Twice-differentiable models always take ATen's.
   void set_ln_kernel(KernelPath k) { ln_kernel_ = k; }
   KernelPath ln_kernel() const { return ln_kernel_; }
-  /// The multipliers' W_eff on CUDA in bf16: one kernel each way (default, where built) or ATen's products
+  /// The multipliers' W_eff on CUDA in bf16: one kernel each way (where built) or ATen's products (the default)
   /// (model/lrm_weight_bf16.hpp). Twice-differentiable models always take ATen's.
   void set_lrm_kernel(KernelPath k) { lrm_kernel_ = k; }
   KernelPath lrm_kernel() const { return lrm_kernel_; }
@@ -147,8 +147,8 @@ class GPT {
   bool training_ = false;
   bool twice_differentiable_ = false;
   mutable LmHeadWorkspace ce_ws_;  // the loss's logits buffers, reused from step to step
-  KernelPath ln_kernel_ = KernelPath::fused;
-  KernelPath lrm_kernel_ = KernelPath::fused;
+  KernelPath ln_kernel_ = KernelPath::aten;  // the kernels' parity rows have not yet run on a card
+  KernelPath lrm_kernel_ = KernelPath::aten;
   KernelPath weight_path() const { return twice_differentiable_ ? KernelPath::aten : lrm_kernel_; }
 };
 

@@ -123,10 +123,11 @@ struct TrainOptions {
   std::string precision = "fp32";   // fp32, or bf16 autocast (parameters and Adam state stay float32)
   std::string lm_head_kernel = "fused";  // the loss's softmax and gradient on CUDA in bf16: one fused kernel
                                          // (where built) or ATen's passes (model/lm_head_loss.hpp)
-  std::string ln_kernel = "fused";  // residual add + LayerNorm on CUDA in bf16: one fused kernel each way (where
-                                   // built) or ATen's ops (model/residual_layer_norm.hpp)
-  std::string lrm_kernel = "fused";  // the multipliers' W_eff on CUDA in bf16: one kernel each way (where built)
-                                    // or ATen's products (model/lrm_weight_bf16.hpp)
+  // Residual add + LayerNorm, and the multipliers' W_eff, on CUDA in bf16: one fused kernel each way (where
+  // built) or ATen's ops (model/residual_layer_norm.hpp, model/lrm_weight_bf16.hpp). aten until the kernels'
+  // parity rows have passed on a card (scripts/gpu-bench.sh runs them, and its timed rows ask for fused).
+  std::string ln_kernel = "aten";
+  std::string lrm_kernel = "aten";
   std::string dist_backend = "auto";  // data parallel: auto (nccl on cuda, gloo on cpu), gloo, nccl
   double dist_timeout_s = 600;      // a collective waiting longer than this fails the run (dead rank)
 

@@ -190,10 +190,12 @@ void declare_train_options(io::Options& opts, TrainOptions& o) {
            "passes, the reference); elsewhere always aten", {"fused", "aten"})
       .add("ln-kernel", &o.ln_kernel,
            "residual add + LayerNorm on CUDA in bf16: fused (one kernel each way, where built) or aten (ATen's "
-           "ops, the reference); elsewhere always aten", {"fused", "aten"})
+           "ops, the reference and the default until the kernel's parity rows have run on a card); elsewhere always "
+           "aten", {"fused", "aten"})
       .add("lrm-kernel", &o.lrm_kernel,
            "the multipliers' effective weight on CUDA in bf16: fused (one kernel each way, where built) or aten "
-           "(ATen's products, the reference); elsewhere always aten", {"fused", "aten"})
+           "(ATen's products, the reference and the default until the kernels' parity rows have run on a card); "
+           "elsewhere always aten", {"fused", "aten"})
       .add("dist-backend", &o.dist_backend, "data parallel backend", {"auto", "gloo", "nccl"})
       .add("dist-timeout-s", &o.dist_timeout_s, "collective timeout: a dead rank fails the others", float_positive())
       .add("eval-every", &o.eval_every, "validation loss after every N-th step", Range::at_least(1))
