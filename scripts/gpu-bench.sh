@@ -4,7 +4,9 @@
 # 124M bf16 trained by nanoGPT-style PyTorch (eager and torch.compile, the machine's PyTorch:
 # tests/reference/nanogpt_ref.py) and by ours (no multipliers, with multipliers, condition B = GaugeFix
 # every step), each on the same card, the same batch and the same random-token-free synthetic corpus
-# shape, then ours under `torchrun --nproc_per_node=1 --no-python` on NCCL. Prints one table and
+# shape, then ours under `torchrun --nproc_per_node=1 --no-python` on NCCL. Every row of ours names its kernels
+# (--lm-head-kernel, --ln-kernel, --lrm-kernel: fused), and a row beside each piece keeps ATen's ops for it alone
+# (*_aten_ce, *_aten_ln, *_aten_lrm); *_graph rows replay each micro-step from a CUDA graph. Prints one table and
 # writes it to $OUT/gpu-bench.md (with every raw line beside it).
 #   scripts/gpu-bench.sh                    (after `make build`; BUILD_FIRST=1 builds with JOBS cores)
 # On a machine without Debian's -dev packages: DEPS_DEBS=DIR (scripts/gpu-prefix.sh download DIR on Debian 12)
@@ -122,6 +124,7 @@ ours() {  # name condition [launcher words...]
   local ce=fused ln=fused lrm=fused
   case $name in *aten_ce) ce=aten ;; *aten_ln) ln=aten ;; *aten_lrm) lrm=aten ;; esac
   prof+=(--lm-head-kernel "$ce" --ln-kernel "$ln" --lrm-kernel "$lrm")
+  case $name in *_graph) prof+=(--cuda-graph on) ;; esac  # the micro-step replayed from one CUDA graph
   say "ours: $name"
   timeout 300 "$@" "$BIN" train --data "$DATA" "${OURS_SIZE[@]}" --batch-size "$BATCH" --grad-accum 1 --device "$DEVICE" \
     --precision bf16 --max-iters "$steps" --warmup-iters 0 --eval-every 100000 --eval-batches 1 --log-every 1 \
@@ -136,6 +139,10 @@ ours plain_aten_ln N
 ours multipliers C
 ours multipliers_aten_lrm C
 ours gaugefix_B B
+if [ "$DEVICE" = cuda ]; then  # a CUDA graph needs the card (the CPU run refuses --cuda-graph on)
+  ours plain_graph N
+  ours multipliers_graph C
+fi
 if command -v torchrun > /dev/null || [ -x "$(dirname "$TORCH_PY")/torchrun" ]; then
   TR=$(command -v torchrun || echo "$(dirname "$TORCH_PY")/torchrun")
   BACKEND=$([ "$DEVICE" = cuda ] && echo nccl || echo gloo)
@@ -160,7 +167,7 @@ for mode in ("eager", "compile"):
     rows.append((f"nanoGPT {mode} (PyTorch {j['torch']})", j["tokens_per_s"], j.get("mfu") or math.nan,
                  j.get("peak_mem_gb"), j["first_loss"], j["loss"]))
 import h5py  # ANALYSIS_PY: a Python with h5py (the table needs no torch)
-for name in ("plain", "plain_aten_ce", "plain_aten_ln", "multipliers", "multipliers_aten_lrm", "gaugefix_B", "torchrun_nccl", "torchrun_gloo"):
+for name in ("plain", "plain_aten_ce", "plain_aten_ln", "multipliers", "multipliers_aten_lrm", "plain_graph", "multipliers_graph", "gaugefix_B", "torchrun_nccl", "torchrun_gloo"):
     log = f"{out}/ours_{name}/log.h5"
     if not os.path.exists(log):
         continue

@@ -128,6 +128,8 @@ struct TrainOptions {
   // parity rows have passed on a card (scripts/gpu-bench.sh runs them, and its timed rows ask for fused).
   std::string ln_kernel = "aten";
   std::string lrm_kernel = "aten";
+  std::string cuda_graph = "off";  // on: each micro-step's forward and backward captured once and replayed
+                                   // (train/step_graph.hpp); off until it has run on a card
   std::string dist_backend = "auto";  // data parallel: auto (nccl on cuda, gloo on cpu), gloo, nccl
   double dist_timeout_s = 600;      // a collective waiting longer than this fails the run (dead rank)
 

@@ -26,6 +26,7 @@
 #include "gpt2/train/setup.hpp"
 #include "gpt2/train/step_hooks.hpp"
 #include "gpt2/train/step_profiler.hpp"
+#include "gpt2/train/step_graph.hpp"
 #include "io/stop_signal.hpp"
 
 namespace gaugelab::gpt2 {
@@ -79,6 +80,10 @@ TrainResult run_train(const TrainOptions& o, io::Provenance prov) {
     keep_samples_up_to(train_samples_path(o.run.out), st.step);  // a resumed run rewrites what follows its step
   }
   StepProfiler profiler(o.profile_from, o.profile_steps, o.run.out, run.device, rank0);
+  // --cuda-graph on: every micro-step a replay of one captured forward + backward (train/step_graph.hpp).
+  std::unique_ptr<MicroStepGraph> graph;
+  if (o.cuda_graph == "on")
+    graph = std::make_unique<MicroStepGraph>(*run.model, params, run.precision, 1.0 / static_cast<double>(run.grad_accum));
   const auto t_start = std::chrono::steady_clock::now();
   const std::int64_t first_step = st.step;
 
@@ -97,11 +102,14 @@ TrainResult run_train(const TrainOptions& o, io::Provenance prov) {
       inputs = batch.narrow(1, 0, T);
       at::Tensor loss;
       try {
-        {
-          AutocastScope autocast(run.device, run.precision);
-          loss = run.model->loss(inputs, batch.narrow(1, 1, T));
+        if (graph) loss = graph->run(inputs, batch.narrow(1, 1, T), micro == 0);  // undefined: another shape
+        if (!loss.defined()) {
+          {
+            AutocastScope autocast(run.device, run.precision);
+            loss = run.model->loss(inputs, batch.narrow(1, 1, T));
+          }
+          (loss / static_cast<double>(run.grad_accum)).backward();
         }
-        (loss / static_cast<double>(run.grad_accum)).backward();
       } catch (const c10::OutOfMemoryError& e) {  // a GPU that cannot hold the micro-batch: one line, the flags
         throw out_of_memory_error(e.what_without_backtrace(), o.batch_size, T, run.grad_accum, run.device);
       }

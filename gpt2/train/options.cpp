@@ -196,6 +196,10 @@ void declare_train_options(io::Options& opts, TrainOptions& o) {
            "the multipliers' effective weight on CUDA in bf16: fused (one kernel each way, where built) or aten "
            "(ATen's products, the reference and the default until the kernels' parity rows have run on a card); "
            "elsewhere always aten", {"fused", "aten"})
+      .add("cuda-graph", &o.cuda_graph,
+           "on: each micro-step's forward and backward captured once as a CUDA graph and replayed (CUDA, dropout "
+           "0; the optimizer, hooks and logging stay eager); off (the default until it has run on a card)",
+           {"on", "off"})
       .add("dist-backend", &o.dist_backend, "data parallel backend", {"auto", "gloo", "nccl"})
       .add("dist-timeout-s", &o.dist_timeout_s, "collective timeout: a dead rank fails the others", float_positive())
       .add("eval-every", &o.eval_every, "validation loss after every N-th step", Range::at_least(1))

@@ -17,6 +17,7 @@
 #include "gpt2/train/conditions.hpp"
 #include "gpt2/train/gauge_start.hpp"
 #include "gpt2/train/setup_stations.hpp"
+#include "gpt2/train/step_graph.hpp"
 #include "io/options.hpp"
 #include "io/run_flags.hpp"
 
@@ -128,6 +129,10 @@ TrainRun setup_train(const TrainOptions& o, io::Provenance prov) {
   r.model->set_lm_head_kernel(parse_kernel_path(o.lm_head_kernel, "--lm-head-kernel"));  // CUDA bf16 only
   r.model->set_ln_kernel(parse_kernel_path(o.ln_kernel, "--ln-kernel"));                  // (kernel_path.hpp)
   r.model->set_lrm_kernel(parse_kernel_path(o.lrm_kernel, "--lrm-kernel"));
+  if (o.cuda_graph == "on") {
+    const std::string why = MicroStepGraph::refusal(*r.model, r.device);
+    if (!why.empty()) throw io::UsageError(why);
+  }
   select_attention_backend(o.attention, r.device);           // or one fused SDPA backend alone (runtime.hpp)
   check_activation_memory(mc, o.batch_size, r.device);
   r.has_heads = has_qk_row_multipliers(mc);

@@ -113,6 +113,17 @@ TEST_CASE("train cli: bad flags exit 2 with one line") {
   CHECK(!fs::exists(kRoot + "/bad"));
 }
 
+TEST_CASE("train cli: --cuda-graph on is refused off CUDA in one line, before any step") {
+  const std::string out = kRoot + "/graph_cpu";
+  fs::remove_all(out);
+  const auto r = test::run_command(kBin + small_run(out) + " --max-iters 2 --warmup-iters 0 --cuda-graph on");
+  INFO(r.output);
+  CHECK(r.status == 2);
+  CHECK(test::count_lines(r.output) == 1);
+  CHECK(r.output.find("--cuda-graph on needs --device cuda") != std::string::npos);
+  CHECK(!fs::exists(gpt2::train_log_path(out)));
+}
+
 TEST_CASE("train cli: an absurd learning rate diverges cleanly with the log closed and the last good checkpoint kept") {
   const std::string out = kRoot + "/diverge";
   const auto r = test::run_command(kBin + small_run(out) +

@@ -1,0 +1,120 @@
+#include "gpt2/train/step_graph.hpp"
+
+#include <stdexcept>
+#include <utility>
+
+#include <ATen/cuda/CUDAEvent.h>
+#include <ATen/cuda/CUDAGraph.h>
+#include <ATen/ops/_foreach_add.h>
+#include <ATen/ops/_foreach_zero.h>
+#include <ATen/ops/zeros_like.h>
+#include <c10/cuda/CUDAGuard.h>
+#include <c10/cuda/CUDAStream.h>
+#include <torch/csrc/autograd/autograd.h>
+
+namespace gaugelab::gpt2 {
+
+struct MicroStepGraph::State {
+  at::cuda::CUDAGraph graph;
+  at::Tensor in, tgt, loss;          // static: [B, T] int64 inputs and targets, the float32 loss
+  std::vector<at::Tensor> bufs;      // [n] a gradient buffer per parameter (undefined: the loss does not reach it)
+  std::vector<at::Tensor> reached;   // the defined ones, in order (the graph adds into these)
+  std::vector<const void*> storage;  // [n] each parameter's data pointer at the capture
+};
+
+std::string MicroStepGraph::refusal(const GPT& model, c10::Device device) {
+  if (!device.is_cuda()) return "--cuda-graph on needs --device cuda (a CUDA graph replays GPU kernels)";
+  if (model.config().dropout > 0)
+    return "--cuda-graph on needs --dropout 0 (dropout's random draws are not replayed per step here)";
+  return "";
+}
+
+MicroStepGraph::MicroStepGraph(GPT& model, std::vector<at::Tensor> params, Precision precision, double loss_scale)
+    : model_(model), params_(std::move(params)), precision_(precision), loss_scale_(loss_scale) {
+  const std::string why = refusal(model, model.device());
+  if (!why.empty()) throw std::invalid_argument(why);
+}
+
+MicroStepGraph::~MicroStepGraph() = default;
+
+bool MicroStepGraph::stale() const {
+  for (std::size_t i = 0; i < params_.size(); ++i)
+    if (params_[i].data_ptr() != s_->storage[i]) return true;
+  return false;
+}
+
+void MicroStepGraph::capture(const at::Tensor& inputs, const at::Tensor& targets) {
+  s_.reset();  // a previous graph and its pool go first
+  auto st = std::make_unique<State>();
+  st->in = inputs.clone();
+  st->tgt = targets.clone();
+  // The graph is captured on a side stream (CUDA graphs cannot capture the legacy default stream), after warm-up
+  // passes on that stream (cuBLAS, cuDNN and the allocator settle outside the capture). Their gradients are dropped.
+  const c10::cuda::CUDAStream main = c10::cuda::getCurrentCUDAStream();
+  const c10::cuda::CUDAStream side = c10::cuda::getStreamFromPool();
+  at::cuda::CUDAEvent ready;
+  ready.record(main);
+  ready.block(side);  // the side stream starts after what the main stream has queued (the batch's copy)
+  auto pass = [&] {  // the loss and its gradients [n] (undefined where the loss does not reach)
+    at::Tensor loss;
+    {
+      AutocastScope autocast(model_.device(), precision_);
+      loss = model_.loss(st->in, st->tgt);
+    }
+    std::vector<at::Tensor> g = torch::autograd::grad({loss.mul(loss_scale_)}, params_, /*grad_outputs=*/{},
+                                                      /*retain_graph=*/false, /*create_graph=*/false,
+                                                      /*allow_unused=*/true);
+    return std::pair{loss, g};
+  };
+  {
+    c10::cuda::CUDAStreamGuard guard(side);
+    std::vector<at::Tensor> first;
+    for (int w = 0; w < 2; ++w) first = pass().second;
+    for (std::size_t i = 0; i < params_.size(); ++i) {
+      st->bufs.push_back(first[i].defined() ? at::zeros_like(params_[i]) : at::Tensor());
+      if (first[i].defined()) st->reached.push_back(st->bufs.back());
+      st->storage.push_back(params_[i].data_ptr());
+    }
+    first.clear();
+    side.synchronize();
+    st->graph.capture_begin();
+    auto [loss, g] = pass();
+    std::vector<at::Tensor> got;
+    for (const at::Tensor& t : g)
+      if (t.defined()) got.push_back(t);
+    if (got.size() != st->reached.size())
+      throw std::logic_error("MicroStepGraph: the captured pass reached other parameters than the warm-up");
+    at::_foreach_add_(st->reached, got);
+    st->loss = loss.detach();
+    st->graph.capture_end();
+  }
+  at::cuda::CUDAEvent done;
+  done.record(side);
+  done.block(main);
+  s_ = std::move(st);
+  ++captures_;
+}
+
+at::Tensor MicroStepGraph::run(const at::Tensor& inputs, const at::Tensor& targets, bool first) {
+  if (s_ && (inputs.sizes() != s_->in.sizes() || targets.sizes() != s_->tgt.sizes())) return {};
+  bool relink = first;
+  if (!s_ || stale()) {
+    capture(inputs, targets);
+    relink = true;
+  }
+  if (first) at::_foreach_zero_(s_->reached);
+  if (relink) {  // .grad -> the graph's buffers; mid-step (a recapture) they take over what was summed so far
+    for (std::size_t i = 0; i < params_.size(); ++i) {
+      if (!s_->bufs[i].defined()) continue;
+      const at::Tensor& g = params_[i].grad();
+      if (!first && g.defined() && !g.is_same(s_->bufs[i])) s_->bufs[i].copy_(g);
+      params_[i].mutable_grad() = s_->bufs[i];
+    }
+  }
+  s_->in.copy_(inputs);
+  s_->tgt.copy_(targets);
+  s_->graph.replay();
+  return s_->loss.clone();
+}
+
+}  // namespace gaugelab::gpt2
