@@ -1,7 +1,9 @@
 #include "gpt2/model/lrm_weight_bf16.hpp"
 
+#include <optional>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 #include <ATen/ops/empty.h>
 #include <c10/core/impl/LocalDispatchKeySet.h>
@@ -9,9 +11,10 @@
 
 #include "gpt2/model/runtime.hpp"
 
-#ifdef GAUGELAB_HAVE_CUDA_KERNELS
 #include <ATen/cuda/CUDAContext.h>
+#include <c10/cuda/CUDAGuard.h>
 
+#ifdef GAUGELAB_HAVE_CUDA_KERNELS
 #include "gpt2/model/cuda/lrm_weight_kernel.hpp"
 #endif
 
@@ -31,49 +34,62 @@ void check_launch(int rc, const char* which) {
 // c as [G, in] (a single column scale is one group).
 std::int64_t groups_of(const at::Tensor& c) { return c.defined() && c.dim() == 2 ? c.size(0) : 1; }
 
-struct LrmWeightBf16 : public torch::autograd::Function<LrmWeightBf16> {
-  static at::Tensor forward(AutogradContext* ctx, const at::Tensor& w, const at::Tensor& r, const at::Tensor& c) {
-    c10::impl::ExcludeDispatchKeyGuard no_autocast(c10::autocast_dispatch_keyset);
-    const at::Tensor wc = w.contiguous();                                  // [out, in]
-    const at::Tensor rc = r.defined() ? r.contiguous() : at::Tensor();     // [out] (an expanded s materialised)
-    const at::Tensor cc = c.defined() ? c.contiguous() : at::Tensor();     // [in] or [G, in]
-    const std::int64_t out = w.size(0), in = w.size(1), groups = groups_of(c);
-    at::Tensor e = at::empty({out, in}, w.options().dtype(at::kBFloat16));
+// The device guard and stream of a launch: CUDA's for a CUDA tensor; none (host kernels in tests) otherwise.
+std::optional<c10::cuda::CUDAGuard> guard(const at::Tensor& t) {
+  if (!t.is_cuda()) return std::nullopt;
+  return std::optional<c10::cuda::CUDAGuard>(std::in_place, t.device());
+}
+void* stream_of(const at::Tensor& t) { return t.is_cuda() ? at::cuda::getCurrentCUDAStream().stream() : nullptr; }
+
 #ifdef GAUGELAB_HAVE_CUDA_KERNELS
-    check_launch(cuda::lrm_weight_forward(wc.data_ptr<float>(), rc.defined() ? rc.data_ptr<float>() : nullptr,
-                                          cc.defined() ? cc.data_ptr<float>() : nullptr, e.data_ptr(), out, in, groups,
-                                          at::cuda::getCurrentCUDAStream().stream()),
-                 "forward");
-#else
-    throw std::logic_error("lrm_effective_weight_bf16: the kernels are not built");
+const LrmWeightKernels kCudaKernels{&cuda::lrm_weight_forward, &cuda::lrm_weight_scratch_floats,
+                                    &cuda::lrm_weight_backward};
 #endif
-    ctx->save_for_backward({wc, rc, cc});
+
+// Every tensor argument is defined (autograd records each input's device): an absent r or c travels as an empty
+// placeholder with its flag, and gets no gradient.
+struct LrmWeightBf16 : public torch::autograd::Function<LrmWeightBf16> {
+  static at::Tensor forward(AutogradContext* ctx, const at::Tensor& w, const at::Tensor& r, const at::Tensor& c,
+                            bool has_r, bool has_c, const LrmWeightKernels* k) {
+    c10::impl::ExcludeDispatchKeyGuard no_autocast(c10::autocast_dispatch_keyset);
+    const at::Tensor wc = w.contiguous();                          // [out, in]
+    const at::Tensor rc = has_r ? r.contiguous() : at::Tensor();  // [out] (an expanded s materialised)
+    const at::Tensor cc = has_c ? c.contiguous() : at::Tensor();  // [in] or [G, in]
+    const std::int64_t out = w.size(0), in = w.size(1), groups = groups_of(cc);
+    at::Tensor e = at::empty({out, in}, w.options().dtype(at::kBFloat16));
+    const std::optional<c10::cuda::CUDAGuard> device = guard(w);
+    check_launch(k->forward(wc.data_ptr<float>(), has_r ? rc.data_ptr<float>() : nullptr,
+                            has_c ? cc.data_ptr<float>() : nullptr, e.data_ptr(), out, in, groups, stream_of(w)),
+                 "forward");
+    ctx->save_for_backward({wc, has_r ? rc : wc, has_c ? cc : wc});  // wc stands in for an absent one
+    ctx->saved_data["r"] = has_r;
+    ctx->saved_data["c"] = has_c;
+    ctx->saved_data["kernels"] = reinterpret_cast<std::int64_t>(k);
     return e;
   }
 
+  // Gradients for (w, r, c, has_r, has_c, kernels).
   static variable_list backward(AutogradContext* ctx, variable_list grad_out) {
     const variable_list saved = ctx->get_saved_variables();
-    const at::Tensor &w = saved[0], &r = saved[1], &c = saved[2];
-    if (!grad_out[0].defined()) return {at::Tensor(), at::Tensor(), at::Tensor()};
+    const bool has_r = ctx->saved_data["r"].toBool(), has_c = ctx->saved_data["c"].toBool();
+    const at::Tensor& w = saved[0];
+    const at::Tensor r = has_r ? saved[1] : at::Tensor(), c = has_c ? saved[2] : at::Tensor();
+    if (!grad_out[0].defined())
+      return {at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor()};
     const at::Tensor g = grad_out[0].to(at::kBFloat16).contiguous();  // [out, in] (bf16 from the matmul already)
     const std::int64_t out = w.size(0), in = w.size(1), groups = groups_of(c);
     at::Tensor dw = at::empty_like(w);
-    at::Tensor dr = r.defined() ? at::empty_like(r) : at::Tensor();
-    at::Tensor dc = c.defined() ? at::empty_like(c) : at::Tensor();
-#ifdef GAUGELAB_HAVE_CUDA_KERNELS
-    at::Tensor scratch = c.defined() ? at::empty({cuda::lrm_weight_scratch_floats(out, in, groups)}, w.options())
-                                     : at::Tensor();
-    check_launch(cuda::lrm_weight_backward(g.data_ptr(), w.data_ptr<float>(), r.defined() ? r.data_ptr<float>() : nullptr,
-                                           c.defined() ? c.data_ptr<float>() : nullptr, dw.data_ptr<float>(),
-                                           dr.defined() ? dr.data_ptr<float>() : nullptr,
-                                           dc.defined() ? dc.data_ptr<float>() : nullptr,
-                                           scratch.defined() ? scratch.data_ptr<float>() : nullptr, out, in, groups,
-                                           at::cuda::getCurrentCUDAStream().stream()),
+    at::Tensor dr = has_r ? at::empty_like(r) : at::Tensor();
+    at::Tensor dc = has_c ? at::empty_like(c) : at::Tensor();
+    const auto* k = reinterpret_cast<const LrmWeightKernels*>(ctx->saved_data["kernels"].toInt());
+    const std::optional<c10::cuda::CUDAGuard> device = guard(w);
+    at::Tensor scratch = has_c ? at::empty({k->scratch_floats(out, in, groups)}, w.options()) : at::Tensor();
+    check_launch(k->backward(g.data_ptr(), w.data_ptr<float>(), has_r ? r.data_ptr<float>() : nullptr,
+                             has_c ? c.data_ptr<float>() : nullptr, dw.data_ptr<float>(),
+                             has_r ? dr.data_ptr<float>() : nullptr, has_c ? dc.data_ptr<float>() : nullptr,
+                             has_c ? scratch.data_ptr<float>() : nullptr, out, in, groups, stream_of(w)),
                  "backward");
-#else
-    throw std::logic_error("lrm_effective_weight_bf16: the kernels are not built");
-#endif
-    return {dw, dr, dc};
+    return {dw, dr, dc, at::Tensor(), at::Tensor(), at::Tensor()};
   }
 };
 
@@ -86,8 +102,9 @@ bool lrm_weight_fused(const at::Tensor& w, const at::Tensor& r, const at::Tensor
   if (w.dim() != 2 || w.scalar_type() != at::kFloat || w.numel() == 0 || w.size(1) > cuda::kLrmWeightMaxIn)
     return false;
   const std::int64_t out = w.size(0), in = w.size(1);
-  const bool r_ok = !r.defined() || (r.dim() == 1 && r.size(0) == out && r.scalar_type() == at::kFloat);
-  const bool c_ok = !c.defined() || (c.scalar_type() == at::kFloat &&
+  const bool r_ok = !r.defined() || (r.dim() == 1 && r.size(0) == out && r.scalar_type() == at::kFloat &&
+                                      r.device() == w.device());
+  const bool c_ok = !c.defined() || (c.scalar_type() == at::kFloat && c.device() == w.device() &&
                                      ((c.dim() == 1 && c.size(0) == in) ||
                                       (c.dim() == 2 && c.size(1) == in && c.size(0) >= 1 && out % c.size(0) == 0)));
   return r_ok && c_ok;
@@ -96,10 +113,20 @@ bool lrm_weight_fused(const at::Tensor& w, const at::Tensor& r, const at::Tensor
 #endif
 }
 
+at::Tensor lrm_effective_weight_with(const at::Tensor& w, const at::Tensor& r, const at::Tensor& c,
+                                     const LrmWeightKernels& kernels) {
+  const at::Tensor none = at::empty({0}, w.options());  // the placeholder of an absent r or c
+  return LrmWeightBf16::apply(w, r.defined() ? r : none, c.defined() ? c : none, r.defined(), c.defined(), &kernels);
+}
+
 at::Tensor lrm_effective_weight_bf16(const at::Tensor& w, const at::Tensor& r, const at::Tensor& c) {
   if (!lrm_weight_fused(w, r, c, KernelPath::fused))
     throw std::logic_error("lrm_effective_weight_bf16: these operands do not take the kernels (lrm_weight_fused)");
-  return LrmWeightBf16::apply(w, r, c);
+#ifdef GAUGELAB_HAVE_CUDA_KERNELS
+  return lrm_effective_weight_with(w, r, c, kCudaKernels);
+#else
+  throw std::logic_error("lrm_effective_weight_bf16: the kernels are not built");
+#endif
 }
 
 }  // namespace gaugelab::gpt2

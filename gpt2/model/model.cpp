@@ -274,9 +274,9 @@ at::Tensor GPT::logits(const at::Tensor& idx) const {
   return lm_head_logits(hidden(idx), lm_head.effective_weight(), cfg_.vocab_size);
 }
 
-at::Tensor GPT::loss(const at::Tensor& idx, const at::Tensor& targets) const {
+at::Tensor GPT::loss(const at::Tensor& idx, const at::Tensor& targets, LmHeadWorkspace* ws) const {
   return lm_head_loss(hidden(idx), lm_head.matmul_weight(weight_path()), targets.to(wte.device(), at::kLong), cfg_.vocab_size,
-                      ce_ws_);
+                      ws != nullptr ? *ws : ce_ws_);
 }
 
 }  // namespace gaugelab::gpt2

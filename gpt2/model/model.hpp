@@ -99,9 +99,10 @@ class GPT {
   /// Logits [B, T, vocab_size] in float32 (also under autocast).
   at::Tensor logits(const at::Tensor& idx) const;
   /// Mean next-token cross-entropy (float32 scalar) of idx [B, T] against targets [B, T];
-  /// targets equal to -1 are ignored. Reuses a workspace held by the model (lm_head_loss.hpp):
-  /// concurrent loss() calls on one model from several threads are not supported.
-  at::Tensor loss(const at::Tensor& idx, const at::Tensor& targets) const;
+  /// targets equal to -1 are ignored. Reuses a workspace held by the model (lm_head_loss.hpp), or `ws` when
+  /// given (a CUDA graph keeps its own, whose buffers must not move): concurrent loss() calls on one model from
+  /// several threads are not supported.
+  at::Tensor loss(const at::Tensor& idx, const at::Tensor& targets, LmHeadWorkspace* ws = nullptr) const;
 
   /// Per layer and head, the largest attention score max |q_i·k_j|/√d_h over the batch and the causal
   /// positions j <= i (Wortsman et al.'s attention-logit growth quantity): [n_layer, n_head] float32 on

@@ -9,6 +9,8 @@
 // adds and casts, against ~3 ms in torch.compile's fused kernels).
 #pragma once
 
+#include <cstdint>
+
 #include <ATen/core/Tensor.h>
 
 #include "gpt2/model/kernel_path.hpp"
@@ -24,6 +26,23 @@ struct AddNorm {
 /// gamma [d]; beta [d] or undefined (no bias). Differentiable in x, branch, gamma and beta.
 AddNorm add_layer_norm(const at::Tensor& x, const at::Tensor& branch, const at::Tensor& gamma, const at::Tensor& beta,
                        double eps, KernelPath path);
+
+/// The kernels' contract (model/cuda/residual_layer_norm_kernel.hpp) as function pointers: the CUDA kernels where
+/// built, or a host implementation of the same contract, which lets a test run the autograd plumbing around the
+/// kernels on the CPU.
+struct AddLayerNormKernels {
+  int (*forward)(const float* x, const void* branch_bf16, const float* gamma, const float* beta, float* sum,
+                 void* y_bf16, float* mean, float* rstd, std::int64_t rows, std::int64_t cols, float eps, void* stream);
+  std::int64_t (*scratch_floats)(std::int64_t rows, std::int64_t cols);
+  int (*backward)(const float* s, const float* mean, const float* rstd, const void* dy_bf16, const float* ds,
+                  const float* gamma, float* dx, void* dx_bf16, float* dgamma, float* dbeta, float* scratch,
+                  std::int64_t rows, std::int64_t cols, void* stream);
+};
+
+/// The fused path with `kernels` (operands as add_layer_norm's, float32 x and γ/β, bf16 branch; on the device
+/// the kernels address: CUDA for the CUDA kernels). y comes out bf16. `kernels` must outlive the backward.
+AddNorm add_layer_norm_with(const at::Tensor& x, const at::Tensor& branch, const at::Tensor& gamma,
+                            const at::Tensor& beta, double eps, const AddLayerNormKernels& kernels);
 
 /// Whether add_layer_norm takes the fused kernel for these operands (fused_kernel_runs, then its own conditions:
 /// float32 stream and γ/β, a bf16 branch, rows no wider than the kernel takes).

@@ -16,10 +16,12 @@ namespace gaugelab::gpt2 {
 
 struct MicroStepGraph::State {
   at::cuda::CUDAGraph graph;
+  LmHeadWorkspace ws;                // the loss's buffers, the graph's own: an eager loss may grow the model's
   at::Tensor in, tgt, loss;          // static: [B, T] int64 inputs and targets, the float32 loss
   std::vector<at::Tensor> bufs;      // [n] a gradient buffer per parameter (undefined: the loss does not reach it)
   std::vector<at::Tensor> reached;   // the defined ones, in order (the graph adds into these)
   std::vector<const void*> storage;  // [n] each parameter's data pointer at the capture
+  std::vector<bool> reach;           // [n] whether the loss reaches the parameter
 };
 
 std::string MicroStepGraph::refusal(const GPT& model, c10::Device device) {
@@ -46,6 +48,7 @@ bool MicroStepGraph::stale() const {
 void MicroStepGraph::capture(const at::Tensor& inputs, const at::Tensor& targets) {
   s_.reset();  // a previous graph and its pool go first
   auto st = std::make_unique<State>();
+  st->ws.kernel = model_.lm_head_kernel();
   st->in = inputs.clone();
   st->tgt = targets.clone();
   // The graph is captured on a side stream (CUDA graphs cannot capture the legacy default stream), after warm-up
@@ -59,7 +62,7 @@ void MicroStepGraph::capture(const at::Tensor& inputs, const at::Tensor& targets
     at::Tensor loss;
     {
       AutocastScope autocast(model_.device(), precision_);
-      loss = model_.loss(st->in, st->tgt);
+      loss = model_.loss(st->in, st->tgt, &st->ws);
     }
     std::vector<at::Tensor> g = torch::autograd::grad({loss.mul(loss_scale_)}, params_, /*grad_outputs=*/{},
                                                       /*retain_graph=*/false, /*create_graph=*/false,
@@ -71,6 +74,7 @@ void MicroStepGraph::capture(const at::Tensor& inputs, const at::Tensor& targets
     std::vector<at::Tensor> first;
     for (int w = 0; w < 2; ++w) first = pass().second;
     for (std::size_t i = 0; i < params_.size(); ++i) {
+      st->reach.push_back(first[i].defined());
       st->bufs.push_back(first[i].defined() ? at::zeros_like(params_[i]) : at::Tensor());
       if (first[i].defined()) st->reached.push_back(st->bufs.back());
       st->storage.push_back(params_[i].data_ptr());
@@ -80,10 +84,11 @@ void MicroStepGraph::capture(const at::Tensor& inputs, const at::Tensor& targets
     st->graph.capture_begin();
     auto [loss, g] = pass();
     std::vector<at::Tensor> got;
-    for (const at::Tensor& t : g)
-      if (t.defined()) got.push_back(t);
-    if (got.size() != st->reached.size())
-      throw std::logic_error("MicroStepGraph: the captured pass reached other parameters than the warm-up");
+    for (std::size_t i = 0; i < g.size(); ++i) {
+      if (g[i].defined() != st->reach[i])
+        throw std::logic_error("MicroStepGraph: the captured pass reached other parameters than the warm-up");
+      if (g[i].defined()) got.push_back(g[i]);
+    }
     at::_foreach_add_(st->reached, got);
     st->loss = loss.detach();
     st->graph.capture_end();
@@ -96,20 +101,23 @@ void MicroStepGraph::capture(const at::Tensor& inputs, const at::Tensor& targets
 }
 
 at::Tensor MicroStepGraph::run(const at::Tensor& inputs, const at::Tensor& targets, bool first) {
+  if (first) linked_ = false;  // the step's sums start from 0 (zero_grad has left .grad undefined)
   if (s_ && (inputs.sizes() != s_->in.sizes() || targets.sizes() != s_->tgt.sizes())) return {};
-  bool relink = first;
   if (!s_ || stale()) {
     capture(inputs, targets);
-    relink = true;
+    linked_ = false;
   }
-  if (first) at::_foreach_zero_(s_->reached);
-  if (relink) {  // .grad -> the graph's buffers; mid-step (a recapture) they take over what was summed so far
+  if (!linked_) {  // .grad -> the graph's buffers, which take over what this step has summed so far (0 if nothing)
+    std::vector<at::Tensor> zero;
     for (std::size_t i = 0; i < params_.size(); ++i) {
       if (!s_->bufs[i].defined()) continue;
-      const at::Tensor& g = params_[i].grad();
-      if (!first && g.defined() && !g.is_same(s_->bufs[i])) s_->bufs[i].copy_(g);
+      const at::Tensor g = params_[i].grad();
+      if (first || !g.defined()) zero.push_back(s_->bufs[i]);
+      else if (!g.is_same(s_->bufs[i])) s_->bufs[i].copy_(g);  // an eager micro-step or an earlier graph's sum
       params_[i].mutable_grad() = s_->bufs[i];
     }
+    at::_foreach_zero_(zero);
+    linked_ = true;
   }
   s_->in.copy_(inputs);
   s_->tgt.copy_(targets);

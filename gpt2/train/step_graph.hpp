@@ -7,7 +7,9 @@
 // reach keeps no gradient, as in the eager step). Every real micro-step, the first included, is a replay: the
 // warm-up passes before the capture are discarded, so a resumed run replays the same kernels as the run it
 // continues. A parameter whose storage moved since the capture (a hook that replaced a tensor) triggers a new
-// capture, never a replay on stale addresses.
+// capture, never a replay on stale addresses; the captured loss has its own workspace (an eager loss, e.g. an
+// evaluation, may grow the model's). A micro-step of another shape runs eagerly, its gradients taken over by the
+// buffers at the next replay.
 #pragma once
 
 #include <memory>
@@ -17,6 +19,7 @@
 #include <ATen/core/Tensor.h>
 #include <c10/core/Device.h>
 
+#include "gpt2/model/lm_head_loss.hpp"
 #include "gpt2/model/model.hpp"
 #include "gpt2/model/runtime.hpp"
 
@@ -51,6 +54,7 @@ class MicroStepGraph {
   double loss_scale_;
   std::unique_ptr<State> s_;
   std::int64_t captures_ = 0;
+  bool linked_ = false;  // this step's .grad point at the graph's buffers
 };
 
 }  // namespace gaugelab::gpt2

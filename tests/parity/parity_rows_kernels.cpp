@@ -96,9 +96,15 @@ double lm_head_ce_error(c10::Device device) {
 }
 
 // --- residual add + LayerNorm ---
-// Rows not a multiple of the backward's rows per block (a ragged partition), d not a multiple of 32 (lanes
-// idle on the last columns), a bias and none, a branch and none (ln_1 of the first block).
-constexpr std::int64_t kNormRows = 1037, kNormDim = 200;
+// The backward's partitions: 1037 × 200 (d not a multiple of 32: lanes idle on the last columns; 260 blocks of 4
+// warps), 5000 × 64 (the 1024-block cap: warps take several rows), 40 × 2000 (3 warps per block) and 8 × 6144 (one
+// warp, the whole 48 KB of partials). Each with a branch and a bias; the first also without either (ln_1 of the
+// first block; bias-free models).
+struct NormShape {
+  std::int64_t rows, dim;
+  bool all_variants;
+};
+constexpr NormShape kNormShapes[] = {{1037, 200, true}, {5000, 64, false}, {40, 2000, false}, {8, 6144, false}};
 constexpr double kNormEps = 1e-5;
 
 struct NormOut {
@@ -133,49 +139,54 @@ struct NormErrors {
 
 NormErrors add_layer_norm_errors(c10::Device device) {
   NormErrors worst;
-  for (const bool with_branch : {true, false}) {
-    for (const bool with_bias : {true, false}) {
-      auto gen = cpu_generator(with_branch * 2 + with_bias + 910);
-      const auto f32 = at::kFloat;
-      const at::Tensor x = randn_on({kNormRows, kNormDim}, gen, f32, at::kCPU).mul(2.0).add(0.5);
-      const at::Tensor br = with_branch ? randn_on({kNormRows, kNormDim}, gen, f32, at::kCPU).to(at::kBFloat16)
-                                        : at::Tensor();
-      const at::Tensor g = randn_on({kNormDim}, gen, f32, at::kCPU).mul(0.3).add(1.0);
-      const at::Tensor b = with_bias ? randn_on({kNormDim}, gen, f32, at::kCPU).mul(0.1) : at::Tensor();
-      const at::Tensor R = randn_on({kNormRows, kNormDim}, gen, f32, at::kCPU).to(at::kBFloat16).to(f32);
-      const at::Tensor S = randn_on({kNormRows, kNormDim}, gen, f32, at::kCPU);
-      const NormOut ours = run_norm(x, br, g, b, R, S, device, gpt2::KernelPath::fused);
+  std::uint64_t seed = 910;
+  for (const NormShape& shape : kNormShapes) {
+    for (const bool with_branch : {true, false}) {
+      for (const bool with_bias : {true, false}) {
+        if (!shape.all_variants && !(with_branch && with_bias)) continue;
+        const std::int64_t rows = shape.rows, dim = shape.dim;
+        auto gen = cpu_generator(seed++);
+        const auto f32 = at::kFloat;
+        const at::Tensor x = randn_on({rows, dim}, gen, f32, at::kCPU).mul(2.0).add(0.5);
+        const at::Tensor br = with_branch ? randn_on({rows, dim}, gen, f32, at::kCPU).to(at::kBFloat16)
+                                          : at::Tensor();
+        const at::Tensor g = randn_on({dim}, gen, f32, at::kCPU).mul(0.3).add(1.0);
+        const at::Tensor b = with_bias ? randn_on({dim}, gen, f32, at::kCPU).mul(0.1) : at::Tensor();
+        const at::Tensor R = randn_on({rows, dim}, gen, f32, at::kCPU).to(at::kBFloat16).to(f32);
+        const at::Tensor S = randn_on({rows, dim}, gen, f32, at::kCPU);
+        const NormOut ours = run_norm(x, br, g, b, R, S, device, gpt2::KernelPath::fused);
 
-      // float64 reference on the same inputs
-      const auto d64 = [](const at::Tensor& t) {
-        return t.defined() ? t.to(at::kDouble).requires_grad_(true) : at::Tensor();
-      };
-      const at::Tensor xr = d64(x), brr = d64(br), gr = d64(g), bbr = d64(b);
-      const at::Tensor sr = brr.defined() ? xr.add(brr) : xr;
-      const at::Tensor yr = at::layer_norm(sr, {kNormDim}, gr, bbr, kNormEps);
-      at::Tensor lr = yr.mul(R.to(at::kDouble)).sum();
-      if (brr.defined()) lr = lr.add(sr.mul(S.to(at::kDouble)).sum());
-      lr.backward();
+        // float64 reference on the same inputs
+        const auto d64 = [](const at::Tensor& t) {
+          return t.defined() ? t.to(at::kDouble).requires_grad_(true) : at::Tensor();
+        };
+        const at::Tensor xr = d64(x), brr = d64(br), gr = d64(g), bbr = d64(b);
+        const at::Tensor sr = brr.defined() ? xr.add(brr) : xr;
+        const at::Tensor yr = at::layer_norm(sr, {dim}, gr, bbr, kNormEps);
+        at::Tensor lr = yr.mul(R.to(at::kDouble)).sum();
+        if (brr.defined()) lr = lr.add(sr.mul(S.to(at::kDouble)).sum());
+        lr.backward();
 
-      auto upd = [](double& w, const at::Tensor& a, const at::Tensor& ref) {
-        if (a.defined() || ref.defined()) {
-          require_side(a.defined() && ref.defined(), "add_layer_norm: a gradient is missing");
-          w = std::max(w, test::max_rel_diff(a, ref.detach()));
+        auto upd = [](double& w, const at::Tensor& a, const at::Tensor& ref) {
+          if (a.defined() || ref.defined()) {
+            require_side(a.defined() && ref.defined(), "add_layer_norm: a gradient is missing");
+            w = std::max(w, test::max_rel_diff(a, ref.detach()));
+          }
+        };
+        upd(worst.f32, ours.sum, sr);
+        upd(worst.f32, ours.gx, xr.grad());
+        upd(worst.f32, ours.ggamma, gr.grad());
+        upd(worst.f32, ours.gbeta, bbr.defined() ? bbr.grad() : at::Tensor());
+        upd(worst.bf16, ours.y, yr);
+        upd(worst.bf16, ours.gbranch, brr.defined() ? brr.grad() : at::Tensor());
+        if (device.is_cuda()) {  // the kernels against the ATen ops they replace, on the same card
+          const NormOut aten = run_norm(x, br, g, b, R, S, device, gpt2::KernelPath::aten);
+          for (const auto& [a, r] : {std::pair{ours.sum, aten.sum}, std::pair{ours.gx, aten.gx},
+                                     std::pair{ours.ggamma, aten.ggamma}, std::pair{ours.gbeta, aten.gbeta}})
+            upd(worst.f32, a, r);
+          upd(worst.bf16, ours.y, aten.y);
+          upd(worst.bf16, ours.gbranch, aten.gbranch);
         }
-      };
-      upd(worst.f32, ours.sum, sr);
-      upd(worst.f32, ours.gx, xr.grad());
-      upd(worst.f32, ours.ggamma, gr.grad());
-      upd(worst.f32, ours.gbeta, bbr.defined() ? bbr.grad() : at::Tensor());
-      upd(worst.bf16, ours.y, yr);
-      upd(worst.bf16, ours.gbranch, brr.defined() ? brr.grad() : at::Tensor());
-      if (device.is_cuda()) {  // the kernels against the ATen ops they replace, on the same card
-        const NormOut aten = run_norm(x, br, g, b, R, S, device, gpt2::KernelPath::aten);
-        for (const auto& [a, r] : {std::pair{ours.sum, aten.sum}, std::pair{ours.gx, aten.gx},
-                                   std::pair{ours.ggamma, aten.ggamma}, std::pair{ours.gbeta, aten.gbeta}})
-          upd(worst.f32, a, r);
-        upd(worst.bf16, ours.y, aten.y);
-        upd(worst.bf16, ours.gbranch, aten.gbranch);
       }
     }
   }
@@ -187,11 +198,13 @@ struct LrmCase {
   std::int64_t out, in, groups;  // c [groups, in] when groups > 1, [in] when 1
   bool row, col, scalar;         // r [out]; c; r a scalar s expanded to [out] (not contiguous)
 };
-// 96 = 3 groups of 32 rows (the backward's chunks of 16 rows); 768 rows (chunks of 2: >= 256 blocks); in 200
-// and 40 (threads idle on the last columns); r alone, c alone, both, and the scalar mode.
+// The backward's rows per block: 96 rows (3 groups of 32, or one) take 1 (fewer than 256 blocks otherwise),
+// 768 take 2, 4608 in 3 groups take 16 (several rows and several groups); in 200 and 40 (threads idle on the last
+// columns), 8; r alone, c alone, both, and the scalar mode.
 constexpr LrmCase kLrmCases[] = {{96, 200, 3, true, true, false}, {96, 200, 1, true, true, false},
                                  {96, 200, 1, true, false, false}, {96, 200, 1, false, true, false},
-                                 {768, 40, 1, true, true, false}, {96, 200, 3, false, true, true}};
+                                 {768, 40, 1, true, true, false}, {96, 200, 3, false, true, true},
+                                 {4608, 8, 3, true, true, false}};
 
 struct LrmErrors {
   double f32 = 0;   // dL/dW̄, dL/dr, dL/dc against float64
@@ -244,7 +257,7 @@ LrmErrors lrm_weight_errors(c10::Device device) {
   return worst;
 }
 
-// float32 products and sums of <= 768 terms against float64: ~1e-6 relative; a wrong group, row or column O(1).
+// float32 products and sums of <= 1536 terms against float64: ~1e-6 relative; a wrong group, row or column O(1).
 constexpr double kLrmF32Tol = 1e-4;
 // W_eff rounded to bf16 once: half an ulp, at most 2^-8 of an entry.
 constexpr double kLrmBf16Tol = 4e-3;
@@ -252,7 +265,7 @@ constexpr double kLrmBf16Tol = 4e-3;
 double lrm_weight_f32_error(c10::Device device) { return lrm_weight_errors(device).f32; }
 double lrm_weight_bf16_error(c10::Device device) { return lrm_weight_errors(device).bf16; }
 
-// float32 sums of 200 terms, against float64 and against ATen's (Welford) order: ~1e-6 relative.
+// float32 sums of <= 6144 terms (and of 5000 rows for dγ, dβ), against float64 and ATen's (Welford) order: ~1e-6.
 constexpr double kNormF32Tol = 1e-4;
 // y and the branch's gradient are rounded to bf16: against float64 half an ulp, at most 2^-8 of an entry; between
 // the fused path and ATen's on the card, two roundings of float32 values a few ulps apart, which can land one bf16
@@ -276,8 +289,9 @@ std::vector<ParityRow> kernel_rows() {
        &lm_head_ce_error},
       {"gpt2::add_layer_norm, bf16 autocast: float32 outputs (the fused CUDA kernels on CUDA; ATen on the CPU)",
        "float64 add + layer_norm on the same inputs (and, on CUDA, ATen's add + layer_norm)",
-       "x [1037, 200] float32, branch bf16 or none, bias or none; sum, dL/dx, dL/dγ, dL/dβ (max-abs, relative)",
-       "float32 vs float64", kNormF32Tol, "float32 sums over 200 columns and 1037 rows", &add_layer_norm_f32_error},
+       "x [1037, 200] float32 with branch bf16 or none, bias or none; [5000, 64], [40, 2000], [8, 6144] with both; "
+       "sum, dL/dx, dL/dγ, dL/dβ (max-abs, relative)",
+       "float32 vs float64", kNormF32Tol, "float32 sums over <= 6144 columns and <= 5000 rows", &add_layer_norm_f32_error},
       {"gpt2::add_layer_norm, bf16 autocast: bf16 outputs (the fused CUDA kernels on CUDA; ATen on the CPU)",
        "float64 add + layer_norm on the same inputs (and, on CUDA, ATen's add + layer_norm)",
        "as the row above; y and dL/dbranch (max-abs, relative)", "bf16 vs float64", kNormBf16Tol,
@@ -286,9 +300,9 @@ std::vector<ParityRow> kernel_rows() {
        &add_layer_norm_bf16_error},
       {"gpt2::lrm_effective_weight_bf16: gradients (the W_eff CUDA kernels on CUDA; ATen's products on the CPU)",
        "float64 lrm_effective_weight (diag(r)·W̄·diag(c_g)) and its autograd on the same inputs",
-       "W̄ [96, 200] with r and c [3, 200], c [200], r alone, c alone, the scalar s; W̄ [768, 40]; dL/dW̄, dL/dr, dL/dc "
-       "(max-abs, relative)",
-       "float32 vs float64", kLrmF32Tol, "float32 products and sums of <= 768 terms", &lrm_weight_f32_error},
+       "W̄ [96, 200] with r and c [3, 200], c [200], r alone, c alone, the scalar s; W̄ [768, 40]; W̄ [4608, 8] with c "
+       "[3, 8]; dL/dW̄, dL/dr, dL/dc (max-abs, relative)",
+       "float32 vs float64", kLrmF32Tol, "float32 products and sums of <= 1536 terms", &lrm_weight_f32_error},
       {"gpt2::lrm_effective_weight_bf16: W_eff (the kernel on CUDA, bit for bit ATen's products + cast there)",
        "float64 lrm_effective_weight on the same inputs", "as the row above; W_eff (max-abs, relative)",
        "bf16 vs float64", kLrmBf16Tol, "W_eff is rounded to bf16 once: half an ulp (<= 2^-8 of an entry)",

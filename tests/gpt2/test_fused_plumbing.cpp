@@ -1,0 +1,200 @@
+// The autograd plumbing around our CUDA kernels, on the CPU: the Functions of model/residual_layer_norm.cpp and
+// model/lrm_weight_bf16.cpp run with a host implementation of the kernels' contract (the same raw-pointer
+// signatures as model/cuda/*_kernel.hpp, written here as plain loops), so what wraps the kernels (absent branch,
+// bias, r or c; the flags and placeholders; the gradients' count, dtype and shape; saved tensors; an unused output)
+// is exercised without a card, against ATen's ops and autograd. The kernels themselves are the parity table's, on
+// the card.
+#include <cmath>
+#include <cstdint>
+#include <vector>
+
+#include <ATen/ops/layer_norm.h>
+#include <ATen/ops/randn.h>
+#include <c10/util/BFloat16.h>
+
+#include "gpt2/model/lrm_weight_bf16.hpp"
+#include "gpt2/model/residual_layer_norm.hpp"
+#include "gpt2/ops/lrm_weight.hpp"
+#include "tests/gpt2/gpt2_catch.hpp"
+#include "tests/gpt2/gpt2_test_helpers.hpp"
+
+using namespace gaugelab;
+
+namespace {
+
+float bf(const void* p, std::int64_t i) { return static_cast<float>(static_cast<const c10::BFloat16*>(p)[i]); }
+void put_bf(void* p, std::int64_t i, float v) { static_cast<c10::BFloat16*>(p)[i] = c10::BFloat16(v); }
+
+// --- residual add + LayerNorm: the contract of residual_layer_norm_kernel.hpp ---
+int ln_forward(const float* x, const void* branch, const float* gamma, const float* beta, float* sum, void* y,
+               float* mean, float* rstd, std::int64_t rows, std::int64_t cols, float eps, void*) {
+  for (std::int64_t r = 0; r < rows; ++r) {
+    const std::int64_t off = r * cols;
+    const float* s = x + off;
+    if (branch != nullptr) {
+      for (std::int64_t c = 0; c < cols; ++c) sum[off + c] = x[off + c] + bf(branch, off + c);
+      s = sum + off;
+    }
+    double mu = 0, var = 0;
+    for (std::int64_t c = 0; c < cols; ++c) mu += s[c];
+    mu /= static_cast<double>(cols);
+    for (std::int64_t c = 0; c < cols; ++c) var += (s[c] - mu) * (s[c] - mu);
+    const double rs = 1.0 / std::sqrt(var / static_cast<double>(cols) + eps);
+    for (std::int64_t c = 0; c < cols; ++c)
+      put_bf(y, off + c, static_cast<float>((s[c] - mu) * rs * gamma[c] + (beta != nullptr ? beta[c] : 0.f)));
+    mean[r] = static_cast<float>(mu), rstd[r] = static_cast<float>(rs);
+  }
+  return 0;
+}
+
+std::int64_t ln_scratch(std::int64_t, std::int64_t cols) { return 2 * cols; }
+
+int ln_backward(const float* s, const float* mean, const float* rstd, const void* dy, const float* ds,
+                const float* gamma, float* dx, void* dxb, float* dgamma, float* dbeta, float* scratch,
+                std::int64_t rows, std::int64_t cols, void*) {
+  for (std::int64_t c = 0; c < 2 * cols; ++c) scratch[c] = 0;
+  for (std::int64_t r = 0; r < rows; ++r) {
+    const std::int64_t off = r * cols;
+    double a = 0, b = 0;
+    for (std::int64_t c = 0; c < cols; ++c) {
+      const double xhat = (s[off + c] - mean[r]) * rstd[r], g = bf(dy, off + c), dn = g * gamma[c];
+      a += dn, b += dn * xhat;
+      scratch[c] += static_cast<float>(g * xhat), scratch[cols + c] += static_cast<float>(g);
+    }
+    a /= static_cast<double>(cols), b /= static_cast<double>(cols);
+    for (std::int64_t c = 0; c < cols; ++c) {
+      const double xhat = (s[off + c] - mean[r]) * rstd[r], dn = bf(dy, off + c) * gamma[c];
+      const float v = static_cast<float>((dn - a - xhat * b) * rstd[r]) + (ds != nullptr ? ds[off + c] : 0.f);
+      dx[off + c] = v;
+      if (dxb != nullptr) put_bf(dxb, off + c, v);
+    }
+  }
+  for (std::int64_t c = 0; c < cols; ++c) {
+    dgamma[c] = scratch[c];
+    if (dbeta != nullptr) dbeta[c] = scratch[cols + c];
+  }
+  return 0;
+}
+
+// --- W_eff: the contract of lrm_weight_kernel.hpp ---
+int lrm_forward(const float* w, const float* r, const float* c, void* e, std::int64_t out, std::int64_t in,
+                std::int64_t groups, void*) {
+  const std::int64_t rpg = out / groups;
+  for (std::int64_t i = 0; i < out; ++i)
+    for (std::int64_t j = 0; j < in; ++j) {
+      float v = w[i * in + j];
+      if (r != nullptr) v = v * r[i];
+      if (c != nullptr) v = v * c[(i / rpg) * in + j];
+      put_bf(e, i * in + j, v);
+    }
+  return 0;
+}
+
+std::int64_t lrm_scratch(std::int64_t, std::int64_t in, std::int64_t groups) { return groups * in; }
+
+int lrm_backward(const void* g, const float* w, const float* r, const float* c, float* dw, float* dr, float* dc,
+                 float*, std::int64_t out, std::int64_t in, std::int64_t groups, void*) {
+  const std::int64_t rpg = out / groups;
+  if (dc != nullptr && c != nullptr)
+    for (std::int64_t k = 0; k < groups * in; ++k) dc[k] = 0;
+  for (std::int64_t i = 0; i < out; ++i) {
+    const float ri = r != nullptr ? r[i] : 1.f;
+    const float* cg = c != nullptr ? c + (i / rpg) * in : nullptr;
+    double acc = 0;
+    for (std::int64_t j = 0; j < in; ++j) {
+      const float gv = bf(g, i * in + j), wv = w[i * in + j], ge = cg != nullptr ? gv * cg[j] : gv;
+      dw[i * in + j] = ge * ri;
+      acc += static_cast<double>(ge) * wv;
+      if (cg != nullptr && dc != nullptr) dc[(i / rpg) * in + j] += gv * (wv * ri);
+    }
+    if (r != nullptr && dr != nullptr) dr[i] = static_cast<float>(acc);
+  }
+  return 0;
+}
+
+const gpt2::AddLayerNormKernels kHostLn{&ln_forward, &ln_scratch, &ln_backward};
+const gpt2::LrmWeightKernels kHostLrm{&lrm_forward, &lrm_scratch, &lrm_backward};
+
+double rel(const at::Tensor& a, const at::Tensor& b) { return test::max_rel_diff(a.to(at::kDouble), b.to(at::kDouble)); }
+
+}  // namespace
+
+TEST_CASE("fused add + LayerNorm's autograd plumbing, with host kernels: every variant against ATen", "[gpt2][kernels]") {
+  auto gen = at::make_generator<at::CPUGeneratorImpl>(71);
+  const auto f32 = at::TensorOptions().dtype(at::kFloat);
+  const std::int64_t B = 3, T = 5, d = 24;
+  for (const bool with_branch : {true, false}) {
+    for (const bool with_bias : {true, false}) {
+      for (const bool use_sum : {true, false}) {  // ln_f's sum is used by nothing: no gradient reaches it
+        INFO("branch " << with_branch << ", bias " << with_bias << ", sum used " << use_sum);
+        const at::Tensor x0 = at::randn({B, T, d}, gen, f32);
+        const at::Tensor br0 = with_branch ? at::randn({B, T, d}, gen, f32).to(at::kBFloat16) : at::Tensor();
+        const at::Tensor g0 = at::randn({d}, gen, f32).mul(0.2).add(1.0);
+        const at::Tensor b0 = with_bias ? at::randn({d}, gen, f32).mul(0.1) : at::Tensor();
+        const at::Tensor R = at::randn({B, T, d}, gen, f32).to(at::kBFloat16).to(at::kFloat);
+        const at::Tensor S = at::randn({B, T, d}, gen, f32);
+        auto leaves = [&] {
+          auto leaf = [](const at::Tensor& t) { return t.defined() ? t.clone().requires_grad_(true) : t; };
+          return std::vector<at::Tensor>{leaf(x0), leaf(br0), leaf(g0), leaf(b0)};
+        };
+        auto loss_of = [&](const gpt2::AddNorm& o) {
+          at::Tensor l = o.y.to(at::kFloat).mul(R).sum();
+          if (use_sum && with_branch) l = l.add(o.sum.mul(S).sum());
+          return l;
+        };
+        const std::vector<at::Tensor> ours = leaves(), ref = leaves();
+        const gpt2::AddNorm o = gpt2::add_layer_norm_with(ours[0], ours[1], ours[2], ours[3], 1e-5, kHostLn);
+        const gpt2::AddNorm a = gpt2::add_layer_norm(ref[0], ref[1], ref[2], ref[3], 1e-5, gpt2::KernelPath::aten);
+        CHECK(o.y.scalar_type() == at::kBFloat16);
+        CHECK(o.y.sizes() == x0.sizes());
+        CHECK(o.sum.sizes() == x0.sizes());
+        CHECK(rel(o.sum, a.sum) == 0.0);    // the same float32 add
+        CHECK(rel(o.y, a.y) <= 4e-3);       // y rounded to bf16 once
+        loss_of(o).backward();
+        loss_of(a).backward();
+        CHECK(rel(ours[0].grad(), ref[0].grad()) <= 1e-5);
+        CHECK(ours[0].grad().scalar_type() == at::kFloat);
+        if (with_branch) {
+          REQUIRE(ours[1].grad().defined());
+          CHECK(ours[1].grad().scalar_type() == at::kBFloat16);
+          CHECK(rel(ours[1].grad(), ref[1].grad()) <= 8e-3);
+        }
+        CHECK(rel(ours[2].grad(), ref[2].grad()) <= 1e-5);
+        if (with_bias) CHECK(rel(ours[3].grad(), ref[3].grad()) <= 1e-5);
+      }
+    }
+  }
+}
+
+TEST_CASE("fused W_eff's autograd plumbing, with host kernels: r, c, both, groups, the scalar s against ATen",
+          "[gpt2][kernels]") {
+  auto gen = at::make_generator<at::CPUGeneratorImpl>(72);
+  const auto f32 = at::TensorOptions().dtype(at::kFloat);
+  struct Case {
+    std::int64_t out, in, groups;
+    bool row, col, scalar;
+  };
+  for (const Case& k : {Case{12, 7, 1, true, true, false}, Case{12, 7, 3, true, true, false},
+                        Case{12, 7, 1, true, false, false}, Case{12, 7, 1, false, true, false},
+                        Case{12, 7, 3, false, true, true}}) {
+    INFO("out " << k.out << " in " << k.in << " groups " << k.groups << " r " << k.row << " c " << k.col << " s "
+                << k.scalar);
+    const at::Tensor w0 = at::randn({k.out, k.in}, gen, f32);
+    const at::Tensor r0 = k.scalar ? at::randn({1}, gen, f32).exp() : (k.row ? at::randn({k.out}, gen, f32).exp() : at::Tensor());
+    const at::Tensor c0 = k.col ? (k.groups > 1 ? at::randn({k.groups, k.in}, gen, f32) : at::randn({k.in}, gen, f32)).exp()
+                                : at::Tensor();
+    const at::Tensor G = at::randn({k.out, k.in}, gen, f32).to(at::kBFloat16).to(at::kFloat);
+    auto leaf = [](const at::Tensor& t) { return t.defined() ? t.clone().requires_grad_(true) : t; };
+    const at::Tensor wo = leaf(w0), ro = leaf(r0), co = leaf(c0), wa = leaf(w0), ra = leaf(r0), ca = leaf(c0);
+    auto row = [&](const at::Tensor& r) { return k.scalar ? r.expand({k.out}) : r; };
+    const at::Tensor e = gpt2::lrm_effective_weight_with(wo, row(ro), co, kHostLrm);
+    const at::Tensor ea = gpt2::lrm_effective_weight(wa, row(ra), ca);
+    CHECK(e.scalar_type() == at::kBFloat16);
+    CHECK(rel(e, ea.to(at::kBFloat16)) == 0.0);  // the same products in the same order, rounded once
+    e.to(at::kFloat).mul(G).sum().backward();
+    ea.mul(G).sum().backward();
+    CHECK(rel(wo.grad(), wa.grad()) <= 1e-6);
+    if (ro.defined()) CHECK(rel(ro.grad(), ra.grad()) <= 1e-5);
+    if (co.defined()) CHECK(rel(co.grad(), ca.grad()) <= 1e-5);
+  }
+}
