@@ -83,7 +83,7 @@ TrainResult run_train(const TrainOptions& o, io::Provenance prov) {
   // --cuda-graph on: every micro-step a replay of one captured forward + backward (train/step_graph.hpp).
   std::unique_ptr<MicroStepGraph> graph;
   if (o.cuda_graph == "on")
-    graph = std::make_unique<MicroStepGraph>(*run.model, params, run.precision, 1.0 / static_cast<double>(run.grad_accum));
+    graph = std::make_unique<MicroStepGraph>(*run.model, params, run.precision, run.grad_accum);
   const auto t_start = std::chrono::steady_clock::now();
   const std::int64_t first_step = st.step;
 

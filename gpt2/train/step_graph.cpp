@@ -31,8 +31,9 @@ std::string MicroStepGraph::refusal(const GPT& model, c10::Device device) {
   return "";
 }
 
-MicroStepGraph::MicroStepGraph(GPT& model, std::vector<at::Tensor> params, Precision precision, double loss_scale)
-    : model_(model), params_(std::move(params)), precision_(precision), loss_scale_(loss_scale) {
+MicroStepGraph::MicroStepGraph(GPT& model, std::vector<at::Tensor> params, Precision precision,
+                               std::int64_t grad_accum)
+    : model_(model), params_(std::move(params)), precision_(precision), grad_accum_(grad_accum) {
   const std::string why = refusal(model, model.device());
   if (!why.empty()) throw std::invalid_argument(why);
 }
@@ -64,7 +65,8 @@ void MicroStepGraph::capture(const at::Tensor& inputs, const at::Tensor& targets
       AutocastScope autocast(model_.device(), precision_);
       loss = model_.loss(st->in, st->tgt, &st->ws);
     }
-    std::vector<at::Tensor> g = torch::autograd::grad({loss.mul(loss_scale_)}, params_, /*grad_outputs=*/{},
+    // The same op as the eager step's loss / grad_accum (a multiplication by its inverse can differ by an ulp).
+    std::vector<at::Tensor> g = torch::autograd::grad({loss / static_cast<double>(grad_accum_)}, params_, /*grad_outputs=*/{},
                                                       /*retain_graph=*/false, /*create_graph=*/false,
                                                       /*allow_unused=*/true);
     return std::pair{loss, g};
@@ -83,15 +85,17 @@ void MicroStepGraph::capture(const at::Tensor& inputs, const at::Tensor& targets
     side.synchronize();
     st->graph.capture_begin();
     auto [loss, g] = pass();
-    std::vector<at::Tensor> got;
+    std::vector<at::Tensor> got, into;
+    bool same_reach = true;  // checked after the capture has ended (a throw inside would leave it open)
     for (std::size_t i = 0; i < g.size(); ++i) {
-      if (g[i].defined() != st->reach[i])
-        throw std::logic_error("MicroStepGraph: the captured pass reached other parameters than the warm-up");
-      if (g[i].defined()) got.push_back(g[i]);
+      same_reach = same_reach && g[i].defined() == st->reach[i];
+      if (g[i].defined() && st->bufs[i].defined()) got.push_back(g[i]), into.push_back(st->bufs[i]);
     }
-    at::_foreach_add_(st->reached, got);
+    if (!into.empty()) at::_foreach_add_(into, got);
     st->loss = loss.detach();
     st->graph.capture_end();
+    if (!same_reach)
+      throw std::logic_error("MicroStepGraph: the captured pass reached other parameters than the warm-up");
   }
   at::cuda::CUDAEvent done;
   done.record(side);
@@ -101,23 +105,23 @@ void MicroStepGraph::capture(const at::Tensor& inputs, const at::Tensor& targets
 }
 
 at::Tensor MicroStepGraph::run(const at::Tensor& inputs, const at::Tensor& targets, bool first) {
-  if (first) linked_ = false;  // the step's sums start from 0 (zero_grad has left .grad undefined)
   if (s_ && (inputs.sizes() != s_->in.sizes() || targets.sizes() != s_->tgt.sizes())) return {};
-  if (!s_ || stale()) {
-    capture(inputs, targets);
-    linked_ = false;
-  }
-  if (!linked_) {  // .grad -> the graph's buffers, which take over what this step has summed so far (0 if nothing)
-    std::vector<at::Tensor> zero;
-    for (std::size_t i = 0; i < params_.size(); ++i) {
-      if (!s_->bufs[i].defined()) continue;
-      const at::Tensor g = params_[i].grad();
-      if (first || !g.defined()) zero.push_back(s_->bufs[i]);
-      else if (!g.is_same(s_->bufs[i])) s_->bufs[i].copy_(g);  // an eager micro-step or an earlier graph's sum
-      params_[i].mutable_grad() = s_->bufs[i];
+  if (!s_ || stale()) capture(inputs, targets);
+  // .grad -> the graph's buffers. The step's first micro-step starts them at 0 (zero_grad has left .grad
+  // undefined); later, a .grad that is not its buffer (an eager micro-step's, or a previous capture's buffer) is
+  // taken over, so the sum holds whichever way each micro-step ran.
+  if (first && !s_->reached.empty()) at::_foreach_zero_(s_->reached);
+  for (std::size_t i = 0; i < params_.size(); ++i) {
+    const at::Tensor& buf = s_->bufs[i];
+    if (!buf.defined()) continue;
+    const at::Tensor g = params_[i].grad();
+    if (g.is_same(buf)) continue;
+    if (first || !g.defined()) {
+      if (!first) buf.zero_();
+    } else {
+      buf.copy_(g);
     }
-    at::_foreach_zero_(zero);
-    linked_ = true;
+    params_[i].mutable_grad() = buf;
   }
   s_->in.copy_(inputs);
   s_->tgt.copy_(targets);

@@ -12,6 +12,7 @@
 // buffers at the next replay.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -30,8 +31,8 @@ class MicroStepGraph {
   /// Why a run cannot capture its micro-step (one line), or "" when it can: CUDA, no dropout.
   static std::string refusal(const GPT& model, c10::Device device);
 
-  /// params: every trained parameter (the optimizer's); loss_scale: 1/grad_accum (each micro-step's share).
-  MicroStepGraph(GPT& model, std::vector<at::Tensor> params, Precision precision, double loss_scale);
+  /// params: every trained parameter (the optimizer's); each micro-step's loss is divided by grad_accum.
+  MicroStepGraph(GPT& model, std::vector<at::Tensor> params, Precision precision, std::int64_t grad_accum);
   ~MicroStepGraph();
   MicroStepGraph(const MicroStepGraph&) = delete;
   MicroStepGraph& operator=(const MicroStepGraph&) = delete;
@@ -51,10 +52,9 @@ class MicroStepGraph {
   GPT& model_;
   std::vector<at::Tensor> params_;
   Precision precision_;
-  double loss_scale_;
+  std::int64_t grad_accum_;
   std::unique_ptr<State> s_;
   std::int64_t captures_ = 0;
-  bool linked_ = false;  // this step's .grad point at the graph's buffers
 };
 
 }  // namespace gaugelab::gpt2

@@ -166,6 +166,24 @@ TEST_CASE("fused add + LayerNorm's autograd plumbing, with host kernels: every v
   }
 }
 
+TEST_CASE("fused add + LayerNorm's autograd plumbing, with host kernels: y unused, only the stream's gradient passes",
+          "[gpt2][kernels]") {
+  auto gen = at::make_generator<at::CPUGeneratorImpl>(73);
+  const auto f32 = at::TensorOptions().dtype(at::kFloat);
+  const at::Tensor x = at::randn({4, 16}, gen, f32).requires_grad_(true);
+  const at::Tensor br = at::randn({4, 16}, gen, f32).to(at::kBFloat16).requires_grad_(true);
+  const at::Tensor g = at::randn({16}, gen, f32).requires_grad_(true);
+  const at::Tensor S = at::randn({4, 16}, gen, f32);
+  const gpt2::AddNorm o = gpt2::add_layer_norm_with(x, br, g, at::Tensor(), 1e-5, kHostLn);
+  o.sum.mul(S).sum().backward();
+  REQUIRE(x.grad().defined());
+  CHECK(rel(x.grad(), S) == 0.0);
+  REQUIRE(br.grad().defined());
+  CHECK(br.grad().scalar_type() == at::kBFloat16);
+  CHECK(rel(br.grad(), S.to(at::kBFloat16)) == 0.0);
+  CHECK(!g.grad().defined());  // γ does not reach the loss
+}
+
 TEST_CASE("fused W_eff's autograd plumbing, with host kernels: r, c, both, groups, the scalar s against ATen",
           "[gpt2][kernels]") {
   auto gen = at::make_generator<at::CPUGeneratorImpl>(72);
