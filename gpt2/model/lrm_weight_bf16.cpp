@@ -1,18 +1,14 @@
 #include "gpt2/model/lrm_weight_bf16.hpp"
 
-#include <optional>
 #include <stdexcept>
 #include <string>
-#include <utility>
 
 #include <ATen/ops/empty.h>
 #include <c10/core/impl/LocalDispatchKeySet.h>
 #include <torch/csrc/autograd/custom_function.h>
 
+#include "gpt2/model/kernel_launch.hpp"
 #include "gpt2/model/runtime.hpp"
-
-#include <ATen/cuda/CUDAContext.h>
-#include <c10/cuda/CUDAGuard.h>
 
 #ifdef GAUGELAB_HAVE_CUDA_KERNELS
 #include "gpt2/model/cuda/lrm_weight_kernel.hpp"
@@ -34,13 +30,6 @@ void check_launch(int rc, const char* which) {
 // c as [G, in] (a single column scale is one group).
 std::int64_t groups_of(const at::Tensor& c) { return c.defined() && c.dim() == 2 ? c.size(0) : 1; }
 
-// The device guard and stream of a launch: CUDA's for a CUDA tensor; none (host kernels in tests) otherwise.
-std::optional<c10::cuda::CUDAGuard> guard(const at::Tensor& t) {
-  if (!t.is_cuda()) return std::nullopt;
-  return std::optional<c10::cuda::CUDAGuard>(std::in_place, t.device());
-}
-void* stream_of(const at::Tensor& t) { return t.is_cuda() ? at::cuda::getCurrentCUDAStream().stream() : nullptr; }
-
 #ifdef GAUGELAB_HAVE_CUDA_KERNELS
 const LrmWeightKernels kCudaKernels{&cuda::lrm_weight_forward, &cuda::lrm_weight_scratch_floats,
                                     &cuda::lrm_weight_backward};
@@ -57,9 +46,9 @@ struct LrmWeightBf16 : public torch::autograd::Function<LrmWeightBf16> {
     const at::Tensor cc = has_c ? c.contiguous() : at::Tensor();  // [in] or [G, in]
     const std::int64_t out = w.size(0), in = w.size(1), groups = groups_of(cc);
     at::Tensor e = at::empty({out, in}, w.options().dtype(at::kBFloat16));
-    const std::optional<c10::cuda::CUDAGuard> device = guard(w);
+    const std::optional<c10::cuda::CUDAGuard> device = launch_guard(w);
     check_launch(k->forward(wc.data_ptr<float>(), has_r ? rc.data_ptr<float>() : nullptr,
-                            has_c ? cc.data_ptr<float>() : nullptr, e.data_ptr(), out, in, groups, stream_of(w)),
+                            has_c ? cc.data_ptr<float>() : nullptr, e.data_ptr(), out, in, groups, launch_stream(w)),
                  "forward");
     ctx->save_for_backward({wc, has_r ? rc : wc, has_c ? cc : wc});  // wc stands in for an absent one
     ctx->saved_data["r"] = has_r;
@@ -82,12 +71,12 @@ struct LrmWeightBf16 : public torch::autograd::Function<LrmWeightBf16> {
     at::Tensor dr = has_r ? at::empty_like(r) : at::Tensor();
     at::Tensor dc = has_c ? at::empty_like(c) : at::Tensor();
     const auto* k = reinterpret_cast<const LrmWeightKernels*>(ctx->saved_data["kernels"].toInt());
-    const std::optional<c10::cuda::CUDAGuard> device = guard(w);
+    const std::optional<c10::cuda::CUDAGuard> device = launch_guard(w);
     at::Tensor scratch = has_c ? at::empty({k->scratch_floats(out, in, groups)}, w.options()) : at::Tensor();
     check_launch(k->backward(g.data_ptr(), w.data_ptr<float>(), has_r ? r.data_ptr<float>() : nullptr,
                              has_c ? c.data_ptr<float>() : nullptr, dw.data_ptr<float>(),
                              has_r ? dr.data_ptr<float>() : nullptr, has_c ? dc.data_ptr<float>() : nullptr,
-                             has_c ? scratch.data_ptr<float>() : nullptr, out, in, groups, stream_of(w)),
+                             has_c ? scratch.data_ptr<float>() : nullptr, out, in, groups, launch_stream(w)),
                  "backward");
     return {dw, dr, dc, at::Tensor(), at::Tensor(), at::Tensor()};
   }

@@ -1,19 +1,15 @@
 #include "gpt2/model/residual_layer_norm.hpp"
 
-#include <optional>
 #include <stdexcept>
 #include <string>
-#include <utility>
 
 #include <ATen/ops/empty.h>
 #include <ATen/ops/layer_norm.h>
 #include <c10/core/impl/LocalDispatchKeySet.h>
 #include <torch/csrc/autograd/custom_function.h>
 
+#include "gpt2/model/kernel_launch.hpp"
 #include "gpt2/model/runtime.hpp"
-
-#include <ATen/cuda/CUDAContext.h>
-#include <c10/cuda/CUDAGuard.h>
 
 #ifdef GAUGELAB_HAVE_CUDA_KERNELS
 #include "gpt2/model/cuda/residual_layer_norm_kernel.hpp"
@@ -31,13 +27,6 @@ void check_launch(int rc, const char* which) {
     throw std::runtime_error(std::string("add_layer_norm: the fused ") + which + " kernel failed (CUDA error " +
                              std::to_string(rc) + ")");
 }
-
-// The device guard and stream of a launch: CUDA's for a CUDA tensor; none (host kernels in tests) otherwise.
-std::optional<c10::cuda::CUDAGuard> guard(const at::Tensor& t) {
-  if (!t.is_cuda()) return std::nullopt;
-  return std::optional<c10::cuda::CUDAGuard>(std::in_place, t.device());
-}
-void* stream_of(const at::Tensor& t) { return t.is_cuda() ? at::cuda::getCurrentCUDAStream().stream() : nullptr; }
 
 #ifdef GAUGELAB_HAVE_CUDA_KERNELS
 const AddLayerNormKernels kCudaKernels{&cuda::residual_layer_norm_forward, &cuda::residual_layer_norm_scratch_floats,
@@ -60,11 +49,11 @@ struct AddLayerNormFused : public torch::autograd::Function<AddLayerNormFused> {
     at::Tensor sum = has_branch ? at::empty_like(xc) : xc;
     at::Tensor y = at::empty(x.sizes(), x.options().dtype(at::kBFloat16));
     at::Tensor mean = at::empty({rows}, x.options()), rstd = at::empty({rows}, x.options());
-    const std::optional<c10::cuda::CUDAGuard> device = guard(x);
+    const std::optional<c10::cuda::CUDAGuard> device = launch_guard(x);
     check_launch(k->forward(xc.data_ptr<float>(), has_branch ? bc.data_ptr() : nullptr, g.data_ptr<float>(),
                             has_beta ? be.data_ptr<float>() : nullptr, has_branch ? sum.data_ptr<float>() : nullptr,
                             y.data_ptr(), mean.data_ptr<float>(), rstd.data_ptr<float>(), rows, d,
-                            static_cast<float>(eps), stream_of(x)),
+                            static_cast<float>(eps), launch_stream(x)),
                  "forward");
     ctx->save_for_backward({sum, mean, rstd, g});
     ctx->saved_data["branch"] = has_branch;
@@ -91,13 +80,13 @@ struct AddLayerNormFused : public torch::autograd::Function<AddLayerNormFused> {
     at::Tensor dxb = has_branch ? at::empty(s.sizes(), s.options().dtype(at::kBFloat16)) : at::Tensor();
     at::Tensor dgamma = at::empty({d}, s.options()), dbeta = has_beta ? at::empty({d}, s.options()) : at::Tensor();
     const auto* k = reinterpret_cast<const AddLayerNormKernels*>(ctx->saved_data["kernels"].toInt());
-    const std::optional<c10::cuda::CUDAGuard> device = guard(s);
+    const std::optional<c10::cuda::CUDAGuard> device = launch_guard(s);
     at::Tensor scratch = at::empty({k->scratch_floats(rows, d)}, s.options());
     check_launch(k->backward(s.data_ptr<float>(), saved[1].data_ptr<float>(), saved[2].data_ptr<float>(), dy.data_ptr(),
                              ds.defined() ? ds.data_ptr<float>() : nullptr, saved[3].data_ptr<float>(),
                              dx.data_ptr<float>(), has_branch ? dxb.data_ptr() : nullptr, dgamma.data_ptr<float>(),
                              has_beta ? dbeta.data_ptr<float>() : nullptr, scratch.data_ptr<float>(), rows, d,
-                             stream_of(s)),
+                             launch_stream(s)),
                  "backward");
     return {dx, dxb, dgamma, dbeta, at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor()};
   }
