@@ -116,20 +116,20 @@ done
 # 3. Ours: no multipliers (condition N), with multipliers (C), and GaugeFix every step (B); then torchrun.
 ours() {  # name condition [launcher words...]
   local name=$1 cond=$2; shift 2
-  local prof=() steps=$STEPS
+  local extra=() steps=$STEPS
   # Profiles run apart from the timed rows: once the profiler has run, CUPTI's hooks stay and slow every later
   # launch (seen on an H200: a launch-bound run fell from 350k to 265k tokens/s after a 2-step window).
-  case $name in profile_*) prof=(--profile-from "$PROFILE_FROM" --profile-steps 2); steps=$((PROFILE_FROM + 1)) ;; esac
+  case $name in profile_*) extra=(--profile-from "$PROFILE_FROM" --profile-steps 2); steps=$((PROFILE_FROM + 1)) ;; esac
   # Every row names its kernels (model/kernel_path.hpp); an *_aten_X row keeps ATen's ops for X alone: X's effect.
   local ce=fused ln=fused lrm=fused
   case $name in *aten_ce) ce=aten ;; *aten_ln) ln=aten ;; *aten_lrm) lrm=aten ;; esac
-  prof+=(--lm-head-kernel "$ce" --ln-kernel "$ln" --lrm-kernel "$lrm")
-  case $name in *_graph) prof+=(--cuda-graph on) ;; esac  # the micro-step replayed from one CUDA graph
+  extra+=(--lm-head-kernel "$ce" --ln-kernel "$ln" --lrm-kernel "$lrm")
+  case $name in *_graph) extra+=(--cuda-graph on) ;; esac  # the micro-step replayed from one CUDA graph
   say "ours: $name"
   timeout 300 "$@" "$BIN" train --data "$DATA" "${OURS_SIZE[@]}" --batch-size "$BATCH" --grad-accum 1 --device "$DEVICE" \
     --precision bf16 --max-iters "$steps" --warmup-iters 0 --eval-every 100000 --eval-batches 1 --log-every 1 \
     --log-heads-every 100000 --sample-tokens 0 --ckpt-every 100000 --keep-ckpts 1 --peak-tflops "$PEAK_TFLOPS" \
-    --threads "$(nproc)" --condition "$cond" "${prof[@]}" --out "$WORK/ours_$name" --force > "$WORK/ours_$name.txt" 2>&1 \
+    --threads "$(nproc)" --condition "$cond" "${extra[@]}" --out "$WORK/ours_$name" --force > "$WORK/ours_$name.txt" 2>&1 \
     || { say "ours $name failed: $(tail -n 1 "$WORK/ours_$name.txt")"; bad=1; }
   [ -f "$WORK/ours_$name/profile.json" ] && mv "$WORK/ours_$name/profile.json" "$WORK/trace_ours_${name#profile_}.json"
 }

@@ -12,8 +12,6 @@ bool cuda_kernels_built() {
 #endif
 }
 
-const char* kernel_path_name(KernelPath k) { return k == KernelPath::fused ? "fused" : "aten"; }
-
 KernelPath parse_kernel_path(const std::string& word, const std::string& what) {
   if (word == "fused") return KernelPath::fused;
   if (word == "aten") return KernelPath::aten;

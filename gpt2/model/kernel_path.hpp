@@ -15,8 +15,7 @@ enum class KernelPath { fused, aten };
 
 /// Whether this build has the kernels (CMake found a CUDA compiler: GAUGELAB_HAVE_CUDA_KERNELS).
 bool cuda_kernels_built();
-/// "fused" / "aten" (the flags' words); parse throws std::invalid_argument naming `what` on any other word.
-const char* kernel_path_name(KernelPath k);
+/// "fused" / "aten" (the flags' words); throws std::invalid_argument naming `what` on any other word.
 KernelPath parse_kernel_path(const std::string& word, const std::string& what);
 /// Whether the fused kernel runs for a computation on `device` whose matmuls run in `compute` (autocast's
 /// dtype): chosen, built, on CUDA, in bf16. Every piece asks this and adds its own shape conditions.

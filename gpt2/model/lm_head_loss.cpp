@@ -12,11 +12,10 @@
 #include <c10/core/impl/LocalDispatchKeySet.h>
 #include <torch/csrc/autograd/custom_function.h>
 
+#include "gpt2/model/kernel_launch.hpp"
 #include "gpt2/model/runtime.hpp"
 
 #ifdef GAUGELAB_HAVE_CUDA_KERNELS
-#include <ATen/cuda/CUDAContext.h>
-
 #include "gpt2/model/cuda/lm_head_ce_kernel.hpp"
 #endif
 
@@ -42,11 +41,10 @@ at::Tensor fused_ce_rows(at::Tensor& logits, std::int64_t vocab, const at::Tenso
   at::Tensor row_loss = at::empty({logits.size(0)}, logits.options().dtype(at::kFloat));
 #ifdef GAUGELAB_HAVE_CUDA_KERNELS
   const at::Tensor sc = scale.contiguous();
-  const int rc = cuda::lm_head_ce_rows_bf16(logits.data_ptr(), logits.size(0), vocab, logits.stride(0),
-                                            targets.data_ptr<std::int64_t>(), sc.data_ptr<float>(),
-                                            row_loss.data_ptr<float>(), grad, at::cuda::getCurrentCUDAStream().stream());
-  if (rc != 0) throw std::runtime_error("lm_head_loss: the fused cross-entropy kernel failed to launch (CUDA error " +
-                                        std::to_string(rc) + ")");
+  check_launch(cuda::lm_head_ce_rows_bf16(logits.data_ptr(), logits.size(0), vocab, logits.stride(0),
+                                          targets.data_ptr<std::int64_t>(), sc.data_ptr<float>(),
+                                          row_loss.data_ptr<float>(), grad, launch_stream(logits)),
+               "lm_head_loss: the fused cross-entropy kernel");
 #else
   (void)vocab, (void)targets, (void)scale, (void)grad;
   throw std::logic_error("lm_head_loss: the fused kernel is not built");

@@ -21,12 +21,6 @@ namespace {
 using torch::autograd::AutogradContext;
 using torch::autograd::variable_list;
 
-void check_launch(int rc, const char* which) {
-  if (rc != 0)
-    throw std::runtime_error(std::string("lrm_effective_weight_bf16: the ") + which + " kernel failed (CUDA error " +
-                             std::to_string(rc) + ")");
-}
-
 // c as [G, in] (a single column scale is one group).
 std::int64_t groups_of(const at::Tensor& c) { return c.defined() && c.dim() == 2 ? c.size(0) : 1; }
 
@@ -49,7 +43,7 @@ struct LrmWeightBf16 : public torch::autograd::Function<LrmWeightBf16> {
     const std::optional<c10::cuda::CUDAGuard> device = launch_guard(w);
     check_launch(k->forward(wc.data_ptr<float>(), has_r ? rc.data_ptr<float>() : nullptr,
                             has_c ? cc.data_ptr<float>() : nullptr, e.data_ptr(), out, in, groups, launch_stream(w)),
-                 "forward");
+                 "lrm_effective_weight_bf16: the forward kernel");
     ctx->save_for_backward({wc, has_r ? rc : wc, has_c ? cc : wc});  // wc stands in for an absent one
     ctx->saved_data["r"] = has_r;
     ctx->saved_data["c"] = has_c;
@@ -77,7 +71,7 @@ struct LrmWeightBf16 : public torch::autograd::Function<LrmWeightBf16> {
                              has_c ? c.data_ptr<float>() : nullptr, dw.data_ptr<float>(),
                              has_r ? dr.data_ptr<float>() : nullptr, has_c ? dc.data_ptr<float>() : nullptr,
                              has_c ? scratch.data_ptr<float>() : nullptr, out, in, groups, launch_stream(w)),
-                 "backward");
+                 "lrm_effective_weight_bf16: the backward kernel");
     return {dw, dr, dc, at::Tensor(), at::Tensor(), at::Tensor()};
   }
 };

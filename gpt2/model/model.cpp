@@ -204,7 +204,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> GPT::qkv_heads(const Block& b, co
   // [B, T, 3d] -> three [B, T, d] parts. One split, not three narrows: its backward concatenates the three
   // gradients in one pass, where each narrow's backward zero-fills a [B, T, 3d] tensor, copies its part in
   // and the three are summed (GPT-2 124M on an H200: 2.5 ms of a 40 ms step).
-  const std::vector<at::Tensor> qkv = b.c_attn.forward(a, weight_path()).split(d, 2);
+  const std::vector<at::Tensor> qkv = b.c_attn.forward(a, path(lrm_kernel_)).split(d, 2);
   auto heads = [&](std::size_t part) {  // [B, T, d] -> [B, H, T, dh]
     return qkv[part].view({B, T, H, dh}).transpose(1, 2);
   };
@@ -217,8 +217,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> GPT::qkv_heads(const Block& b, co
 }
 
 at::Tensor GPT::add_norm(Stream& s, const at::Tensor& gain, const at::Tensor& bias) const {
-  AddNorm r = add_layer_norm(s.x, s.pending, gain, bias, cfg_.layer_norm_eps,
-                             twice_differentiable_ ? KernelPath::aten : ln_kernel_);
+  AddNorm r = add_layer_norm(s.x, s.pending, gain, bias, cfg_.layer_norm_eps, path(ln_kernel_));
   s.x = std::move(r.sum);
   s.pending = at::Tensor();
   return r.y;
@@ -231,10 +230,10 @@ void GPT::block_forward(const Block& b, Stream& s) const {
   at::Tensor y = twice_differentiable_ ? causal_attention_math(q, k, v, p, training_)
                                        : causal_attention(q, k, v, p);  // [B, H, T, dh]
   y = y.transpose(1, 2).reshape({B, T, d});
-  s.pending = at::dropout(b.attn_proj.forward(y, weight_path()), p, training_);
+  s.pending = at::dropout(b.attn_proj.forward(y, path(lrm_kernel_)), p, training_);
   const at::Tensor m = add_norm(s, b.ln_2_weight, b.ln_2_bias);
-  const at::Tensor f = at::gelu(b.c_fc.forward(m, weight_path()), cfg_.gelu == Gelu::erf ? "none" : "tanh");  // [B, T, 4d]
-  s.pending = at::dropout(b.mlp_proj.forward(f, weight_path()), p, training_);
+  const at::Tensor f = at::gelu(b.c_fc.forward(m, path(lrm_kernel_)), cfg_.gelu == Gelu::erf ? "none" : "tanh");  // [B, T, 4d]
+  s.pending = at::dropout(b.mlp_proj.forward(f, path(lrm_kernel_)), p, training_);
 }
 
 at::Tensor GPT::hidden(const at::Tensor& idx) const {
@@ -275,7 +274,7 @@ at::Tensor GPT::logits(const at::Tensor& idx) const {
 }
 
 at::Tensor GPT::loss(const at::Tensor& idx, const at::Tensor& targets, LmHeadWorkspace* ws) const {
-  return lm_head_loss(hidden(idx), lm_head.matmul_weight(weight_path()), targets.to(wte.device(), at::kLong), cfg_.vocab_size,
+  return lm_head_loss(hidden(idx), lm_head.matmul_weight(path(lrm_kernel_)), targets.to(wte.device(), at::kLong), cfg_.vocab_size,
                       ws != nullptr ? *ws : ce_ws_);
 }
 

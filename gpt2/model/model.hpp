@@ -150,7 +150,9 @@ class GPT {
   mutable LmHeadWorkspace ce_ws_;  // the loss's logits buffers, reused from step to step
   KernelPath ln_kernel_ = KernelPath::aten;  // the kernels' parity rows have not yet run on a card
   KernelPath lrm_kernel_ = KernelPath::aten;
-  KernelPath weight_path() const { return twice_differentiable_ ? KernelPath::aten : lrm_kernel_; }
+  /// A chosen kernel path as it applies to this model: ATen's ops for a twice-differentiable one (no kernel of
+  /// ours has a derivative of its backward).
+  KernelPath path(KernelPath chosen) const { return twice_differentiable_ ? KernelPath::aten : chosen; }
 };
 
 /// The one place attention is computed: softmax(q·kᵀ/√d_h + causal mask)·v through LibTorch's fused

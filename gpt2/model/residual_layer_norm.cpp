@@ -22,12 +22,6 @@ namespace {
 using torch::autograd::AutogradContext;
 using torch::autograd::variable_list;
 
-void check_launch(int rc, const char* which) {
-  if (rc != 0)
-    throw std::runtime_error(std::string("add_layer_norm: the fused ") + which + " kernel failed (CUDA error " +
-                             std::to_string(rc) + ")");
-}
-
 #ifdef GAUGELAB_HAVE_CUDA_KERNELS
 const AddLayerNormKernels kCudaKernels{&cuda::residual_layer_norm_forward, &cuda::residual_layer_norm_scratch_floats,
                                        &cuda::residual_layer_norm_backward};
@@ -54,7 +48,7 @@ struct AddLayerNormFused : public torch::autograd::Function<AddLayerNormFused> {
                             has_beta ? be.data_ptr<float>() : nullptr, has_branch ? sum.data_ptr<float>() : nullptr,
                             y.data_ptr(), mean.data_ptr<float>(), rstd.data_ptr<float>(), rows, d,
                             static_cast<float>(eps), launch_stream(x)),
-                 "forward");
+                 "add_layer_norm: the fused forward kernel");
     ctx->save_for_backward({sum, mean, rstd, g});
     ctx->saved_data["branch"] = has_branch;
     ctx->saved_data["beta"] = has_beta;
@@ -87,7 +81,7 @@ struct AddLayerNormFused : public torch::autograd::Function<AddLayerNormFused> {
                              dx.data_ptr<float>(), has_branch ? dxb.data_ptr() : nullptr, dgamma.data_ptr<float>(),
                              has_beta ? dbeta.data_ptr<float>() : nullptr, scratch.data_ptr<float>(), rows, d,
                              launch_stream(s)),
-                 "backward");
+                 "add_layer_norm: the fused backward kernel");
     return {dx, dxb, dgamma, dbeta, at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor()};
   }
 };

@@ -24,9 +24,9 @@
 #include "gpt2/train/qk_balance.hpp"
 #include "gpt2/train/samples.hpp"
 #include "gpt2/train/setup.hpp"
+#include "gpt2/train/step_graph.hpp"
 #include "gpt2/train/step_hooks.hpp"
 #include "gpt2/train/step_profiler.hpp"
-#include "gpt2/train/step_graph.hpp"
 #include "io/stop_signal.hpp"
 
 namespace gaugelab::gpt2 {

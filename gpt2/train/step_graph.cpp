@@ -101,7 +101,6 @@ void MicroStepGraph::capture(const at::Tensor& inputs, const at::Tensor& targets
   done.record(side);
   done.block(main);
   s_ = std::move(st);
-  ++captures_;
 }
 
 at::Tensor MicroStepGraph::run(const at::Tensor& inputs, const at::Tensor& targets, bool first) {

@@ -43,8 +43,6 @@ class MicroStepGraph {
   /// nothing, when the shape differs from the captured one (the caller runs that micro-step eagerly).
   at::Tensor run(const at::Tensor& inputs, const at::Tensor& targets, bool first);
 
-  std::int64_t captures() const { return captures_; }
-
  private:
   struct State;
   void capture(const at::Tensor& inputs, const at::Tensor& targets);
@@ -54,7 +52,6 @@ class MicroStepGraph {
   Precision precision_;
   std::int64_t grad_accum_;
   std::unique_ptr<State> s_;
-  std::int64_t captures_ = 0;
 };
 
 }  // namespace gaugelab::gpt2
