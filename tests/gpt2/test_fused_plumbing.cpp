@@ -17,6 +17,9 @@
 #include "gpt2/ops/lrm_weight.hpp"
 #include "tests/gpt2/gpt2_catch.hpp"
 #include "tests/gpt2/gpt2_test_helpers.hpp"
+#include "support/unity_tu.hpp"
+
+namespace GAUGELAB_TU {
 
 using namespace gaugelab;
 
@@ -216,3 +219,5 @@ TEST_CASE("fused W_eff's autograd plumbing, with host kernels: r, c, both, group
     if (co.defined()) CHECK(rel(co.grad(), ca.grad()) <= 1e-5);
   }
 }
+
+}  // namespace GAUGELAB_TU

@@ -14,6 +14,9 @@
 #include "gpt2/model/head_gauge.hpp"
 #include "gpt2_test_helpers.hpp"
 #include "gpt2_catch.hpp"  // last: see there
+#include "support/unity_tu.hpp"
+
+namespace GAUGELAB_TU {
 
 using namespace gaugelab::gpt2;
 using gaugelab::test::max_rel_diff;
@@ -116,3 +119,5 @@ TEST_CASE("gauge moves refuse placements without the multipliers they need", "[g
   CHECK_THROWS_WITH(rescale_ln_columns(m.h[0], 2, ones), Catch::Contains("not in this placement"));
   CHECK_THROWS(apply_qk_gauge(m.h[0], m.head_slice(0), at::eye(3, kF64)));
 }
+
+}  // namespace GAUGELAB_TU

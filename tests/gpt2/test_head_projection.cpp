@@ -15,6 +15,9 @@
 #include "gpt2_test_helpers.hpp"
 #include "projection_layer.hpp"
 #include "gpt2_catch.hpp"  // last: see there
+#include "support/unity_tu.hpp"
+
+namespace GAUGELAB_TU {
 
 using namespace gaugelab::gpt2;
 namespace core = gaugelab::core;
@@ -76,3 +79,5 @@ TEST_CASE("an optimizer step projected at the weights before it is orthogonal to
     }
   }
 }
+
+}  // namespace GAUGELAB_TU

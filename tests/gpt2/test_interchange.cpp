@@ -16,6 +16,9 @@
 #include "gpt2/model/tensor_bytes.hpp"
 #include "gpt2_test_helpers.hpp"
 #include "gpt2_catch.hpp"  // last: see there
+#include "support/unity_tu.hpp"
+
+namespace GAUGELAB_TU {
 
 using namespace gaugelab::gpt2;
 using gaugelab::test::max_rel_diff;
@@ -232,3 +235,5 @@ TEST_CASE("bf16 and f16 exports re-import within their rounding", "[gpt2][interc
     CHECK(err > 0.0);
   }
 }
+
+}  // namespace GAUGELAB_TU

@@ -10,6 +10,9 @@
 #include "gpt2/model/runtime.hpp"
 #include "gpt2_test_helpers.hpp"
 #include "gpt2_catch.hpp"  // last: see there
+#include "support/unity_tu.hpp"
+
+namespace GAUGELAB_TU {
 
 using namespace gaugelab::gpt2;
 using gaugelab::test::max_rel_diff;
@@ -78,3 +81,5 @@ TEST_CASE("fused LM-head loss: no gradient work without grad, bf16 autocast clos
   CHECK(c.x.grad().scalar_type() == at::kFloat);
   CHECK(c.w.grad().scalar_type() == at::kFloat);
 }
+
+}  // namespace GAUGELAB_TU

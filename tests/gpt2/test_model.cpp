@@ -11,6 +11,9 @@
 #include "gpt2/model/runtime.hpp"
 #include "gpt2_test_helpers.hpp"
 #include "gpt2_catch.hpp"  // last: see there
+#include "support/unity_tu.hpp"
+
+namespace GAUGELAB_TU {
 
 using namespace gaugelab::gpt2;
 using gaugelab::test::max_rel_diff;
@@ -208,3 +211,5 @@ TEST_CASE("attention backend: one fused kernel alone on CUDA, refused elsewhere;
   }
   CHECK(describe_attention_backend("flash") == "flash (the only SDPA backend enabled)");
 }
+
+}  // namespace GAUGELAB_TU

@@ -13,6 +13,9 @@
 #include "io/run_log_reader.hpp"
 #include "gpt2_test_helpers.hpp"
 #include "gpt2_catch.hpp"  // last: see there
+#include "support/unity_tu.hpp"
+
+namespace GAUGELAB_TU {
 
 using namespace gaugelab::gpt2;
 using gaugelab::test::nano_config;
@@ -204,3 +207,5 @@ TEST_CASE("a --compact-vocab checkpoint speaks GPT-2 ids at eval and generate: t
   REQUIRE(out.size() == 1);
   CHECK(out[0] == want);
 }
+
+}  // namespace GAUGELAB_TU

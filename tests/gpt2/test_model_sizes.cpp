@@ -18,6 +18,9 @@
 #include "gpt2/model/vocab_layout.hpp"
 #include "gpt2_test_helpers.hpp"
 #include "gpt2_catch.hpp"  // last: see there
+#include "support/unity_tu.hpp"
+
+namespace GAUGELAB_TU {
 
 using namespace gaugelab::gpt2;
 
@@ -114,3 +117,5 @@ TEST_CASE("vocab layout: a compact model laid over GPT-2 ids keeps its logits th
   }
   CHECK_THROWS_AS(select_vocab_rows(*wide, {50257}), std::invalid_argument);
 }
+
+}  // namespace GAUGELAB_TU

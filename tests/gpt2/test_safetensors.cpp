@@ -6,6 +6,9 @@
 
 #include "gpt2/model/safetensors.hpp"
 #include "gpt2_catch.hpp"  // last: see there
+#include "support/unity_tu.hpp"
+
+namespace GAUGELAB_TU {
 
 namespace st = gaugelab::gpt2::safetensors;
 using Bytes = std::vector<std::uint8_t>;
@@ -152,3 +155,5 @@ TEST_CASE("safetensors: write_file and read_file go through the disk", "[gpt2][s
   CHECK(v == 1.0f);
   CHECK_THROWS_WITH(st::read_file(path + ".missing"), Catch::Contains("cannot open"));
 }
+
+}  // namespace GAUGELAB_TU

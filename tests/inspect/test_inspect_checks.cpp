@@ -6,6 +6,9 @@
 #include "core/gauge_fix_qr.hpp"
 #include "core/gauge_sampling.hpp"
 #include "gpt2/inspect/checks.hpp"
+#include "support/unity_tu.hpp"
+
+namespace GAUGELAB_TU {
 
 namespace core = gaugelab::core;
 using namespace gaugelab::gpt2::inspect;
@@ -157,3 +160,5 @@ TEST_CASE("distribution percentiles follow numpy's linear interpolation", "[insp
   CHECK(d.mean == Approx(51));
   CHECK(distribution({3.0, 1.0}).median == Approx(2.0));
 }
+
+}  // namespace GAUGELAB_TU

@@ -15,6 +15,9 @@
 #include "gpt2/model/interchange.hpp"
 #include "inspect_helpers.hpp"
 #include "tests/gpt2/gpt2_catch.hpp"  // last: see there
+#include "support/unity_tu.hpp"
+
+namespace GAUGELAB_TU {
 
 using namespace gaugelab::gpt2;
 namespace core = gaugelab::core;
@@ -149,3 +152,5 @@ TEST_CASE("load_checkpoint_head reads a Hugging Face export the same as our chec
     CHECK(rel(b.b_q, a.b_q) <= kExportRounding);
   }
 }
+
+}  // namespace GAUGELAB_TU

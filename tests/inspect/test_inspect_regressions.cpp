@@ -13,6 +13,9 @@
 #include "io/run_log_reader.hpp"
 #include "tests/inspect/inspect_helpers.hpp"
 #include "tests/gpt2/gpt2_catch.hpp"
+#include "support/unity_tu.hpp"
+
+namespace GAUGELAB_TU {
 
 using namespace gaugelab;
 using namespace gaugelab::gpt2;
@@ -83,3 +86,5 @@ TEST_CASE("inspect regression: the covariance slice is measured on held-out acti
     CHECK(canon.f64("qk_cov_imb_after")[i] < canon.f64("qk_cov_imb_before")[i]);  // yet better than before
   }
 }
+
+}  // namespace GAUGELAB_TU

@@ -15,6 +15,9 @@
 #include "inspect_helpers.hpp"
 #include "io/run_log_reader.hpp"
 #include "tests/gpt2/gpt2_catch.hpp"  // last: see there
+#include "support/unity_tu.hpp"
+
+namespace GAUGELAB_TU {
 
 using namespace gaugelab::gpt2;
 namespace core = gaugelab::core;
@@ -196,3 +199,5 @@ TEST_CASE("diag heads --checkpoint runs the harness on a checkpoint head through
   const std::string text((std::istreambuf_iterator<char>(err)), std::istreambuf_iterator<char>());
   CHECK(text.find("layer 5 is outside [0, 2)") != std::string::npos);
 }
+
+}  // namespace GAUGELAB_TU

@@ -21,6 +21,9 @@
 #include "gpt2/landscape/hessian.hpp"
 #include "tests/gpt2/gpt2_test_helpers.hpp"
 #include "tests/gpt2/gpt2_catch.hpp"  // last: puts Catch's CHECK back over c10's
+#include "support/unity_tu.hpp"
+
+namespace GAUGELAB_TU {
 
 using namespace gaugelab;
 using at::Tensor;
@@ -231,3 +234,5 @@ TEST_CASE("the twice-differentiable attention is the fused kernel's function", "
   m->set_twice_differentiable(false);
   CHECK((math - fused).abs().max().item<double>() < 1e-12 * fused.abs().max().item<double>());
 }
+
+}  // namespace GAUGELAB_TU

@@ -22,6 +22,9 @@
 #include "support/process.hpp"
 #include "tests/inspect/inspect_helpers.hpp"
 #include "tests/gpt2/gpt2_catch.hpp"  // last: puts Catch's CHECK back over c10's
+#include "support/unity_tu.hpp"
+
+namespace GAUGELAB_TU {
 
 using namespace gaugelab;
 
@@ -217,3 +220,5 @@ TEST_CASE("merge-models: the merged checkpoint, the path log, and one-line refus
   CHECK(diag.output.find("teacher " + b) != std::string::npos);
   CHECK(diag.output.find("inputs from " + data) != std::string::npos);
 }
+
+}  // namespace GAUGELAB_TU

@@ -17,9 +17,11 @@
 #include "gpt2/model/head_gauge.hpp"
 #include "tests/gpt2/gpt2_test_helpers.hpp"
 #include "tests/parity/parity_support.hpp"
+#include "support/unity_tu.hpp"
 
 namespace gaugelab::parity {
 
+namespace GAUGELAB_TU {  // this file's helpers: each file of a unity batch has its own (support/unity_tu.hpp)
 namespace {
 
 // Logits after an exact gauge move, in float32: weights are stored back in float32 (6e-8 relative
@@ -141,8 +143,10 @@ double multiplier_pairings(c10::Device device) {
 }
 
 }  // namespace
+}  // namespace GAUGELAB_TU
 
 std::vector<ParityRow> gauge_rows() {
+  using namespace GAUGELAB_TU;
   const char* why =
       "the same formula, differing by float32 storage of the moved weights (2^-24 relative) amplified by the "
       "gauge's condition number";

@@ -17,9 +17,11 @@
 #include "gpt2/train/gaugefix.hpp"
 #include "tests/gpt2/gpt2_test_helpers.hpp"
 #include "tests/parity/parity_support.hpp"
+#include "support/unity_tu.hpp"
 
 namespace gaugelab::parity {
 
+namespace GAUGELAB_TU {  // this file's helpers: each file of a unity batch has its own (support/unity_tu.hpp)
 namespace {
 
 // Agreement of float32 tensor code with the float64 core: a few float32 roundings of O(1) values.
@@ -129,8 +131,10 @@ double state_transport(core::TransportMode mode, c10::Device device) {
 }
 
 }  // namespace
+}  // namespace GAUGELAB_TU
 
 std::vector<ParityRow> gaugefix_rows() {
+  using namespace GAUGELAB_TU;
   const char* shapes = "nano L=2 H=2 d=64, r_Q r_K b_Q b_K [d], s_Q s_K g [L, H]";
   return {
       {"gpt2::qk_head_scales, gpt2::qk_drift", "core::lrm_head_scales, core::lrm_drift", shapes,

@@ -25,9 +25,11 @@
 #include "gpt2/ops/lrm_weight.hpp"
 #include "tests/gpt2/gpt2_test_helpers.hpp"
 #include "tests/parity/parity_support.hpp"
+#include "support/unity_tu.hpp"
 
 namespace gaugelab::parity {
 
+namespace GAUGELAB_TU {  // this file's helpers: each file of a unity batch has its own (support/unity_tu.hpp)
 namespace {
 
 // bf16 logits carry 2^-9 relative rounding (of logits of order 3 here: ~6e-3 absolute), which moves the
@@ -276,8 +278,10 @@ double add_layer_norm_f32_error(c10::Device device) { return add_layer_norm_erro
 double add_layer_norm_bf16_error(c10::Device device) { return add_layer_norm_errors(device).bf16; }
 
 }  // namespace
+}  // namespace GAUGELAB_TU
 
 std::vector<ParityRow> kernel_rows() {
+  using namespace GAUGELAB_TU;
   return {
       {"gpt2::lm_head_loss, bf16 (the fused CUDA kernel on CUDA; ATen's passes on the CPU)",
        "float64 linear + cross_entropy on the same bf16-rounded inputs (and, on CUDA, the ATen passes)",

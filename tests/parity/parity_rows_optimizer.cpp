@@ -9,9 +9,11 @@
 #include "core/update_muon.hpp"
 #include "gpt2/train/muon.hpp"
 #include "tests/parity/parity_support.hpp"
+#include "support/unity_tu.hpp"
 
 namespace gaugelab::parity {
 
+namespace GAUGELAB_TU {  // this file's helpers: each file of a unity batch has its own (support/unity_tu.hpp)
 namespace {
 
 // float64 throughout: the same arithmetic in another order, a few ulps per product over 5 iterations.
@@ -56,8 +58,10 @@ double muon_steps_error(c10::Device device) {
 }
 
 }  // namespace
+}  // namespace GAUGELAB_TU
 
 std::vector<ParityRow> optimizer_rows() {
+  using namespace GAUGELAB_TU;
   const char* why = "float64 throughout: the same arithmetic in another order, a few ulps per product over 5 iterations";
   return {
       {"gpt2::newton_schulz5", "core::newton_schulz", "G [8, 5] (tall), [5, 8] (wide), [6, 6] (Frobenius, relative)",

@@ -12,9 +12,11 @@
 #include "gpt2/model/head_projection.hpp"
 #include "tests/gpt2/projection_layer.hpp"
 #include "tests/parity/parity_support.hpp"
+#include "support/unity_tu.hpp"
 
 namespace gaugelab::parity {
 
+namespace GAUGELAB_TU {  // this file's helpers: each file of a unity batch has its own (support/unity_tu.hpp)
 namespace {
 
 // float64 throughout on matrices of O(1) entries and size ≤ 33: both implementations agree to ~1e-13;
@@ -72,8 +74,10 @@ double projection_error(gpt2::GradProjection mode, c10::Device device) {
 }
 
 }  // namespace
+}  // namespace GAUGELAB_TU
 
 std::vector<ParityRow> projection_rows() {
+  using namespace GAUGELAB_TU;
   const char* shapes = "(d, H, bias) in (8,1,no) (8,2,yes) (12,3,no) (16,4,yes) (32,2,yes); c_attn [3d, d], c_proj [d, d]";
   const char* why =
       "float64 throughout on matrices of O(1) entries and size <= 33: both implementations agree to ~1e-13; "

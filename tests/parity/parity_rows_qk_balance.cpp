@@ -12,9 +12,11 @@
 #include "gpt2/train/qk_balance.hpp"
 #include "tests/gpt2/gpt2_test_helpers.hpp"
 #include "tests/parity/parity_support.hpp"
+#include "support/unity_tu.hpp"
 
 namespace gaugelab::parity {
 
+namespace GAUGELAB_TU {  // this file's helpers: each file of a unity batch has its own (support/unity_tu.hpp)
 namespace {
 
 // float32 norms (sums of ~d²/H squares, relative ~1e-7 each) and a log: ~1e-6 absolute on O(1) values;
@@ -61,8 +63,10 @@ double log_ratio_and_fix(c10::Device device) {
 }
 
 }  // namespace
+}  // namespace GAUGELAB_TU
 
 std::vector<ParityRow> qk_balance_rows() {
+  using namespace GAUGELAB_TU;
   return {
       {"gpt2::qk_effective_log_ratio, gpt2::gauge_fix_effective (g)", "core::qk_effective_log_ratio, core::qk_balance_gauge",
        "nano L=2 H=2 d=64, W_eff = diag(r) W̄ diag(c) [d, d] per Q and K, rho and g [L, H] (max-abs)", "float32 vs float64",

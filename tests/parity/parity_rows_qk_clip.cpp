@@ -15,9 +15,11 @@
 #include "gpt2/train/qk_clip.hpp"
 #include "tests/gpt2/gpt2_test_helpers.hpp"
 #include "tests/parity/parity_support.hpp"
+#include "support/unity_tu.hpp"
 
 namespace gaugelab::parity {
 
+namespace GAUGELAB_TU {  // this file's helpers: each file of a unity batch has its own (support/unity_tu.hpp)
 namespace {
 
 // The tensor factor √(τ/S) is computed in float32 (a division and a square root, ~2 ulps) and multiplied
@@ -74,8 +76,10 @@ double qk_clip_error(c10::Device device) {
 }
 
 }  // namespace
+}  // namespace GAUGELAB_TU
 
 std::vector<ParityRow> qk_clip_rows() {
+  using namespace GAUGELAB_TU;
   return {
       {"gpt2::qk_clip (on the weights)", "core::qk_clip (diag(f) on W_Q, W_K rows and b_Q, b_K)",
        "nano L=2 H=2 d=64 dh=32; W_Q W_K [d, d], b_Q b_K [d], logit_max [L, H], tau 2 (max-abs, relative)",

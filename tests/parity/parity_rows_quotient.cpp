@@ -13,9 +13,11 @@
 #include "gpt2/train/quotient_update.hpp"
 #include "tests/gpt2/gpt2_test_helpers.hpp"
 #include "tests/parity/parity_support.hpp"
+#include "support/unity_tu.hpp"
 
 namespace gaugelab::parity {
 
+namespace GAUGELAB_TU {  // this file's helpers: each file of a unity batch has its own (support/unity_tu.hpp)
 namespace {
 
 // float32 tensors against a float64 reference: a dh x dh solve (dh = 32) of a Gram with condition
@@ -108,8 +110,10 @@ double correction_error(bool multipliers, bool full, c10::Device device, bool ma
 }
 
 }  // namespace
+}  // namespace GAUGELAB_TU
 
 std::vector<ParityRow> quotient_rows() {
+  using namespace GAUGELAB_TU;
   const char* shapes = "nano L=2 H=2 d=64 dh=32, no biases; per head W_Q W_K W_V [d, dh], W_O [dh, d] (Frobenius, relative)";
   const char* why =
       "float32 tensors against a float64 reference: a dh x dh solve (dh = 32) of a Gram with condition number ~10 "

@@ -16,6 +16,9 @@
 
 #include "tests/parity/parity_table.hpp"
 #include "tests/gpt2/gpt2_catch.hpp"  // last: see there
+#include "support/unity_tu.hpp"
+
+namespace GAUGELAB_TU {
 
 using gaugelab::parity::parity_rows;
 using gaugelab::parity::ParityRow;
@@ -69,3 +72,5 @@ TEST_CASE("parity table: every row is well formed (a reason, a positive toleranc
     CHECK(ops.insert(op).second);  // unique op names
   }
 }
+
+}  // namespace GAUGELAB_TU

@@ -13,6 +13,9 @@
 #include "io/run_log_reader.hpp"
 #include "tests/gpt2/gpt2_catch.hpp"
 #include "tests/support/process.hpp"
+#include "support/unity_tu.hpp"
+
+namespace GAUGELAB_TU {
 
 using namespace gaugelab;
 
@@ -81,3 +84,5 @@ TEST_CASE("condition rows: the plain-ops attention path trains to the fused kern
   for (std::size_t i = 0; i < fused.at("loss").size(); ++i)
     CHECK(plain.at("loss")[i] == Approx(fused.at("loss")[i]).epsilon(1e-5));
 }
+
+}  // namespace GAUGELAB_TU

@@ -17,6 +17,9 @@
 #include "gpt2/train/qk_balance.hpp"
 #include "tests/gpt2/gpt2_test_helpers.hpp"
 #include "tests/gpt2/gpt2_catch.hpp"
+#include "support/unity_tu.hpp"
+
+namespace GAUGELAB_TU {
 
 using namespace gaugelab;
 
@@ -146,3 +149,5 @@ TEST_CASE("GaugeFix at the effective norms (Beff): keeps the logits, balances n_
   CHECK(std::isfinite(gpt2::qk_effective_log_ratio(plain).abs().max().item<double>()));
   CHECK_THROWS_WITH(gpt2::gauge_fix_effective(plain, 0.0), Catch::Contains("row multipliers"));
 }
+
+}  // namespace GAUGELAB_TU

@@ -21,6 +21,9 @@
 #include "tests/support/child.hpp"
 #include "tests/support/own_dir.hpp"
 #include "tests/support/process.hpp"
+#include "support/unity_tu.hpp"
+
+namespace GAUGELAB_TU {
 
 using namespace gaugelab;
 namespace fs = std::filesystem;
@@ -309,3 +312,5 @@ TEST_CASE("train faults: a full disk (ENOSPC) ends the run in one line; --resume
   }
 }
 #endif
+
+}  // namespace GAUGELAB_TU

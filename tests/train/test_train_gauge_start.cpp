@@ -13,6 +13,9 @@
 #include "gpt2/train/gaugefix.hpp"
 #include "tests/gpt2/gpt2_test_helpers.hpp"
 #include "tests/gpt2/gpt2_catch.hpp"
+#include "support/unity_tu.hpp"
+
+namespace GAUGELAB_TU {
 
 using namespace gaugelab;
 
@@ -108,3 +111,5 @@ TEST_CASE("gauge start: balanced multipliers get equal Q and K gradients, offset
     CHECK((hq - g2 * hk).abs().max().item<double>() < 1e-4 * hq.abs().max().item<double>());
   }
 }
+
+}  // namespace GAUGELAB_TU

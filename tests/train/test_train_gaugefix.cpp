@@ -11,6 +11,9 @@
 #include "gpt2/train/gaugefix.hpp"
 #include "tests/gpt2/gpt2_test_helpers.hpp"
 #include "tests/gpt2/gpt2_catch.hpp"
+#include "support/unity_tu.hpp"
+
+namespace GAUGELAB_TU {
 
 using namespace gaugelab;
 
@@ -70,3 +73,5 @@ TEST_CASE("gaugefix: a model without biases (nanoGPT's bias=False) is fixed exac
   CHECK(test::max_rel_diff(m.logits(idx), before) < kLogitRounding);
   CHECK(gpt2::qk_drift(gpt2::qk_head_scales(m)).max < 1e-6);
 }
+
+}  // namespace GAUGELAB_TU

@@ -8,6 +8,9 @@
 #include "gpt2/train/setup.hpp"
 #include "tests/gpt2/gpt2_test_helpers.hpp"
 #include "tests/gpt2/gpt2_catch.hpp"
+#include "support/unity_tu.hpp"
+
+namespace GAUGELAB_TU {
 
 using namespace gaugelab;
 
@@ -99,3 +102,5 @@ TEST_CASE("groups: without multipliers only nanoGPT's two kinds remain; Muon tak
   o.clip_multipliers = true;
   CHECK(groups_of(o).at("h.0.attn.c_attn.r_q").clipped);
 }
+
+}  // namespace GAUGELAB_TU

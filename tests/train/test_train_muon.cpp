@@ -16,6 +16,9 @@
 #include "gpt2/train/optimizer.hpp"
 #include "tests/gpt2/gpt2_test_helpers.hpp"
 #include "tests/gpt2/gpt2_catch.hpp"
+#include "support/unity_tu.hpp"
+
+namespace GAUGELAB_TU {
 
 using namespace gaugelab;
 
@@ -79,3 +82,5 @@ TEST_CASE("muon: the optimizer routes the hidden matrices to Muon and the rest t
   opt.step(1e-3, 0.5);
   CHECK(test::max_rel_diff(w.detach(), expect) < 1e-6);
 }
+
+}  // namespace GAUGELAB_TU

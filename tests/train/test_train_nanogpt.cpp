@@ -30,6 +30,9 @@
 #include "io/run_log_reader.hpp"
 #include "tests/support/process.hpp"
 #include "tests/gpt2/gpt2_catch.hpp"
+#include "support/unity_tu.hpp"
+
+namespace GAUGELAB_TU {
 
 using namespace gaugelab;
 namespace fs = std::filesystem;
@@ -291,3 +294,5 @@ TEST_CASE("gaugelab.torch: the gradient and update projections (P, Pu) in the sa
     else CHECK(moved > 10 * kWeightRel);
   }
 }
+
+}  // namespace GAUGELAB_TU

@@ -15,6 +15,9 @@
 #include "io/options.hpp"
 #include "tests/gpt2/gpt2_test_helpers.hpp"
 #include "tests/gpt2/gpt2_catch.hpp"
+#include "support/unity_tu.hpp"
+
+namespace GAUGELAB_TU {
 
 using namespace gaugelab;
 
@@ -137,3 +140,5 @@ TEST_CASE("options: the global batch divides over the ranks or is refused") {
   o.batch_tokens = 491521;
   CHECK_THROWS_AS(gpt2::global_grad_accum(o, 1024), io::UsageError);
 }
+
+}  // namespace GAUGELAB_TU

@@ -10,6 +10,9 @@
 #include "tests/gpt2/gpt2_test_helpers.hpp"
 #include "tests/support/process.hpp"
 #include "tests/gpt2/gpt2_catch.hpp"
+#include "support/unity_tu.hpp"
+
+namespace GAUGELAB_TU {
 
 using namespace gaugelab;
 namespace fs = std::filesystem;
@@ -42,3 +45,5 @@ TEST_CASE("train --profile-from: a Chrome trace of the asked steps, and none wit
   REQUIRE(off.status == 0);
   CHECK_FALSE(fs::exists(dir / "off" / "profile.json"));
 }
+
+}  // namespace GAUGELAB_TU

@@ -13,6 +13,9 @@
 #include "tests/support/own_dir.hpp"
 #include "tests/support/process.hpp"
 #include "tests/gpt2/gpt2_catch.hpp"
+#include "support/unity_tu.hpp"
+
+namespace GAUGELAB_TU {
 
 using namespace gaugelab;
 namespace fs = std::filesystem;
@@ -147,3 +150,5 @@ TEST_CASE("protocol: the slowdown watch warns once when steps become 4x slower t
   CHECK(warned_slowed == 1);
   CHECK(slowed.ratio() > 4);
 }
+
+}  // namespace GAUGELAB_TU

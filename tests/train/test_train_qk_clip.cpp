@@ -22,6 +22,9 @@
 #include "tests/gpt2/gpt2_catch.hpp"
 #include "tests/gpt2/gpt2_test_helpers.hpp"
 #include "tests/support/process.hpp"
+#include "support/unity_tu.hpp"
+
+namespace GAUGELAB_TU {
 
 using namespace gaugelab;
 namespace fs = std::filesystem;
@@ -149,3 +152,5 @@ TEST_CASE("QK-Clip: a training run logs its condition and clips only while a hea
   const io::SeriesData ls = loose.series();  // held: a range over a temporary's member would dangle
   for (const double f : ls.at("after_fix")) CHECK(f == 0.0);
 }
+
+}  // namespace GAUGELAB_TU

@@ -10,6 +10,9 @@
 #include "tests/gpt2/gpt2_test_helpers.hpp"
 #include "tests/support/process.hpp"
 #include "tests/gpt2/gpt2_catch.hpp"
+#include "support/unity_tu.hpp"
+
+namespace GAUGELAB_TU {
 
 using namespace gaugelab;
 namespace fs = std::filesystem;
@@ -65,3 +68,5 @@ TEST_CASE("samples: train writes one line per evaluation to OUT/samples.txt") {
   CHECK(std::regex_search(r.output, std::regex("drift [0-9]\\.[0-9]{2}e[-+][0-9]+ ")));
   CHECK(r.output.find("drift 0.000000") == std::string::npos);
 }
+
+}  // namespace GAUGELAB_TU

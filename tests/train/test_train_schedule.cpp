@@ -9,6 +9,9 @@
 #include "gpt2/train/schedule.hpp"
 #include "tests/gpt2/gpt2_catch.hpp"
 #include "data/token_files.hpp"
+#include "support/unity_tu.hpp"
+
+namespace GAUGELAB_TU {
 
 using namespace gaugelab;
 
@@ -68,3 +71,5 @@ TEST_CASE("data loader: windows are a pure function of seed and step and micro-s
   CHECK(*starts.rbegin() <= 5000 - 16 - 1);
   std::filesystem::remove_all(dir);
 }
+
+}  // namespace GAUGELAB_TU

@@ -16,6 +16,9 @@
 #include "io/run_log_reader.hpp"
 #include "tests/support/process.hpp"
 #include "tests/gpt2/gpt2_catch.hpp"
+#include "support/unity_tu.hpp"
+
+namespace GAUGELAB_TU {
 
 using namespace gaugelab;
 namespace fs = std::filesystem;
@@ -167,3 +170,5 @@ TEST_CASE("verb matrix: compact vocabulary, multipliers, biases", "[train][verbs
 TEST_CASE("verb matrix: compact vocabulary, no multipliers, no biases", "[train][verbs]") {
   walk({"compact_plain_nobias", true, false, false});
 }
+
+}  // namespace GAUGELAB_TU
