@@ -21,7 +21,7 @@ export CCACHE_BASEDIR := $(CURDIR)
 
 TORCH_PREFIX = $(shell [ "$(WITH_TORCH)" = ON ] && $(VENV)/bin/python -W ignore -c 'import torch.utils; print(torch.utils.cmake_prefix_path)' 2>/dev/null)
 
-.PHONY: all deps deps-demo configure build test test-cpp test-py test-asan fuzz demo figures lr-grid lr-grid-bf16 bench report clean
+.PHONY: all deps deps-demo configure build test test-cpp test-py test-py-debian test-py-venv test-asan fuzz demo figures lr-grid lr-grid-bf16 bench report clean
 
 all: build
 
@@ -39,8 +39,16 @@ configure:
 build: configure
 	@cmake --build $(BUILD) -j $(JOBS)
 
+# The venv's Python run (one process, ~20 s) goes beside CTest, whose -j $(JOBS) leaves ~7 % of the cores idle
+# (cases waiting on timeouts, child processes and the disk); its output is printed after CTest's. Then Debian's
+# run. Every part runs whatever another gave; make fails if any did.
 test: deps build
-	@$(MAKE) --no-print-directory test-cpp test-py
+	@log=$(abspath $(BUILD))/test-py-venv.log; \
+	$(MAKE) --no-print-directory test-py-venv > $$log 2>&1 & venv=$$!; \
+	$(MAKE) --no-print-directory test-cpp; cpp=$$?; \
+	wait $$venv; v=$$?; echo "== python/tests under the venv's Python (run beside CTest; $$log):"; cat $$log; \
+	$(MAKE) --no-print-directory test-py-debian; deb=$$?; \
+	[ $$cpp = 0 ] && [ $$v = 0 ] && [ $$deb = 0 ] || { echo "make test: failed (ctest exit $$cpp, venv pytest $$v, Debian pytest $$deb)"; exit 1; }
 
 test-cpp:
 	@cd $(BUILD) && ctest --output-on-failure -j $(JOBS) --timeout 600
@@ -62,8 +70,12 @@ fuzz:
 # Debian's run (~800 tests, ~190 s serial) is spread over JOBS workers by pytest-xdist, a test file per
 # worker (--dist loadfile: a module's fixtures are made once); serial where xdist is missing.
 PYTEST_XDIST = $(shell $(ANALYSIS_PY) -c 'import xdist' 2>/dev/null && [ "$(JOBS)" -gt 1 ] && echo "-n $(JOBS) --dist loadfile")
-test-py:
+test-py: test-py-debian test-py-venv
+
+test-py-debian:
 	@GAUGELAB_BUILD_DIR=$(abspath $(BUILD)) $(ANALYSIS_PY) -m pytest -q $(PYTEST_XDIST) analysis python/tests
+
+test-py-venv:
 	@if $(VENV)/bin/python -c 'import pytest' 2>/dev/null; then \
 	  GAUGELAB_BUILD_DIR=$(abspath $(BUILD)) $(VENV)/bin/python -m pytest -q python/tests; \
 	else echo "SKIPPED: python/tests under the venv's NumPy 2 (no pytest in $(VENV): make deps)"; fi

@@ -118,6 +118,17 @@ def instrument_section(figures: dict[str, fd.Figure] | None = None) -> list[str]
                 "2 cores)", ""]
     else:
         out += ["(not made here: run `make lr-grid`, ~1 h on 2 cores)", ""]
+    out += ["### The seed's regime: bf16 autocast, no biases", "",
+            "The same instrument in the regime seed 000 trained in (bf16 autocast with master weights, multipliers and "
+            "AdamW's state in float32; no biases), A, B, C against the magnitude controls Dcap, QK-Clip and QK-norm, "
+            "8 seeds × 6 learning rates (`make lr-grid-bf16`, resumable; its figure `figures/lr_bf16/`).", ""]
+    table = Path(os.environ.get("GAUGELAB_FIGURES", ROOT / "figures")) / "lr_bf16" / "table_lr_sensitivity.md"
+    if table.exists() and "Run set: the full grid" in table.read_text():
+        out += [table.read_text().strip(), ""]
+    elif table.exists():
+        out += [f"(the table in {table.parent.name}/ is from part of the grid, not all of it: run `make lr-grid-bf16`)", ""]
+    else:
+        out += ["(not made here: run `make lr-grid-bf16`, ~7 h on 2 cores)", ""]
     return out
 
 

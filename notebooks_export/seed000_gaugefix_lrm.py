@@ -77,48 +77,29 @@ show_figure("fig_seed000_series")
 # instrument"). `make lr-grid` runs it in full on the Shakespeare corpus (2 layers, d 64, 600 steps,
 # 8 learning rates from 1e-3 to 1, 3 seeds; `make figures` draws a 6-run slice here instead).
 #
-# What the full grid measured (AdamW; LR sensitivity = mean excess of the final validation loss over
-# the best learning rate, 95 % bootstrap over seeds, difference to A paired by seed):
+# No number or verdict of the instrument is typed here: the tables below are written by
+# `analysis/figures/fig_lr_sensitivity.py` from the logs, and each names its run set. Per condition they give
+# the LR sensitivity per seed (mean excess of the final validation loss over the best learning rate), its
+# difference to A paired by seed with a t-interval and an exact sign-flip p-value, and the verdict of the
+# rule written before the runs (differ / equivalent within the declared margin of 0.05 nats / undecided; no
+# verdict below 8 seeds). Beside every difference stands the grid's measured null: B − C, zero by
+# construction from the balanced start (every multiplier 1, no biases: r_Q and r_K of a head get identical
+# gradients, so GaugeFix has nothing to fix; gpt2/README.md, "Why B ≡ C").
 #
-# - **B equals C here, by symmetry.** With every multiplier starting at 1 and no biases, r_Q and r_K of
-#   a head get identical gradients (∂L/∂r_Q,j = r_K,j·A_j, ∂L/∂r_K,j = r_Q,j·A_j), so AdamW keeps them
-#   equal: drift stays ~1e-7 and GaugeFix has nothing to fix (gpt2/README.md, "Why B ≡ C"). B − C
-#   (+0.005) is therefore the rounding-and-seed noise floor, and B − A measures the Q/K decay.
-# - **B and C are less robust than A, by a small margin**: 0.399 and 0.394 against 0.382 nats,
-#   B − A = +0.017 [+0.004, +0.026]. The seed's direction (without the Q/K decay, less stable), but the
-#   cause here is the decay's magnitude control, not the fix; at this scale no run of A–D diverges even
-#   at lr 1 — the instability shows as a loss that degrades while the largest attention logit grows to
-#   ~1e10 (softmax saturated).
-# - **D restores A**: GaugeFix plus the Q/K decay as magnitude control, D − A = −0.001 [−0.013, +0.019].
-#   C (no control) sits between, +0.012 [−0.001, +0.023].
-# - **QK-norm dominates**: 0.126, −0.256 [−0.292, −0.229] against A, its best loss (5.584) at a
-#   learning rate 50× higher, and attention logits bounded by √d_h = 4 — the practitioners' fix works
-#   here as Wortsman et al. report.
-# - **E (quotient-aware updates) is worse**: 2.11, half of its runs diverge (every lr ≥ 0.05): the
-#   opposite-Gram correction divides each increment by the opposite factor's Gram, ~40× at this
-#   initialisation, so its effective step is much larger; its best loss (5.706) is also worse than A's.
+# - **The float32 grid** (`make lr-grid`: A, B, C, D, Dcap, QK-norm, E under AdamW and Muon, 3 seeds, and
+#   from a gauge-offset start): 3 seeds are below the verdict floor, so it prints intervals, not verdicts.
+# - **The seed's regime** (`make lr-grid-bf16`: bf16 autocast with multipliers and optimizer state in
+#   float32, no biases; A, B, C, Dcap, QK-Clip, QK-norm; 8 seeds × 6 learning rates, 288 runs): the verdicts,
+#   and the final Q/K drift of every condition beside the seed's 0.052 (A) and 0.047 (C) — whether bf16
+#   rounding alone produces the seed's drift at this scale.
 #
-# - **Muon** (one seed): a lower best loss (5.393 against ~5.63); B − A = +0.100 and C − A = −0.056,
-#   although B ≡ C up to rounding here too: one seed's B − C = 0.156 is the size of the noise at high
-#   learning rates, so no claim without seeds.
-#
-# - **From a gauge-offset start the handlings still do not separate.** `--qk-gauge-init 1` moves each
-#   head along its Q/K orbit (same function; a drift of 3.5–4.1 that A and C keep and B removes): B − A = −0.000
-#   [−0.018, +0.019], C − A = +0.005 [−0.020, +0.032] (72 runs). A null result at this scale: the Q/K
-#   gauge's handling moves the learning-rate sensitivity by less than ~0.02 nats.
-#
-# - **The whole grid on one GPU** (every handling under AdamW and Muon, D's cap variant, 3 seeds: 336
-#   runs on an H200 in 526 s; analysis/FIGURES.md has the table). On CUDA some high-lr runs of A–D end
-#   with an infinite gradient norm (12 of 96 under AdamW; none on the CPU: cause not established), so
-#   the CUDA sensitivities are larger and not mixed with the CPU ones. The reading holds: B − A =
-#   +0.148 [−0.001, +0.438], C − A = −0.140 [−0.417, +0.011], D − A = −0.009 [−0.025, +0.001] under
-#   AdamW, and similar with Muon (intervals ±0.4) — no separation beyond seed noise. What separates is
-#   a **cap** on s_Q·s_K (D-cap, `--condition Dcap --qk-cap 4`): no run diverges and the sensitivity
-#   halves (−0.403 [−0.418, −0.393]; Muon −0.136 [−0.393, −0.005]) — magnitude control that bounds the
-#   product does what the shared decay (D) does not. QK-norm stays the most robust (−0.666; Muon −1.133).
-#
-# These are single-architecture, 600-step measurements; the differences among A–D are a few hundredths
-# of a nat, comparable to the seed spread at any one learning rate.
+# These are single-architecture, 600-step measurements of a 2-layer model.
+
+# %%
+show_table("table_lr_sensitivity")
+
+# %%
+show_table("lr_bf16/table_lr_sensitivity")
 
 # %%
 show_figure("fig_lr_sensitivity")

@@ -53,6 +53,10 @@ NULLS = (("B", "C"), ("P", "N"))
 
 MIN_SEEDS = 8  # a verdict rests on at least this many seeds per condition (the statistics issue's floor)
 
+# Seed 000, Table 1: the final Q/K drift max_h |log(s_Q/s_K)| (its eq. 3) of GPT-2 124M after 20 000 bf16 steps,
+# mean ± std over 3 seeds, per condition key. Printed beside ours; no verdict: the model and the run length differ.
+SEED000_DRIFT = {"A": (0.052, 0.027), "B": (0.000, 0.000), "C": (0.047, 0.026)}
+
 # The figure index's entry: `make figures` draws it from the demo slice (6 runs, 1 seed), which decides nothing; the
 # verdicts come from the full grid (`make lr-grid`), whose table the index prints in its own section.
 FIGURE = Figure(seed="instrument", label="learning-rate sensitivity", what="LR sensitivity of the Q/K-gauge handlings",
@@ -79,6 +83,8 @@ class Run:
     muon: bool = False
     offset: bool = False
     stop: str = ""       # a diverged run's cause: "non-finite loss" or "non-finite gradient" (the loss still finite)
+    drift: float = math.nan          # final Q/K drift max_h |log(s_Q/s_K)| of the multipliers (seed 000 eq. 3)
+    eff_imbalance: float = math.nan  # final max_h |log(‖W_Q,eff‖/‖W_K,eff‖)| of the effective maps (what no fix sees)
 
 
 def label_of(summ: dict, path) -> tuple[str, str, str, str, int]:
@@ -117,7 +123,33 @@ def load(path: Path) -> Run | None:
                diverged, float(s["loss"][0]) if len(s["loss"]) else math.nan, np.asarray(h.get("step", [])), attn, sqk,
                key=key, title=title or label, reference=reference, index=index,
                muon=str(summ.get("optimizer", cfg.get("optimizer", "adamw"))) == "muon",
-               offset=float(cfg.get("qk-gauge-init", 0) or 0) > 0, stop=stop if diverged else "")
+               offset=float(cfg.get("qk-gauge-init", 0) or 0) > 0, stop=stop if diverged else "",
+               drift=float(summ.get("final_drift_max", math.nan)),
+               eff_imbalance=float(summ.get("final_eff_imbalance_max", math.nan)))
+
+
+def spread(values: list[float]) -> str:
+    """median [min, max] of the finite values, or — when there are none."""
+    v = np.array([x for x in values if math.isfinite(x)])
+    return f"{np.median(v):.3g} [{v.min():.3g}, {v.max():.3g}]" if len(v) else "—"
+
+
+def drift_rows(runs: list[Run], conds: list[str], info: dict) -> list[str]:
+    """One row per condition: the final Q/K drift and effective-map imbalance over its completed runs, beside seed
+    000's drift for the conditions it ran, and the ratio of the seed's mean to our largest drift."""
+    out = []
+    for c in conds:
+        done = [r for r in runs if r.cond == c and not r.diverged]
+        if not done or not any(math.isfinite(r.drift) for r in done):
+            continue
+        seed = SEED000_DRIFT.get(info[c].key) if not info[c].muon and not info[c].offset else None
+        ours = max((r.drift for r in done if math.isfinite(r.drift)), default=math.nan)
+        ratio = ("—" if seed is None else "the seed's is 0 too" if seed[0] == 0 and ours == 0 else
+                 f"ours is 0, the seed's {seed[0]:g}" if ours == 0 else f"{seed[0] / ours:.3g}")
+        out.append(f"| {info[c].title} | {spread([r.drift for r in done])} | "
+                   f"{spread([r.eff_imbalance for r in done])} | "
+                   f"{'—' if seed is None else f'{seed[0]:.3f} ± {seed[1]:.3f}'} | {ratio} | {len(done)} |")
+    return out
 
 
 def labels_in_order(runs: list[Run]) -> list[str]:
@@ -286,8 +318,11 @@ def main(argv: list[str]) -> None:
                   "(embeddings, norms, multipliers); Muon's own is 10 times it. Dashed: runs started off the balanced Q/K "
                   "slice by a pure gauge move (--qk-gauge-init). No paper value exists for this "
                   "experiment (the seeds do not run it); Wortsman et al.'s Fig. 1 is the format.")
-    run_set = ("the full grid" if not slice_only else
-               f"a slice of {n_seeds} seed(s): below the {MIN_SEEDS} a verdict rests on, so no verdict is printed")
+    where = ", ".join(a.logs)
+    run_set = (f"the full grid in {where}" if not slice_only else
+               f"a slice of {n_seeds} seed(s) in {where}: below the {MIN_SEEDS} a verdict rests on, so no verdict is "
+               "printed")
+    drifts = drift_rows(runs, conds, info)
     table = ["| condition | LR sensitivity, mean over seeds [95 % t-interval] | minus its reference's (A's; N's for the "
              "projections; same optimizer and start), paired by seed [95 % t], sign-flip p | verdict | best val loss at lr "
              "| stopped (non-finite loss, non-finite gradient only) | lr at 50 % stopped, logistic fit [95 %] "
@@ -299,7 +334,14 @@ def main(argv: list[str]) -> None:
              f"LR sensitivity per seed: mean over the grid's learning rates of (that seed's final validation loss − its "
              f"minimum over the learning rates), diverged runs at the initial loss {L0:.3f} (Wortsman et al. §3.1, per "
              f"seed so that conditions pair by seed). Verdict rule: {stats.rule_text(margin=a.margin).rstrip('.')}. "
-             f"Run set: {run_set} ({n} runs)."]
+             f"Run set: {run_set} ({n} runs).",
+             *(["", "Q/K drift at the end of training, over each condition's completed runs (every lr and seed), beside "
+                "seed 000's Table 1 (GPT-2 124M, 20 000 bf16 steps; here the grid's model and length, so a comparison "
+                "of size, not a verdict):", "",
+                "| condition | final drift max_h \\|log(s_Q/s_K)\\| (seed 000 eq. 3), median [min, max] | final "
+                "effective-map imbalance max_h \\|log(‖W_Q,eff‖/‖W_K,eff‖)\\|, median [min, max] | seed 000's drift, "
+                "mean ± std (3 seeds) | the seed's mean / our largest | runs |", "|---|---|---|---|---|---|", *drifts]
+               if drifts else [])]
     figstyle.save_table("table_lr_sensitivity", "\n".join(table))
 
 

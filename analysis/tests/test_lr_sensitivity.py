@@ -56,3 +56,19 @@ def test_curves_follow_the_table_order_adamw_before_muon_balanced_before_offset(
                        key=label.lstrip("oM"), index=index, muon=muon, offset=offset)
     runs = [run("oA", 0, offset=True), run("MB", 1, muon=True), run("C", 2), run("A", 0), run("MA", 0, muon=True)]
     assert lrs.labels_in_order(runs) == ["A", "C", "MA", "MB", "oA"]
+
+
+def test_drift_rows_put_seed_000s_drift_beside_ours_and_leave_out_diverged_runs():
+    def run(label, key, drift, diverged=False, muon=False):
+        return lrs.Run(label, 0.1, 1, 2.0, diverged, 10.0, np.array([]), np.array([]), np.array([]), key=key,
+                       title=label, muon=muon, drift=drift, eff_imbalance=0.3)
+    runs = [run("A", "A", 1e-3), run("A", "A", 4e-3), run("A", "A", 9.0, diverged=True), run("B", "B", 0.0),
+            run("MC", "C", 2e-3, muon=True), run("Q", "Q", math.nan)]
+    info = {r.cond: r for r in runs}
+    rows = lrs.drift_rows(runs, ["A", "B", "MC", "Q"], info)
+    assert len(rows) == 3  # Q logged no drift (no multipliers)
+    a, b, mc = rows
+    assert "0.0025 [0.001, 0.004]" in a and "0.052 ± 0.027" in a and "| 13 |" in a  # 0.052 / 0.004; the diverged 9.0 left out
+    assert "| 2 |" in a
+    assert "the seed's is 0 too" in b
+    assert "0.047" not in mc and "| — |" in mc  # Muon's C is not the seed's C

@@ -10,6 +10,9 @@
 
 #include "gpt2/dist/data_parallel.hpp"
 #include "tests/gpt2/gpt2_catch.hpp"
+#include "support/unity_tu.hpp"
+
+namespace GAUGELAB_TU {
 
 using gaugelab::gpt2::DistEnv;
 using gaugelab::gpt2::detect_dist_env;
@@ -169,3 +172,5 @@ TEST_CASE("a single process: every collective is the identity", "[dist][env]") {
   CHECK_THROWS_AS(gaugelab::gpt2::DataParallel::create(e, "auto", c10::Device("cpu"), 0.0), std::runtime_error);
   CHECK_THROWS_AS(gaugelab::gpt2::DataParallel::create(e, "auto", c10::Device("cpu"), 1.0, 0), std::runtime_error);
 }
+
+}  // namespace GAUGELAB_TU

@@ -16,6 +16,9 @@
 #include "tests/dist/dist_harness.hpp"
 #include "tests/dist/dist_scenarios.hpp"
 #include "tests/gpt2/gpt2_catch.hpp"
+#include "support/unity_tu.hpp"
+
+namespace GAUGELAB_TU {
 
 using namespace gaugelab;
 using namespace gaugelab::test::dist;
@@ -256,3 +259,5 @@ TEST_CASE("NCCL: a one-rank group works on a GPU and fails in one line without o
   CHECK(dp->all_reduce_mean(4.25) == 4.25);
   dp->barrier();
 }
+
+}  // namespace GAUGELAB_TU

@@ -10,6 +10,9 @@
 #include <vector>
 
 #include "tests/gpt2/gpt2_catch.hpp"
+#include "support/unity_tu.hpp"
+
+namespace GAUGELAB_TU {
 
 namespace {
 
@@ -51,3 +54,5 @@ TEST_CASE("the Gloo route emits no Gloo code of its own", "[dist][abi]") {
   INFO("offending symbols: " << offending.size() << (offending.empty() ? "" : " e.g. " + offending.front()));
   CHECK(offending.empty());
 }
+
+}  // namespace GAUGELAB_TU

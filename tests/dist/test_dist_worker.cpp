@@ -14,6 +14,9 @@
 #include "gpt2/dist/data_parallel.hpp"
 #include "tests/dist/dist_scenarios.hpp"
 #include "tests/gpt2/gpt2_catch.hpp"
+#include "support/unity_tu.hpp"
+
+namespace GAUGELAB_TU {
 
 namespace {
 
@@ -112,3 +115,5 @@ TEST_CASE("dist_worker", "[.]") {
   }
   out << "done\n";
 }
+
+}  // namespace GAUGELAB_TU
