@@ -172,7 +172,8 @@ def find_logs(items: list[str]) -> list[Path]:
 
 
 def grid(runs: list[Run], cond: str, L0: float) -> tuple[np.ndarray, list[int], np.ndarray]:
-    """lrs [n], seeds [m], clipped final losses [n, m] (NaN where a run is missing)."""
+    """lrs [n], seeds [m], clipped final losses [n, m], over the seeds that ran every one of the condition's lrs: a
+    seed still running (or cut short) would have its sensitivity taken over fewer lrs, so it is left out whole."""
     rs = [r for r in runs if r.cond == cond]
     lrs = np.array(sorted({r.lr for r in rs}))
     seeds = sorted({r.seed for r in rs})
@@ -180,7 +181,8 @@ def grid(runs: list[Run], cond: str, L0: float) -> tuple[np.ndarray, list[int], 
     for r in rs:
         v = L0 if r.diverged or not math.isfinite(r.final_val) else min(r.final_val, L0)
         L[np.searchsorted(lrs, r.lr), seeds.index(r.seed)] = v
-    return lrs, seeds, L
+    whole = ~np.isnan(L).any(axis=0)
+    return lrs, [s for s, w in zip(seeds, whole) if w], L[:, whole]
 
 
 def paired_by_seed(runs: list[Run], c: str, ref: str, L0: float) -> tuple[np.ndarray, np.ndarray] | None:
@@ -220,8 +222,9 @@ def main(argv: list[str]) -> None:
     optimizers = sorted({info[c].muon for c in conds})  # a row of panels per optimizer: AdamW, then Muon
     fig, axes_grid = plt.subplots(len(optimizers), 4, figsize=(18, 4.0 * len(optimizers)), squeeze=False)
     rows = []
-    n_seeds = max(len(grid(runs, c, L0)[1]) for c in conds)
+    n_seeds = min(len(grid(runs, c, L0)[1]) for c in conds)  # the seeds every lr of a condition ran, fewest
     slice_only = n_seeds < MIN_SEEDS
+    partial = sum(1 for r in runs if r.seed not in grid(runs, r.cond, L0)[1])  # runs of a seed not yet whole
     keys = sorted({info[c].key for c in conds}, key=lambda k: next(info[c].index for c in conds if info[c].key == k))
     colors = {k: f"C{i % 10}" for i, k in enumerate(keys)}  # one colour per condition, in every optimizer's row
     for i, c in enumerate(conds):
@@ -258,7 +261,7 @@ def main(argv: list[str]) -> None:
             d = paired_by_seed(runs, c, base, L0)
             if d is not None:
                 paired = stats.paired_difference(*d, name=f"{c} − {base}")
-                verdict = ("no verdict (a slice)" if slice_only else
+                verdict = ("no verdict (a slice)" if slice_only or paired.n < MIN_SEEDS else
                            stats.verdict(paired, stats.tost(*d, margin=a.margin) if paired.n >= 2 else None))
                 diff = paired.text()
         best_i = int(np.nanargmin(mean))
@@ -319,9 +322,11 @@ def main(argv: list[str]) -> None:
                   "slice by a pure gauge move (--qk-gauge-init). No paper value exists for this "
                   "experiment (the seeds do not run it); Wortsman et al.'s Fig. 1 is the format.")
     where = ", ".join(a.logs)
-    run_set = (f"the full grid in {where}" if not slice_only else
-               f"a slice of {n_seeds} seed(s) in {where}: below the {MIN_SEEDS} a verdict rests on, so no verdict is "
-               "printed")
+    run_set = (f"the full grid in {where}, at least {MIN_SEEDS} seeds with every lr per condition" if not slice_only else
+               f"a slice in {where}: {n_seeds} seed(s) with every lr for some condition, below the {MIN_SEEDS} a "
+               "verdict rests on, so no verdict is printed")
+    if partial:
+        run_set += f"; {partial} runs of seeds that lack a learning rate are left out of the statistics"
     drifts = drift_rows(runs, conds, info)
     table = ["| condition | LR sensitivity, mean over seeds [95 % t-interval] | minus its reference's (A's; N's for the "
              "projections; same optimizer and start), paired by seed [95 % t], sign-flip p | verdict | best val loss at lr "

@@ -72,3 +72,11 @@ def test_drift_rows_put_seed_000s_drift_beside_ours_and_leave_out_diverged_runs(
     assert "| 2 |" in a
     assert "the seed's is 0 too" in b
     assert "0.047" not in mc and "| — |" in mc  # Muon's C is not the seed's C
+
+
+def test_a_seed_missing_a_learning_rate_is_left_out_of_the_grid_whole():
+    def run(lr, seed, v):
+        return lrs.Run("A", lr, seed, v, False, 10.0, np.array([]), np.array([]), np.array([]))
+    runs = [run(0.1, 1, 2.0), run(1.0, 1, 3.0), run(0.1, 2, 1.0)]  # seed 2 has not run lr 1 yet
+    lr, seeds, L = lrs.grid(runs, "A", 10.0)
+    assert list(lr) == [0.1, 1.0] and seeds == [1] and L.shape == (2, 1)
