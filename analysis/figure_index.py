@@ -110,26 +110,24 @@ def instrument_section(figures: dict[str, fd.Figure] | None = None) -> list[str]
         out += [f"`make figures` draws `figures/{fig.script}.py` from a demo slice ({len(fig.inputs)} runs: "
                 f"{', '.join(fig.inputs)}; {row.state}); a slice decides nothing, so the verdicts below come only from "
                 "the full grid's table when `make lr-grid` has made it.", ""]
-    table = Path(os.environ.get("GAUGELAB_FIGURES", ROOT / "figures")) / "table_lr_sensitivity.md"
-    if table.exists() and "Run set: the full grid" in table.read_text():
-        out += [table.read_text().strip(), ""]
-    elif table.exists():
-        out += [f"(the table in {table.parent.name}/ is from a slice, not the full grid: run `make lr-grid`, ~1 h on "
-                "2 cores)", ""]
-    else:
-        out += ["(not made here: run `make lr-grid`, ~1 h on 2 cores)", ""]
+    out += grid_table("", "lr-grid", "~1 h")
     out += ["### The seed's regime: bf16 autocast, no biases", "",
             "The same instrument in the regime seed 000 trained in (bf16 autocast with master weights, multipliers and "
             "AdamW's state in float32; no biases), A, B, C against the magnitude controls Dcap, QK-Clip and QK-norm, "
             "8 seeds × 6 learning rates (`make lr-grid-bf16`, resumable; its figure `figures/lr_bf16/`).", ""]
-    table = Path(os.environ.get("GAUGELAB_FIGURES", ROOT / "figures")) / "lr_bf16" / "table_lr_sensitivity.md"
-    if table.exists() and "Run set: the full grid" in table.read_text():
-        out += [table.read_text().strip(), ""]
-    elif table.exists():
-        out += [f"(the table in {table.parent.name}/ is from part of the grid, not all of it: run `make lr-grid-bf16`)", ""]
-    else:
-        out += ["(not made here: run `make lr-grid-bf16`, ~7 h on 2 cores)", ""]
+    out += grid_table("lr_bf16", "lr-grid-bf16", "~7 h")
     return out
+
+
+def grid_table(folder: str, target: str, cost: str) -> list[str]:
+    """The LR-sensitivity table that `make TARGET` writes under figures/FOLDER, when it holds the full grid."""
+    table = Path(os.environ.get("GAUGELAB_FIGURES", ROOT / "figures")) / folder / "table_lr_sensitivity.md"
+    if table.exists() and "Run set: the full grid" in table.read_text():
+        return [table.read_text().strip(), ""]
+    if table.exists():
+        return [f"(the table in {table.parent.name}/ is from a slice, not the full grid: run `make {target}`, {cost} "
+                "on 2 cores)", ""]
+    return [f"(not made here: run `make {target}`, {cost} on 2 cores)", ""]
 
 
 def main() -> int:
