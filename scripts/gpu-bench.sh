@@ -15,11 +15,13 @@
 # the stage log and one archive of the text logs, run logs and profile tables (for a trip that takes few files).
 # Profiles (scripts/trace_top.py): steps PROFILE_FROM (6) and the next of ours (plain and multipliers) in runs
 # of their own after the timed rows, 2 steps of each peer after its timed steps; their top kernels are
-# appended to the table.
+# appended to the table, and then the line of a --fit-micro-batch run (the micro-batch the card's probes chose for
+# nanoGPT's 480-sequence step; train/micro_batch.hpp).
 # Environment: OUT (runs/gpu-bench), BUILD (build), DEVICE (cuda; cpu runs
 # the script's mechanics on a machine without a GPU at a tiny size), TORCH_PY (the Python whose torch the
 # peers use: the venv's), STEPS (20 timed steps), BATCH (12 sequences of 1024 tokens), PEAK_TFLOPS (989: the
-# H100/H200 dense bf16 peak, the MFU denominator), BUILD_FIRST (0), JOBS (nproc).
+# H100/H200 dense bf16 peak, the MFU denominator), BUILD_FIRST (0), JOBS (nproc), FIT_BY (360: the fitted run is
+# left out when the script has run longer than this many seconds before it).
 # MFU: nanoGPT's estimate, 6N + 12·L·d·T FLOPs per token with N without the position embedding, the same
 # count for every row (the same architecture), over PEAK_TFLOPS. Ours: the median of the per-step
 # tokens/s the log holds, steps 3 to STEPS-1 (the first steps warm up; the last one evaluates and saves).
@@ -150,6 +152,19 @@ if command -v torchrun > /dev/null || [ -x "$(dirname "$TORCH_PY")/torchrun" ]; 
 else
   say "torchrun not found: the launcher row is left out"; bad=1
 fi
+# --fit-micro-batch on (train/micro_batch.hpp) at nanoGPT's global batch (BATCH x 40 sequences; the CPU run: x 4):
+# the probes on the card, one of them out of memory where the whole step does not fit; one step, for the line only.
+FIT_ACCUM=$([ "$DEVICE" = cuda ] && echo 40 || echo 4)
+if [ $(($(date +%s) - t0)) -lt "${FIT_BY:-360}" ]; then
+  say "ours: fit (--fit-micro-batch on, $BATCH x $FIT_ACCUM sequences per step)"
+  timeout 120 "$BIN" train --data "$DATA" "${OURS_SIZE[@]}" --batch-size "$BATCH" --grad-accum "$FIT_ACCUM" \
+    --fit-micro-batch on --device "$DEVICE" --precision bf16 --max-iters 1 --warmup-iters 0 --eval-batches 1 \
+    --sample-tokens 0 --peak-tflops "$PEAK_TFLOPS" --threads "$(nproc)" --condition N --lm-head-kernel fused \
+    --out "$WORK/ours_fit" --force > "$WORK/ours_fit.txt" 2>&1 \
+    || { say "ours fit failed: $(tail -n 1 "$WORK/ours_fit.txt")"; bad=1; }
+else
+  say "ours: fit left out (past FIT_BY=${FIT_BY:-360} s)"
+fi
 ours profile_plain N        # the profiles (not rows of the table)
 ours profile_multipliers C
 
@@ -188,6 +203,7 @@ print(f"\nMFU: 6N + 12·L·d·T FLOPs per token ({fpt:.4g}, nanoGPT's count, the
       f"per-step tokens/s of steps 3..{steps - 1}; peers: mean over the timed steps. Loss at step 1 ~ ln(vocab) for "
       "both (same model shape, different draws: the peers train on random tokens, ours on the synthetic corpus).")
 PY
+grep -h '^fitted ' "$WORK/ours_fit.txt" 2>/dev/null | sed 's/^/\n/' | tee -a "$WORK/gpu-bench.md"
 for t in peer_eager peer_compile ours_plain ours_multipliers; do
   [ -f "$WORK/trace_$t.json" ] || continue
   { echo; "$ANALYSIS_PY" scripts/trace_top.py "$WORK/trace_$t.json" --top 12 --steps 2 --title "profile: $t (2 steps)"; } \

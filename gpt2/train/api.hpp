@@ -57,6 +57,9 @@ struct TrainOptions {
                                     // the W ranks runs grad_accum / W of them; refused when W does not divide it
   std::int64_t batch_tokens = 0;    // tokens per optimizer step in all; sets grad_accum = batch_tokens /
                                     // (batch_size·block_size) (must divide); 0 = use --grad-accum
+  std::string fit_micro_batch = "off";  // on: the step's sequences re-split into the largest micro-batch that fits
+                                        // (a divisor of them; same data, same mean loss: train/micro_batch.hpp)
+  double fit_memory = 0.9;          // the share of the device's memory a fitted micro-batch may use
   std::int64_t max_iters = 20000;   // optimizer steps
   double lr = 6e-4;                 // peak learning rate
   double min_lr = 6e-5;             // end of the cosine

@@ -13,6 +13,7 @@
 
 #include "data/prepare.hpp"
 #include "gpt2/model/vocab_layout.hpp"
+#include "gpt2/train/micro_batch.hpp"
 #include "gpt2/train/setup_stations.hpp"
 #include "io/options.hpp"
 
@@ -120,28 +121,26 @@ std::unique_ptr<GPT> init_from_weights(const TrainOptions& o, const VocabMap& vo
 
 // A one-line refusal, before anything is allocated, of a micro-batch whose activations cannot fit in this
 // machine's memory (CPU only: there the kernel's OOM killer ends the process with SIGKILL instead of an
-// allocation failing; a CUDA allocation failure is an exception with a message of its own). The estimate
-// counts float32 activations kept for the backward pass: per token, the logits three times (logits, their
-// softmax, its gradient) and per layer ~20 d-vectors plus three attention rows of T scores per head.
+// allocation failing; a CUDA allocation failure is an exception with a message of its own). The estimate is
+// micro_batch.hpp's activation_bytes, the one --fit-micro-batch uses on the CPU.
 void check_activation_memory(const ModelConfig& mc, std::int64_t batch_size, c10::Device device) {
   if (!device.is_cpu()) return;
   const double pages = static_cast<double>(sysconf(_SC_PHYS_PAGES)), page = static_cast<double>(sysconf(_SC_PAGESIZE));
   if (!(pages > 0 && page > 0)) return;
   const double memory = pages * page;
-  const double tokens = static_cast<double>(batch_size) * static_cast<double>(mc.block_size);
-  const double logits = 4.0 * tokens * 3.0 * static_cast<double>(mc.padded_vocab());
-  const double layers = 4.0 * tokens * static_cast<double>(mc.n_layer) *
-                        (20.0 * static_cast<double>(mc.n_embd) + 3.0 * static_cast<double>(mc.n_head * mc.block_size));
-  if (logits + layers <= memory) return;
+  const double all = activation_bytes(mc, batch_size);
+  if (all <= memory) return;
+  const double logits =
+      4.0 * 3.0 * static_cast<double>(batch_size) * static_cast<double>(mc.block_size) * static_cast<double>(mc.padded_vocab());
   auto gb = [](double b) {
     char t[32];
     std::snprintf(t, sizeof t, "%.3g GB", b / 1e9);
     return std::string(t);
   };
   throw std::runtime_error("one micro-batch of --batch-size " + std::to_string(batch_size) + " x " +
-                           std::to_string(mc.block_size) + " tokens needs about " + gb(logits + layers) +
+                           std::to_string(mc.block_size) + " tokens needs about " + gb(all) +
                            " of activations (the logits alone " + gb(logits) + "); this machine has " + gb(memory) +
-                           ": lower --batch-size (and raise --grad-accum to keep the batch)");
+                           ": lower --batch-size (and raise --grad-accum to keep the batch), or --fit-micro-batch on");
 }
 
 std::runtime_error out_of_memory_error(const std::string& what, std::int64_t batch_size, std::int64_t tokens,

@@ -1,5 +1,6 @@
 // The loop's evaluation station: the mean validation loss over the run's fixed batches, shared over the
 // data-parallel ranks when they divide evenly, interruptible by SIGTERM/SIGINT between batches.
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <iostream>
@@ -30,10 +31,23 @@ double evaluate(TrainRun& r) {
       count = 0;
       break;
     }
-    const at::Tensor batch = r.val->batch(i).to(r.device);
-    const std::int64_t T = batch.size(1) - 1;
+    const at::Tensor batch = r.val->batch(i).to(r.device);  // [B, T+1], B = --batch-size
+    const std::int64_t T = batch.size(1) - 1, B = batch.size(0);
     AutocastScope autocast(r.device, r.precision);
-    sum += r.model->loss(batch.narrow(1, 0, T), batch.narrow(1, 1, T)).item<double>();
+    // In pieces of at most the training micro-batch (smaller when --fit-micro-batch found --batch-size too large):
+    // the batch's mean loss as the size-weighted mean of the pieces' means.
+    const std::int64_t piece = r.micro_batch > 0 ? std::min(B, r.micro_batch) : B;
+    if (piece == B) {
+      sum += r.model->loss(batch.narrow(1, 0, T), batch.narrow(1, 1, T)).item<double>();
+    } else {
+      double weighted = 0;
+      for (std::int64_t s0 = 0; s0 < B; s0 += piece) {
+        const at::Tensor part = batch.narrow(0, s0, std::min(piece, B - s0));  // [b, T+1]
+        weighted += r.model->loss(part.narrow(1, 0, T), part.narrow(1, 1, T)).item<double>() *
+                    static_cast<double>(part.size(0));
+      }
+      sum += weighted / static_cast<double>(B);
+    }
     ++count;
     const auto now = std::chrono::steady_clock::now();
     if (rank0 && now - shown > std::chrono::seconds(10)) {  // a long evaluation says where it is

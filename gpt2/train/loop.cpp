@@ -6,6 +6,7 @@
 // evaluate.cpp, samples.cpp, resume.cpp (save_state: the checkpoint resuming reads), report.cpp (the summary).
 // The tables it reads at several stations (conditions.cpp) and the lower floors' helpers (model/runtime.cpp's
 // autocast, io/atomic_file.cpp) are visited from more than one station by design.
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <csignal>
@@ -60,8 +61,9 @@ TrainResult run_train(const TrainOptions& o, io::Provenance prov) {
   const GradProjection grad_projection = parse_grad_projection(o.grad_projection);
   const bool project_update = grad_projection != GradProjection::none && o.projection_target == "update";
   const at::Tensor probe = [&] {  // the observables' fixed batch: the first validation batch's inputs
-    const at::Tensor b = run.val->batch(0);
-    return b.narrow(1, 0, b.size(1) - 1).to(run.device);
+    const at::Tensor b = run.val->batch(0);  // [batch-size, T+1]; a fitted micro-batch below it: its first rows
+    const std::int64_t rows = run.micro_batch > 0 ? std::min(b.size(0), run.micro_batch) : b.size(0);
+    return b.narrow(0, 0, rows).narrow(1, 0, b.size(1) - 1).to(run.device);
   }();
   const MomentLookup lookup = [&](const at::Tensor& p) { return run.opt->moments(p); };
   const std::vector<at::Tensor> params = run.opt->parameters();
@@ -111,9 +113,19 @@ TrainResult run_train(const TrainOptions& o, io::Provenance prov) {
           (loss / static_cast<double>(run.grad_accum)).backward();
         }
       } catch (const c10::OutOfMemoryError& e) {  // a GPU that cannot hold the micro-batch: one line, the flags
-        throw out_of_memory_error(e.what_without_backtrace(), o.batch_size, T, run.grad_accum, run.device);
+        if (run.fit)
+          throw std::runtime_error(std::string("out of memory on ") + run.device.str() + " in a fitted micro-batch of " +
+                                   std::to_string(run.micro_batch) + " x " + std::to_string(T) + " tokens (" +
+                                   std::string(e.what_without_backtrace()).substr(0, std::string(e.what_without_backtrace()).find('\n')) + "): lower --fit-memory (now " +
+                                   std::to_string(o.fit_memory) + ")");
+        throw out_of_memory_error(e.what_without_backtrace(), run.micro_batch, T, run.grad_accum, run.device);
       }
       loss_sum = loss_sum.defined() ? loss_sum + loss.detach() : loss.detach();
+    }
+    if (run.hook_batches) {  // fitted to another split: the hooks see what the unfitted split's last micro-batch held
+      at::Tensor hb = run.hook_batches->batch(it, run.hook_micro);  // [batch-size, T+1]
+      if (run.micro_batch < hb.size(0)) hb = hb.narrow(0, 0, run.micro_batch);  // --batch-size itself does not fit
+      inputs = hb.narrow(1, 0, hb.size(1) - 1).to(run.device);
     }
     double loss_v = loss_sum.item<double>() / static_cast<double>(run.grad_accum);
     if (dist.active()) {

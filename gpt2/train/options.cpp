@@ -84,6 +84,12 @@ void declare_train_options(io::Options& opts, TrainOptions& o) {
       .add("batch-tokens", &o.batch_tokens, "tokens per optimizer step in all (sets --grad-accum; 0 = unset)",
            Range::non_negative())
       .identity()
+      .add("fit-micro-batch", &o.fit_micro_batch,
+           "on: each step's sequences re-split into the largest micro-batch that fits the device (probed on CUDA, "
+           "estimated on the CPU); the same sequences and mean loss per step, validation keeps --batch-size",
+           {"on", "off"})
+      .add("fit-memory", &o.fit_memory, "share of the device's memory a fitted micro-batch may use",
+           Range::unit_open_closed())
       .add("max-iters", &o.max_iters, "optimizer steps", Range::at_least(1))
       .add("lr", &o.lr, "peak learning rate", float_positive())
       .identity()
@@ -241,6 +247,7 @@ void declare_train_options(io::Options& opts, TrainOptions& o) {
     return std::any_of(c.bundle.begin(), c.bundle.end(), [](const FlagValue& f) { return std::string(f.flag) == "magnitude"; });
   }));
   opts.only_with("qk-cap", "condition", with_hook(StepHookKind::qk_cap));
+  opts.only_with("fit-memory", "fit-micro-batch", {"on"});
   for (const char* f : {"qk-clip-tau", "qk-clip-on"}) opts.only_with(f, "condition", with_hook(StepHookKind::qk_clip));
   for (const char* f : {"quotient", "quotient-every", "quotient-damping", "quotient-vo"})
     opts.only_with(f, "condition", with_hook(StepHookKind::quotient));

@@ -38,6 +38,14 @@ std::string num(double v) {
 
 }  // namespace
 
+namespace {
+std::string gb3(double bytes) {  // GB to 3 significant digits
+  char t[32];
+  std::snprintf(t, sizeof t, "%.3g", bytes / 1e9);
+  return t;
+}
+}  // namespace
+
 void print_settings(const TrainRun& r, const std::string& resumed_from) {
   const TrainOptions& o = r.options;
   const ModelConfig& mc = r.model->config();
@@ -51,9 +59,15 @@ void print_settings(const TrainRun& r, const std::string& resumed_from) {
             << (mc.lrm.any() ? ", multipliers' W_eff " + kernel_line(r.model->lrm_kernel(), r) : std::string())
             << ", threads " << r.prov.threads
             << ", world " << r.dist.world << " (" << r.dist.source << "), rank " << r.dist.rank << "\n";
-  std::cout << "batch      " << o.batch_size << " x " << mc.block_size << " tokens x " << r.grad_accum << " accumulation x "
+  std::cout << "batch      " << r.micro_batch << " x " << mc.block_size << " tokens x " << r.grad_accum << " accumulation x "
             << r.dist.world << " ranks = " << r.tokens_per_step << " tokens/step, " << o.max_iters << " steps ("
             << static_cast<double>(r.tokens_per_step) * static_cast<double>(o.max_iters) << " tokens)\n";
+  if (r.fit)
+    std::cout << "fitted     micro-batch " << r.fit->batch << " of the step's " << r.fit->batch * r.fit->accum
+              << " sequences per rank (--batch-size " << o.batch_size << "; " << r.fit->how << ", " << r.fit->probes
+              << " tries): needs " << (std::isnan(r.fit->need_bytes) ? std::string("?") : gb3(r.fit->need_bytes)) << " of "
+              << gb3(r.fit->budget_bytes) << " GB allowed (--fit-memory " << o.fit_memory << " of "
+              << gb3(r.fit->device_bytes) << " GB); validation batches stay " << o.batch_size << "\n";
   std::cout << "schedule   lr " << o.lr << " warm-up " << o.warmup_iters << " cosine to " << o.min_lr << " at step "
             << r.schedule.decay_iters << "; AdamW (" << o.beta1 << ", " << o.beta2 << "), eps " << o.adam_eps
             << "; clip " << o.grad_clip << (o.clip_multipliers ? " (multipliers included)" : " (multipliers excluded)")
@@ -125,6 +139,8 @@ TrainResult finish_train(TrainRun& r, double seconds) {
   log.set_summary("max_iters", o.max_iters);
   log.set_summary("tokens", s.tokens);
   log.set_summary("tokens_per_step", r.tokens_per_step);
+  log.set_summary("micro_batch", r.micro_batch);  // sequences per micro-batch: --batch-size, or --fit-micro-batch's
+  log.set_summary("grad_accum_rank", r.grad_accum);
   log.set_summary("world", std::int64_t{r.dist.world});
   log.set_summary("gaugefix_every", has_hook(cond, StepHookKind::gauge_fix) ? o.gaugefix_every : std::int64_t{0});
   log.set_summary("qk_norm", o.qk_norm);

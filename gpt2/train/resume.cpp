@@ -116,6 +116,8 @@ nlohmann::json train_state_json(const TrainRun& r) {
           {"spike_window", r.spikes.window()},
           {"world", r.dist.world},
           {"tokens_per_step", r.tokens_per_step},
+          {"micro_batch", r.micro_batch},        // sequences per micro-batch (--fit-micro-batch: kept on resume)
+          {"grad_accum_rank", r.grad_accum},     // micro-batches per step on each rank
           {"vocab_ids", r.vocab_map.ids.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.vocab_map.ids)},
           {"schedule", {{"lr", r.schedule.lr}, {"min_lr", r.schedule.min_lr}, {"warmup", r.schedule.warmup},
                         {"decay_iters", r.schedule.decay_iters}, {"max_iters", r.options.max_iters}}},

@@ -5,17 +5,22 @@
 // checkpoint of a step in resume.cpp (which reads what it writes).
 #include "gpt2/train/setup.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <iostream>
 #include <limits>
 #include <tuple>
 
+#include <ATen/ops/full.h>
 
 #include "gpt2/model/head_projection.hpp"
+#include "gpt2/model/lm_head_loss.hpp"
 #include "gpt2/train/checkpoints.hpp"
 #include "gpt2/train/conditions.hpp"
 #include "gpt2/train/gauge_start.hpp"
+#include "gpt2/train/micro_batch.hpp"
 #include "gpt2/train/setup_stations.hpp"
 #include "gpt2/train/step_graph.hpp"
 #include "io/options.hpp"
@@ -51,6 +56,47 @@ OptimizerSettings optimizer_settings(const TrainOptions& o, c10::Device device) 
   s.clip_multipliers = o.clip_multipliers;
   return s;
 }
+
+namespace {
+
+// --fit-micro-batch on: the step's sequences on this rank re-split as the device allows (micro_batch.hpp); every rank
+// takes the smallest choice (the data order needs one split), and a refusal comes from all ranks at once.
+void fit_split(TrainRun& r, std::int64_t saved_micro_batch, bool rank0) {
+  const TrainOptions& o = r.options;
+  const ModelConfig& mc = r.model->config();
+  const double params = static_cast<double>(r.model->num_parameters());
+  FitRequest q;
+  q.sequences = o.batch_size * r.grad_accum;
+  q.memory_fraction = o.fit_memory;
+  q.keep = saved_micro_batch;
+  q.verbose = rank0;
+  if (r.device.is_cuda()) {  // held by the step, not by a probe (micro_batch.hpp)
+    if (r.dist.active()) q.reserve_bytes += 4.0 * params;  // the data-parallel gradient buckets
+    if (o.cuda_graph == "on")  // the graph's static gradients and its own loss workspace (bf16 logits + float32)
+      q.reserve_bytes += 4.0 * params + 6.0 * static_cast<double>(LmHeadWorkspace{}.chunk_rows) *
+                                            static_cast<double>(mc.padded_vocab());
+  }
+  if (const char* local = std::getenv("LOCAL_WORLD_SIZE"); local != nullptr && r.device.is_cpu())
+    q.local_ranks = std::max(1, std::atoi(local));
+  MicroBatchFit f = fit_micro_batch(*r.model, q, r.device, r.precision);
+  if (r.dist.active()) {
+    at::Tensor neg = at::full({1}, -static_cast<double>(f.batch), at::TensorOptions().dtype(at::kDouble));
+    r.dist.all_reduce_max(neg);
+    const auto smallest = static_cast<std::int64_t>(-neg.item<double>());
+    if (smallest != f.batch) {
+      f.batch = smallest;
+      f.accum = smallest > 0 ? q.sequences / smallest : 0;
+      f.need_bytes = std::numeric_limits<double>::quiet_NaN();
+      f.how += ", another rank's smaller choice taken";
+    }
+  }
+  if (f.batch == 0) throw std::runtime_error(fit_refusal(f, mc.block_size, o.fit_memory, r.device));
+  r.micro_batch = f.batch;
+  r.grad_accum = f.accum;
+  r.fit = f;
+}
+
+}  // namespace
 
 TrainRun setup_train(const TrainOptions& o, io::Provenance prov) {
   validate_train_options(o);
@@ -134,7 +180,7 @@ TrainRun setup_train(const TrainOptions& o, io::Provenance prov) {
     if (!why.empty()) throw io::UsageError(why);
   }
   select_attention_backend(o.attention, r.device);           // or one fused SDPA backend alone (runtime.hpp)
-  check_activation_memory(mc, o.batch_size, r.device);
+  if (o.fit_micro_batch == "off") check_activation_memory(mc, o.batch_size, r.device);  // on: the fit decides
   r.has_heads = has_qk_row_multipliers(mc);
   if (!ckpt && o.qk_gauge_init > 0) {
     if (!r.has_heads)
@@ -164,15 +210,24 @@ TrainRun setup_train(const TrainOptions& o, io::Provenance prov) {
   if (r.dist.active() && !ckpt) r.dist.broadcast_parameters(r.opt->parameters());
 
   r.grad_accum = rank_grad_accum(o, mc.block_size, r.dist.world);
-  r.train = std::make_unique<TrainBatches>(r.train_files, o.run.seed, o.batch_size, mc.block_size, r.grad_accum,
+  r.micro_batch = o.batch_size;
+  if (o.fit_micro_batch == "on") fit_split(r, ckpt ? saved.value("micro_batch", std::int64_t{0}) : 0, rank0);
+  r.train = std::make_unique<TrainBatches>(r.train_files, o.run.seed, r.micro_batch, mc.block_size, r.grad_accum,
                                            r.dist.rank, r.dist.world, mc.vocab_size, r.vocab_map);
+  if (r.micro_batch != o.batch_size) {  // the hooks see the unfitted split's last micro-batch (micro_batch.hpp)
+    const std::int64_t unfitted_accum = rank_grad_accum(o, mc.block_size, r.dist.world);
+    r.hook_batches = std::make_unique<TrainBatches>(r.train_files, o.run.seed, o.batch_size, mc.block_size,
+                                                    unfitted_accum, r.dist.rank, r.dist.world, mc.vocab_size,
+                                                    r.vocab_map);
+    r.hook_micro = unfitted_accum - 1;
+  }
   r.val = std::make_unique<ValidationBatches>(r.val_files, o.batch_size, mc.block_size, o.eval_batches, mc.vocab_size,
                                               r.vocab_map);
   r.schedule = {o.lr, o.min_lr, o.warmup_iters, o.lr_decay_iters > 0 ? o.lr_decay_iters : o.max_iters};
   if (ckpt) r.schedule = resumed_schedule(o, saved, r.schedule, rank0);
   r.spikes = SpikeDetector(o.spike_factor, o.spike_window, o.warmup_iters);
   if (ckpt) r.spikes.restore(saved.value("spike_window", std::vector<double>{}));
-  r.tokens_per_step = o.batch_size * mc.block_size * r.grad_accum * r.dist.world;
+  r.tokens_per_step = r.micro_batch * mc.block_size * r.grad_accum * r.dist.world;
   r.flops_per_token = 6.0 * static_cast<double>(r.model->num_parameters()) +
                       12.0 * static_cast<double>(mc.n_layer * mc.n_embd * mc.block_size);
   r.peak_tflops = o.peak_tflops > 0 ? o.peak_tflops : measure_matmul_tflops(r.device, r.precision);

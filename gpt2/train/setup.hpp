@@ -19,6 +19,7 @@
 #include "gpt2/train/api.hpp"
 #include "gpt2/train/dist_hooks.hpp"
 #include "gpt2/train/log.hpp"
+#include "gpt2/train/micro_batch.hpp"
 #include "gpt2/train/optimizer.hpp"
 #include "gpt2/train/schedule.hpp"
 #include "io/writer_lock.hpp"
@@ -45,7 +46,12 @@ struct TrainRun {
   TrainDist dist;
   std::string data_dir;         // --data, or OUT/data for synthetic:N
   std::vector<std::string> train_files, val_files;  // train.bin / val.bin, or the llm.c shards in name order
-  std::int64_t grad_accum = 1;  // micro-batches per step on this rank (the global count / world)
+  std::int64_t grad_accum = 1;  // micro-batches per step on this rank (the global count / world, or fitted)
+  std::int64_t micro_batch = 0; // sequences per training micro-batch: --batch-size, or fitted (micro_batch.hpp);
+                                // 0 (no run set it): evaluate() takes each batch whole
+  std::optional<MicroBatchFit> fit;  // --fit-micro-batch on: what was chosen and why
+  std::unique_ptr<TrainBatches> hook_batches;  // fitted to another split: the unfitted one, for the hooks' batch
+  std::int64_t hook_micro = 0;                 // its last micro-batch on this rank
   c10::Device device = c10::Device(c10::kCPU);
   Precision precision = Precision::fp32;
   std::unique_ptr<GPT> model;
