@@ -93,6 +93,8 @@ double cuda_probe_peak(GPT& model, std::int64_t batch, int passes, c10::Device d
   drop();
   c10::cuda::CUDACachingAllocator::resetPeakStats(index);
   double peak = std::numeric_limits<double>::quiet_NaN();
+  const bool was_training = model.training();
+  model.train(true);  // as the step runs: dropout's masks kept (the step reseeds its generators, so no draw is lost)
   try {
     const std::int64_t T = model.config().block_size;
     LmHeadWorkspace ws;
@@ -107,12 +109,14 @@ double cuda_probe_peak(GPT& model, std::int64_t batch, int passes, c10::Device d
       loss.backward();
     }
     c10::cuda::device_synchronize();
-    // allocated_bytes[0]: the aggregate over pools (torch_info.cpp says why the index, not the enum)
-    peak = static_cast<double>(c10::cuda::CUDACachingAllocator::getDeviceStats(index).allocated_bytes[0].peak);
+    // reserved, not allocated: what the card had to hold, fragmentation included. [0]: the aggregate over pools
+    // (torch_info.cpp says why the index, not the enum)
+    peak = static_cast<double>(c10::cuda::CUDACachingAllocator::getDeviceStats(index).reserved_bytes[0].peak);
   } catch (const c10::OutOfMemoryError&) {
   } catch (const c10::Error& e) {
     if (!is_out_of_memory(e)) throw;  // a real fault is not "does not fit"
   }
+  model.train(was_training);
   drop();
   c10::cuda::CUDACachingAllocator::resetPeakStats(index);  // the run's reported peak is its own, not a probe's
   return peak;
@@ -137,10 +141,15 @@ double cgroup_limit_bytes() {
 
 double fit_device_bytes(c10::Device device, int local_ranks) {
   if (device.is_cuda()) {
+    // The card's total, or less when memory outside this allocator is taken (the CUDA context, NCCL's buffers,
+    // other processes): what is free plus what the allocator holds, after emptying its cache.
     const c10::cuda::CUDAGuard guard(device);
+    c10::cuda::CUDACachingAllocator::emptyCache();
     std::size_t free = 0, total = 0;
     C10_CUDA_CHECK(cudaMemGetInfo(&free, &total));
-    return static_cast<double>(total);
+    const double held = static_cast<double>(
+        c10::cuda::CUDACachingAllocator::getDeviceStats(c10::cuda::current_device()).reserved_bytes[0].current);
+    return std::min(static_cast<double>(total), static_cast<double>(free) + held);
   }
   const double pages = static_cast<double>(sysconf(_SC_PHYS_PAGES)), page = static_cast<double>(sysconf(_SC_PAGESIZE));
   const double physical = pages > 0 && page > 0 ? pages * page : 0.0;

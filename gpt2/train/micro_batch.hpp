@@ -13,9 +13,10 @@
 // What "fits" means, per device:
 //   - CUDA: a probe. Forward and backward of B sequences of token 0 on the run's model, in its precision, with a
 //     loss workspace of its own; twice when the step has several micro-batches (the second pass with the first's
-//     gradients resident, as every later micro-step). The caching allocator's peak of allocated bytes (which holds
-//     the parameters and the AdamW moments TrainOptimizer made on construction) plus `reserve_bytes` (what the
-//     step holds that a probe does not: data-parallel buckets, a CUDA graph's static gradients and workspace) must
+//     gradients resident, as every later micro-step), in training mode. The caching allocator's peak of reserved
+//     bytes (fragmentation included; it holds the parameters, the AdamW moments TrainOptimizer made on construction
+//     and a fresh data-parallel run's buckets) plus `reserve_bytes` (what the step holds that a probe does not: a
+//     resumed run's NCCL buckets, a CUDA graph's static gradients and workspace) must
 //     stay within --fit-memory × the card's memory; an out-of-memory is "no".
 //   - CPU: the estimate that already refuses a micro-batch too large for the machine (activation_bytes), plus
 //     parameters, gradients and two moments in float32, within --fit-memory × the memory this process may use
@@ -56,7 +57,8 @@ double activation_bytes(const ModelConfig& mc, std::int64_t batch);
 /// parameter, its gradient and AdamW's two moments in float32.
 double cpu_step_bytes_estimate(const ModelConfig& mc, std::int64_t parameters, std::int64_t batch);
 
-/// The memory a fit measures against: a CUDA card's total, or on the CPU the smaller of the physical memory and the
+/// The memory a fit measures against: a CUDA card's total (or its free memory plus what the allocator holds, when
+/// less: the CUDA context, NCCL and other processes take the rest), or on the CPU the smaller of the physical memory and the
 /// cgroup's limit, divided among `local_ranks`.
 double fit_device_bytes(c10::Device device, int local_ranks);
 

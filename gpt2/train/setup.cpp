@@ -61,7 +61,7 @@ namespace {
 
 // --fit-micro-batch on: the step's sequences on this rank re-split as the device allows (micro_batch.hpp); every rank
 // takes the smallest choice (the data order needs one split), and a refusal comes from all ranks at once.
-void fit_split(TrainRun& r, std::int64_t saved_micro_batch, bool rank0) {
+void fit_split(TrainRun& r, std::int64_t saved_micro_batch, bool resumed, bool rank0) {
   const TrainOptions& o = r.options;
   const ModelConfig& mc = r.model->config();
   const double params = static_cast<double>(r.model->num_parameters());
@@ -71,7 +71,9 @@ void fit_split(TrainRun& r, std::int64_t saved_micro_batch, bool rank0) {
   q.keep = saved_micro_batch;
   q.verbose = rank0;
   if (r.device.is_cuda()) {  // held by the step, not by a probe (micro_batch.hpp)
-    if (r.dist.active()) q.reserve_bytes += 4.0 * params;  // the data-parallel gradient buckets
+    // NCCL's gradient buckets, on the card: a fresh run's broadcast already made them (in the probe's baseline)
+    const bool nccl = o.dist_backend == "nccl" || o.dist_backend == "auto";
+    if (r.dist.active() && nccl && resumed) q.reserve_bytes += 4.0 * params;
     if (o.cuda_graph == "on")  // the graph's static gradients and its own loss workspace (bf16 logits + float32)
       q.reserve_bytes += 4.0 * params + 6.0 * static_cast<double>(LmHeadWorkspace{}.chunk_rows) *
                                             static_cast<double>(mc.padded_vocab());
@@ -211,7 +213,7 @@ TrainRun setup_train(const TrainOptions& o, io::Provenance prov) {
 
   r.grad_accum = rank_grad_accum(o, mc.block_size, r.dist.world);
   r.micro_batch = o.batch_size;
-  if (o.fit_micro_batch == "on") fit_split(r, ckpt ? saved.value("micro_batch", std::int64_t{0}) : 0, rank0);
+  if (o.fit_micro_batch == "on") fit_split(r, ckpt ? saved.value("micro_batch", std::int64_t{0}) : 0, ckpt.has_value(), rank0);
   r.train = std::make_unique<TrainBatches>(r.train_files, o.run.seed, r.micro_batch, mc.block_size, r.grad_accum,
                                            r.dist.rank, r.dist.world, mc.vocab_size, r.vocab_map);
   if (r.micro_batch != o.batch_size) {  // the hooks see the unfitted split's last micro-batch (micro_batch.hpp)
