@@ -12,6 +12,7 @@
 #include "io/run_log_reader.hpp"
 #include "tests/support/own_dir.hpp"
 #include "tests/support/process.hpp"
+#include "tests/support/synthetic_corpus.hpp"
 #include "tests/gpt2/gpt2_catch.hpp"
 #include "support/unity_tu.hpp"
 
@@ -26,12 +27,7 @@ const std::string kRoot = std::string(GAUGELAB_BINARY_DIR) + "/test_train_protoc
 
 std::string synthetic_data() {
   static const test::OwnDir own(kRoot + "/data");
-  static const std::string dir = [] {
-    const std::string d = own.path;
-    const auto r = test::run_gaugelab("prepare --synthetic --docs 200 --seed 1 --force --out " + d);
-    if (r.status != 0) throw std::runtime_error("prepare failed: " + r.output);
-    return d;
-  }();
+  static const std::string dir = test::prepare_synthetic_corpus(own.path);
   return dir;
 }
 

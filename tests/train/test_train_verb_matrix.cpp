@@ -15,6 +15,7 @@
 #include "data/tokenizer.hpp"
 #include "io/run_log_reader.hpp"
 #include "tests/support/process.hpp"
+#include "tests/support/synthetic_corpus.hpp"
 #include "tests/gpt2/gpt2_catch.hpp"
 #include "support/unity_tu.hpp"
 
@@ -30,9 +31,7 @@ const std::string kRoot = std::string(GAUGELAB_BINARY_DIR) + "/test_verb_matrix"
 // The synthetic corpus, prepared once per kind (each TEST_CASE may run in its own process).
 std::string data_dir(const std::string& name) {
   const std::string d = kRoot + "/" + name + "/data";
-  const auto r = test::run_gaugelab("prepare --synthetic --docs 200 --seed 1 --force --out " + d);
-  if (r.status != 0) throw std::runtime_error("prepare failed: " + r.output);
-  return d;
+  return test::prepare_synthetic_corpus(d);
 }
 
 struct Kind {
