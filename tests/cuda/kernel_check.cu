@@ -31,7 +31,7 @@ void device_init() {
   check(cudaGetDeviceCount(&n), "cudaGetDeviceCount");
   if (n < 1) throw DeviceError("cudaGetDeviceCount: no CUDA device");
   check(cudaSetDevice(0), "cudaSetDevice(0)");
-  check(cudaStreamCreateWithFlags(&g_stream, cudaStreamNonBlocking), "cudaStreamCreate");
+  check(cudaStreamCreate(&g_stream), "cudaStreamCreate");
   cudaDeviceProp p{};
   check(cudaGetDeviceProperties(&p, 0), "cudaGetDeviceProperties");
   g_flush_bytes = std::max<std::size_t>(4 * static_cast<std::size_t>(p.l2CacheSize), 64u << 20);
@@ -63,13 +63,16 @@ void device_free(void* p) noexcept {
   if (p != nullptr) (void)cudaFree(p);
 }
 
+// Copies between host and device go on the kernels' stream and are waited for: every step of a case is ordered
+// on that one stream (a pageable cudaMemcpy may return before its transfer to the device has landed).
 void device_upload(void* dst, const void* src, std::size_t bytes) {
-  check(cudaMemcpy(dst, src, bytes, cudaMemcpyHostToDevice), "cudaMemcpy host to device");
+  check(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, g_stream), "cudaMemcpyAsync host to device");
+  check(cudaStreamSynchronize(g_stream), "cudaStreamSynchronize after an upload");
 }
 
 void device_download(void* dst, const void* src, std::size_t bytes) {
-  check(cudaStreamSynchronize(g_stream), "cudaStreamSynchronize before a download");
-  check(cudaMemcpy(dst, src, bytes, cudaMemcpyDeviceToHost), "cudaMemcpy device to host");
+  check(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, g_stream), "cudaMemcpyAsync device to host");
+  check(cudaStreamSynchronize(g_stream), "cudaStreamSynchronize after a download");
 }
 
 void device_copy(void* dst, const void* src, std::size_t bytes) {

@@ -112,7 +112,7 @@ TEST_CASE("LayerNorm reference: with γ = 1 each row's output has the mean of β
   }
 }
 
-TEST_CASE("LayerNorm reference: the backward equals central differences of Σ dy·y + Σ ds·s", "[cuda_reference]") {
+TEST_CASE("LayerNorm reference: the backward equals central differences of sum dy·y + sum ds·s", "[cuda_reference]") {
   for (const bool with_ds : {true, false}) {
     for (const bool with_beta : {true, false}) {
       INFO("ds " << with_ds << ", beta " << with_beta);
@@ -180,7 +180,7 @@ TEST_CASE("CE reference: gradient rows sum to 0, equal central differences of sc
   }
 }
 
-TEST_CASE("CE reference: equal logits give the loss log(vocab); an ignored target (-1) reads column 0", "[cuda_reference]") {
+TEST_CASE("CE reference: equal logits give the loss log(vocab), and an ignored target (-1) reads column 0", "[cuda_reference]") {
   constexpr std::int64_t vocab = 50257;
   const std::vector<double> flat(vocab, 3.5);
   const double lse = ref::ce_row_lse(flat.data(), vocab);
@@ -220,7 +220,7 @@ struct Lrm {
   }
 };
 
-TEST_CASE("W_eff reference: each group's rows are diag(r)·W̄·diag(c_g) as full matrix products", "[cuda_reference]") {
+TEST_CASE("W_eff reference: each group's rows are diag(r)·W·diag(c_g) as full matrix products", "[cuda_reference]") {
   for (const std::int64_t groups : {1, 3}) {
     const Lrm t(groups, 31);
     const std::vector<double> e = t.effective(t.w, t.r, t.c, true, true);
@@ -245,7 +245,7 @@ TEST_CASE("W_eff reference: each group's rows are diag(r)·W̄·diag(c_g) as ful
   CHECK(t.effective(t.w, t.r, t.c, false, false) == t.w);
 }
 
-TEST_CASE("W_eff reference: the backward equals central differences of Σ G·W_eff in W̄, r and c", "[cuda_reference]") {
+TEST_CASE("W_eff reference: the backward equals central differences of sum G·W_eff in W, r and c", "[cuda_reference]") {
   for (const std::int64_t groups : {1, 3}) {
     for (const bool has_r : {true, false}) {
       for (const bool has_c : {true, false}) {
