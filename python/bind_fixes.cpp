@@ -43,10 +43,14 @@ const QkMultipliers<T>& multipliers(const Args& a, py::handle x) {
   return q;
 }
 
-/// g = √((s_Q + ε)/(s_K + ε)) needs ε finite, >= 0, and both scales plus ε > 0 in every head.
+/// g = √((s_Q + ε)/(s_K + ε)) needs ε finite, >= 0, finite in T (1e300 is inf in float32, and inf/inf a NaN
+/// in every multiplier), and both scales plus ε > 0 in every head. gaugelab.torch checks the same rule
+/// (python/gaugelab/torch/_checks.py, gpt2/torch_library/register_ops.cpp), with the same messages.
 template <class T>
 GaugeFixOptions fix_options(const Args& a, const QkMultipliers<T>& q, double eps) {
   a.number(eps, "eps", 0.0);
+  const double top = static_cast<double>(std::numeric_limits<T>::max());
+  a.check(eps <= top, "eps", "at most " + Args::fmt(top) + ", the largest " + dtype_name<T>(), Args::fmt(eps));
   const HeadScales<T> s = lrm_head_scales(q);
   const T e = static_cast<T>(eps);
   a.check(((s.s_q.array() + e) > T(0)).all() && ((s.s_k.array() + e) > T(0)).all(), "eps",

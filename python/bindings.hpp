@@ -82,8 +82,8 @@ class Args {
     const std::string cls = py::str(py::type::handle_of(x).attr("__name__"));
     if (cls.size() > 4 && cls.compare(cls.size() - 4, 4, "_f32") == 0) return true;
     if (cls.size() > 4 && cls.compare(cls.size() - 4, 4, "_f64") == 0) return false;
-    if (!py::isinstance<py::array>(x) && !py::isinstance<py::sequence>(x) && !py::isinstance<py::int_>(x) &&
-        !py::isinstance<py::float_>(x))
+    if (is_text(x) || (!py::isinstance<py::array>(x) && !py::isinstance<py::sequence>(x) &&
+                       !py::isinstance<py::int_>(x) && !py::isinstance<py::float_>(x)))
       fail(arg, "an array or a gaugelab object of float64 or float32", cls);
     const py::array a = as_array(x, arg);
     const char k = a.dtype().kind();
@@ -203,7 +203,11 @@ class Args {
   }
   static std::string dtype_str(const py::array& a) { return py::str(a.dtype()); }
 
+  /// A string or bytes: NumPy makes an array of characters of it, which is never the array meant.
+  static bool is_text(py::handle x) { return py::isinstance<py::str>(x) || py::isinstance<py::bytes>(x); }
+
   py::array as_array(py::handle x, const char* arg) const {
+    if (is_text(x)) fail(arg, "an array", py::str(py::type::handle_of(x).attr("__name__")));
     py::array a = py::array::ensure(x);
     if (!a) fail(arg, "an array", py::str(py::type::handle_of(x).attr("__name__")));
     return a;

@@ -10,11 +10,24 @@
 // written arguments may be views of one tensor (b_Q and b_K: disjoint slices of c_attn's bias; W̄_Q and
 // W̄_K of its weight), which the schema does not say: call these outside a torch.compile region (they
 // run between steps, without autograd, as the trainer's do). A bad argument (shape, contiguity, a
-// setting) raises ValueError with the function's one-line message; ATen's own errors (devices that
-// differ) stay RuntimeErrors.
+// setting, a tensor that is not floating point) raises ValueError with the function's one-line message;
+// ATen's own errors (devices that differ) stay RuntimeErrors. An in-place operator called with grad mode
+// on refuses, as torch's own in-place operators do, a leaf that requires grad (or a view of one) with
+// torch's RuntimeError; any other tensor it writes that requires grad is refused too (the operators write
+// without autograd: call them under torch.no_grad(), as gaugelab.torch does).
+#include <cmath>
+#include <cstdio>
 #include <initializer_list>
+#include <limits>
 #include <stdexcept>
 #include <string>
+#include <utility>
+#include <vector>
+
+#include <ATen/core/grad_mode.h>
+#include <ATen/ops/scalar_tensor.h>
+#include <c10/util/BFloat16.h>
+#include <c10/util/Half.h>
 
 #include <nlohmann/json.hpp>
 #include <torch/library.h>
@@ -34,6 +47,69 @@ using OptTensor = std::optional<Tensor>;
 
 Tensor opt(const OptTensor& t) { return t.has_value() ? *t : Tensor(); }
 
+using Named = std::initializer_list<std::pair<const char*, Tensor>>;
+
+// Every tensor argument floating point: an integer one is refused by name, not deep inside ATen.
+void require_floating(Named ts) {
+  for (const auto& [name, t] : ts)
+    if (t.defined() && !t.is_floating_point())
+      throw std::invalid_argument(std::string(name) + " must be a floating-point tensor (got " +
+                                  std::string(c10::toString(t.scalar_type())) + ")");
+}
+
+// The tensors an in-place operator writes, under torch's rule for in-place writes (check_inplace in
+// torch/csrc/autograd/VariableTypeUtils.h, with its messages) while grad mode is on.
+void require_writable(const char* op, Named ts) {
+  if (!at::GradMode::is_enabled()) return;
+  for (const auto& [name, t] : ts) {
+    if (!t.defined() || !t.requires_grad()) continue;
+    TORCH_CHECK(!(t.is_view() && t._base().is_leaf()),
+                "a view of a leaf Variable that requires grad is being used in an in-place operation.");
+    TORCH_CHECK(!t.is_leaf(), "a leaf Variable that requires grad is being used in an in-place operation.");
+    TORCH_CHECK(false, "gaugelab.", op, ": ", name, " requires grad, and the operator writes it without autograd: "
+                "call it under torch.no_grad()");
+  }
+}
+
+std::string fmt(double v) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%.6g", v);
+  return b;
+}
+
+// The largest finite value of a floating dtype, and the dtype's name as Python spells it.
+std::pair<double, const char*> dtype_max(at::ScalarType t) {
+  switch (t) {
+    case at::kFloat: return {std::numeric_limits<float>::max(), "float32"};
+    case at::kHalf: return {static_cast<double>(std::numeric_limits<c10::Half>::max()), "float16"};
+    case at::kBFloat16: return {static_cast<double>(std::numeric_limits<c10::BFloat16>::max()), "bfloat16"};
+    default: return {std::numeric_limits<double>::max(), "float64"};
+  }
+}
+
+// GaugeFix's eps in g = √((s+ε)/(s'+ε)) on multipliers of `dtype`, by the core binding's rule
+// (python/bind_fixes.cpp, and gaugelab.torch's _checks.py): finite and >= 0, finite in that dtype (1e300 is
+// inf in float32, and inf/inf a NaN in every multiplier), and > 0 where a head's scale is zero. scales()
+// gives the per-head scales [heads] (s and s' of the pair, "Q or K" or "V or O"), or nothing when the
+// shapes are wrong (the layer function refuses those next); it runs only where eps is 0 in the dtype.
+template <class F>
+void require_eps(double eps, at::ScalarType dtype, const char* pair, F&& scales) {
+  if (!std::isfinite(eps) || eps < 0) throw std::invalid_argument("eps must be finite and >= 0 (got " + fmt(eps) + ")");
+  const auto [top, name] = dtype_max(dtype);
+  if (eps > top)
+    throw std::invalid_argument("eps must be at most " + fmt(top) + ", the largest " + name + " (got " + fmt(eps) + ")");
+  if (at::scalar_tensor(eps, at::TensorOptions().dtype(dtype)).item<double>() > 0) return;
+  for (const Tensor& s : scales())
+    if (!s.gt(0).all().item<bool>())
+      throw std::invalid_argument(std::string("eps must be > 0 where a head's ") + pair + " multipliers are all zero (its "
+                                  "factor would be 0/0 or x/0) (got " + fmt(eps) + ")");
+}
+
+// Whether x is a contiguous [d] with heads dividing d (so that the head scales can be computed).
+bool per_head(const Tensor& x, int64_t heads) {
+  return x.defined() && x.dim() == 1 && x.is_contiguous() && heads >= 1 && x.size(0) % heads == 0;
+}
+
 // Runs f; the library's std::invalid_argument / std::runtime_error become Python's ValueError.
 template <class F>
 auto checked(const char* op, F&& f) -> decltype(f()) {
@@ -47,15 +123,22 @@ auto checked(const char* op, F&& f) -> decltype(f()) {
 }
 
 Tensor lrm_linear_op(const Tensor& x, const Tensor& w, const OptTensor& b, const OptTensor& r, const OptTensor& c) {
-  return checked("lrm_linear", [&] { return lrm_linear(x, w, opt(b), opt(r), opt(c)); });
+  return checked("lrm_linear", [&] {
+    require_floating({{"x", x}, {"weight", w}, {"bias", opt(b)}, {"r", opt(r)}, {"c", opt(c)}});
+    return lrm_linear(x, w, opt(b), opt(r), opt(c));
+  });
 }
 
 Tensor lrm_effective_weight_op(const Tensor& w, const OptTensor& r, const OptTensor& c) {
-  return checked("lrm_effective_weight", [&] { return lrm_effective_weight(w, opt(r), opt(c)); });
+  return checked("lrm_effective_weight", [&] {
+    require_floating({{"weight", w}, {"r", opt(r)}, {"c", opt(c)}});
+    return lrm_effective_weight(w, opt(r), opt(c));
+  });
 }
 
 Tensor head_rms_op(const Tensor& x, int64_t heads) {
   return checked("head_rms", [&] {
+    require_floating({{"x", x}});
     if (x.dim() != 1 || heads < 1 || x.size(0) % heads != 0)
       throw std::invalid_argument("x must be [d] with heads dividing d");
     return head_rms(x, heads);
@@ -66,6 +149,8 @@ void rescale_qk_pair_op(const Tensor& r_q, const Tensor& r_k, const OptTensor& b
                         const Tensor& g) {
   checked("rescale_qk_pair_", [&] {
     Tensor rq = r_q, rk = r_k, bq = opt(b_q), bk = opt(b_k);
+    require_writable("rescale_qk_pair_", {{"r_q", rq}, {"r_k", rk}, {"b_q", bq}, {"b_k", bk}});
+    require_floating({{"r_q", rq}, {"r_k", rk}, {"b_q", bq}, {"b_k", bk}, {"g", g}});
     for (const Tensor* t : std::initializer_list<const Tensor*>{&rk, &bq, &bk, &g})
       if (t->defined() && (t->dim() != 1 || rq.dim() != 1 || t->size(0) != rq.size(0)))
         throw std::invalid_argument("r_q, r_k, b_q, b_k and g must all be [d]");
@@ -78,6 +163,12 @@ Tensor qk_gauge_fix_op(const Tensor& r_q, const Tensor& r_k, const OptTensor& b_
                        int64_t heads, double eps) {
   return checked("qk_gauge_fix_", [&] {
     Tensor rq = r_q, rk = r_k, bq = opt(b_q), bk = opt(b_k);
+    require_writable("qk_gauge_fix_", {{"r_q", rq}, {"r_k", rk}, {"b_q", bq}, {"b_k", bk}});
+    require_floating({{"r_q", rq}, {"r_k", rk}, {"b_q", bq}, {"b_k", bk}});
+    require_eps(eps, rq.scalar_type(), "Q or K", [&] {
+      return per_head(rq, heads) && per_head(rk, heads) ? std::vector<Tensor>{head_rms(rq, heads), head_rms(rk, heads)}
+                                                        : std::vector<Tensor>{};
+    });
     return qk_gauge_fix_layer(rq, rk, bq, bk, heads, eps);
   });
 }
@@ -86,6 +177,14 @@ Tensor qk_gauge_fix_effective_op(const Tensor& r_q, const Tensor& r_k, const Opt
                                  const Tensor& w_q_eff, const Tensor& w_k_eff, int64_t heads, double eps) {
   return checked("qk_gauge_fix_effective_", [&] {
     Tensor rq = r_q, rk = r_k, bq = opt(b_q), bk = opt(b_k);
+    require_writable("qk_gauge_fix_effective_", {{"r_q", rq}, {"r_k", rk}, {"b_q", bq}, {"b_k", bk}});
+    require_floating({{"r_q", rq}, {"r_k", rk}, {"b_q", bq}, {"b_k", bk}, {"w_q_eff", w_q_eff}, {"w_k_eff", w_k_eff}});
+    require_eps(eps, rq.scalar_type(), "Q or K", [&] {
+      const bool ok = w_q_eff.dim() == 2 && w_k_eff.sizes() == w_q_eff.sizes() && heads >= 1 &&
+                      w_q_eff.size(0) % heads == 0;
+      return ok ? std::vector<Tensor>{head_row_norms(w_q_eff, heads), head_row_norms(w_k_eff, heads)}
+                : std::vector<Tensor>{};
+    });
     return qk_gauge_fix_effective_layer(rq, rk, bq, bk, w_q_eff, w_k_eff, heads, eps);
   });
 }
@@ -93,12 +192,19 @@ Tensor qk_gauge_fix_effective_op(const Tensor& r_q, const Tensor& r_k, const Opt
 Tensor vo_gauge_fix_op(const Tensor& r_v, const OptTensor& b_v, const Tensor& c_o, int64_t heads, double eps) {
   return checked("vo_gauge_fix_", [&] {
     Tensor rv = r_v, bv = opt(b_v), co = c_o;
+    require_writable("vo_gauge_fix_", {{"r_v", rv}, {"b_v", bv}, {"c_o", co}});
+    require_floating({{"r_v", rv}, {"b_v", bv}, {"c_o", co}});
+    require_eps(eps, rv.scalar_type(), "V or O", [&] {
+      return per_head(rv, heads) && per_head(co, heads) ? std::vector<Tensor>{head_rms(rv, heads), head_rms(co, heads)}
+                                                        : std::vector<Tensor>{};
+    });
     return vo_gauge_fix_layer(rv, bv, co, heads, eps);
   });
 }
 
 Tensor qk_effective_log_ratio_op(const Tensor& w_q_eff, const Tensor& w_k_eff, int64_t heads) {
   return checked("qk_effective_log_ratio", [&] {
+    require_floating({{"w_q_eff", w_q_eff}, {"w_k_eff", w_k_eff}});
     if (w_q_eff.dim() != 2 || w_k_eff.sizes() != w_q_eff.sizes() || heads < 1 || w_q_eff.size(0) % heads != 0)
       throw std::invalid_argument("w_q_eff and w_k_eff must both be [d, in] with heads dividing d");
     return qk_effective_log_ratio_layer(w_q_eff, w_k_eff, heads);
@@ -109,6 +215,8 @@ void transport_head_moments_op(const OptTensor& m, const OptTensor& v, const Ten
                                std::string mode) {
   checked("transport_head_moments_", [&] {
     Tensor mm = opt(m), vv = opt(v);
+    require_writable("transport_head_moments_", {{"m", mm}, {"v", vv}});
+    require_floating({{"m", mm}, {"v", vv}, {"a", a}});
     for (const Tensor* t : {&mm, &vv})
       if (t->defined() && (t->dim() != 1 || !t->is_contiguous() || a.dim() != 1 || a.size(0) != heads ||
                            heads < 1 || t->size(0) % heads != 0))
@@ -122,6 +230,8 @@ Tensor qk_cap_op(const Tensor& r_q, const Tensor& r_k, const OptTensor& b_q, con
                  double cap) {
   return checked("qk_cap_", [&] {
     Tensor rq = r_q, rk = r_k, bq = opt(b_q), bk = opt(b_k);
+    require_writable("qk_cap_", {{"r_q", rq}, {"r_k", rk}, {"b_q", bq}, {"b_k", bk}});
+    require_floating({{"r_q", rq}, {"r_k", rk}, {"b_q", bq}, {"b_k", bk}});
     return qk_cap_layer(rq, rk, bq, bk, heads, cap);
   });
 }
@@ -130,12 +240,17 @@ Tensor qk_clip_op(const Tensor& x_q, const Tensor& x_k, const OptTensor& b_q, co
                   const Tensor& logit_max, double tau) {
   return checked("qk_clip_", [&] {
     Tensor xq = x_q, xk = x_k, bq = opt(b_q), bk = opt(b_k);
+    require_writable("qk_clip_", {{"x_q", xq}, {"x_k", xk}, {"b_q", bq}, {"b_k", bk}});
+    require_floating({{"x_q", xq}, {"x_k", xk}, {"b_q", bq}, {"b_k", bk}, {"logit_max", logit_max}});
     return qk_clip_layer(xq, xk, bq, bk, logit_max, tau);
   });
 }
 
 Tensor attention_logit_max_op(const Tensor& q, const Tensor& k, bool absolute) {
-  return checked("attention_logit_max", [&] { return attention_logit_max_heads(q, k, absolute); });
+  return checked("attention_logit_max", [&] {
+    require_floating({{"q", q}, {"k", k}});
+    return attention_logit_max_heads(q, k, absolute);
+  });
 }
 
 void correct_attention_increments_op(const Tensor& w_attn, const Tensor& w_attn_before, const Tensor& w_proj,
@@ -145,6 +260,10 @@ void correct_attention_increments_op(const Tensor& w_attn, const Tensor& w_attn_
                                      bool full, double damping, bool vo, bool match_rms) {
   checked("correct_attention_increments_", [&] {
     Tensor wa = w_attn, wp = w_proj;
+    require_writable("correct_attention_increments_", {{"w_attn", wa}, {"w_proj", wp}});
+    require_floating({{"w_attn", wa}, {"w_attn_before", w_attn_before}, {"w_proj", wp}, {"w_proj_before", w_proj_before},
+                      {"r_q", opt(r_q)}, {"c_q", opt(c_q)}, {"r_k", opt(r_k)}, {"c_k", opt(c_k)}, {"r_v", opt(r_v)},
+                      {"c_v", opt(c_v)}, {"r_o", opt(r_o)}, {"c_o", opt(c_o)}});
     const AttentionMultipliers m{opt(r_q), opt(c_q), opt(r_k), opt(c_k), opt(r_v), opt(c_v), opt(r_o), opt(c_o)};
     correct_attention_increments_layer(wa, w_attn_before, wp, w_proj_before, m, heads,
                                        QuotientUpdate{full, damping, vo, match_rms});
@@ -157,6 +276,9 @@ void project_layer_gradients_op(const Tensor& w_attn, const OptTensor& b_attn, c
                                 std::string mode) {
   checked("project_layer_gradients_", [&] {
     Tensor ga = g_attn, gb = opt(g_battn), gp = g_proj;
+    require_writable("project_layer_gradients_", {{"g_attn", ga}, {"g_battn", gb}, {"g_proj", gp}});
+    require_floating({{"w_attn", w_attn}, {"b_attn", opt(b_attn)}, {"w_proj", w_proj}, {"g_attn", ga}, {"g_battn", gb},
+                      {"g_proj", gp}});
     if (opt(b_attn).defined() != gb.defined())
       throw std::invalid_argument("b_attn and g_battn must be given together");
     project_layer_gradients(w_attn, opt(b_attn), w_proj, ga, gb, gp, heads, parse_grad_projection(mode));

@@ -14,8 +14,10 @@ Every function takes float64 or float32 arrays and returns the same dtype; class
 (AttentionHead, QkMultipliers, RuleState) are made by the factories below, which pick the float64 or
 float32 class from the arrays' dtype (integer arrays and lists are taken as the call's dtype). Every
 bad argument raises one ValueError "gaugelab.<function>: <argument> must be ... (got ...)": a 1-D or
-3-D array where [rows, cols] is expected, another dtype, a wrong shape, NaN or inf, a singular gauge
-or a factor whose Gram the function inverts, eps or damping that is NaN or negative.
+3-D array where [rows, cols] is expected, a string, another dtype, a wrong shape, NaN or inf, a singular
+gauge or a factor whose Gram the function inverts, eps or damping that is NaN or negative. An argument
+of the wrong kind for a number, flag or name (a string for rows), or one missing or unknown, raises one
+TypeError line in the same form, e.g. "gaugelab.randn: rows must be an integer (got str '2')".
 The module is built by CMake (GAUGELAB_PYTHON, on when pybind11 is found) into <build>/python, with
 pybind11 >= 2.12 for NumPy 1 and 2 alike (README.md, "gaugelab from Python").
 """
@@ -23,16 +25,38 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import _core
+from . import _arguments, _core
 from ._core import *  # noqa: F401,F403  (the bound functions and options classes)
 
 __all__ = [n for n in dir(_core) if not n.startswith("_") and not n.endswith(("_f64", "_f32"))]
+
+# A call that matches no signature (a string for a number, a missing or unknown argument) raises one
+# TypeError line naming the argument instead of pybind11's multi-line list of overloads (_arguments.py).
+for _name in dir(_core):
+    _obj = getattr(_core, _name)
+    if _name.startswith("_"):
+        continue
+    if isinstance(_obj, type):
+        _arguments.bound_class(_obj, _core)
+    elif callable(_obj):
+        globals()[_name] = _arguments.function(_name, _obj, _core)
+del _name, _obj
 __all__ += ["AttentionHead", "QkMultipliers", "RuleState", "random_head", "lrm_drift"]
+
+
+def _array(name: str, x, arg: str) -> np.ndarray:
+    """x as an array; a string is refused (NumPy would make an array of its characters)."""
+    if isinstance(x, (str, bytes)):
+        raise ValueError(f"gaugelab.{name}: {arg} must be an array (got {type(x).__name__})")
+    return np.asarray(x)
 
 
 def _class(name: str, dtype, arg: str) -> type:
     """The float64 or float32 class of `name` for arrays of `dtype` (integers are taken as float64)."""
-    dt = np.dtype(dtype)
+    try:
+        dt = np.dtype(dtype)
+    except TypeError:
+        raise ValueError(f"gaugelab.{name}: {arg} must be float64 or float32 (got {dtype!r})") from None
     if dt == np.float32:
         return getattr(_core, name + "_f32")
     if dt == np.float64 or dt.kind in "iu":
@@ -48,7 +72,7 @@ def _cols(a) -> int:
 
 def AttentionHead(W_q, W_k, W_v, W_o, b_q=None, b_k=None, b_v=None):
     """One attention head; W_q's dtype picks float64 or float32; biases default to zeros."""
-    W_q = np.asarray(W_q)
+    W_q = _array("AttentionHead", W_q, "W_q")
     cls = _class("AttentionHead", W_q.dtype, "W_q")
     dt = np.float32 if W_q.dtype == np.float32 else np.float64
     zeros = lambda n: np.zeros(n, dt)  # noqa: E731
@@ -58,7 +82,7 @@ def AttentionHead(W_q, W_k, W_v, W_o, b_q=None, b_k=None, b_v=None):
 
 def QkMultipliers(n_heads: int, r_q, r_k, b_q=None, b_k=None):
     """Q/K multipliers and biases of one layer, each [h·dk]; r_q's dtype picks the class."""
-    r_q = np.asarray(r_q)
+    r_q = _array("QkMultipliers", r_q, "r_q")
     cls = _class("QkMultipliers", r_q.dtype, "r_q")
     zeros = np.zeros(r_q.shape, np.float32 if r_q.dtype == np.float32 else np.float64)
     return cls(n_heads, r_q, r_k, zeros if b_q is None else b_q, zeros if b_k is None else b_k)
@@ -83,7 +107,7 @@ def random_head(rng, d_model: int, d_k: int, d_v: int, dtype=np.float64, bias_st
 
 def lrm_drift(s_q, s_k):
     """Drift over every head of every layer: s_q, s_k of any matching shape (e.g. [layer, head])."""
-    s_q, s_k = np.asarray(s_q), np.asarray(s_k)
+    s_q, s_k = _array("lrm_drift", s_q, "s_q"), _array("lrm_drift", s_k, "s_k")
     if s_q.shape != s_k.shape:
         raise ValueError(f"gaugelab.lrm_drift: s_k must be of s_q's shape {list(s_q.shape)} (got {list(s_k.shape)})")
     return _core.lrm_drift(s_q.ravel(), s_k.ravel())

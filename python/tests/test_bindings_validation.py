@@ -1,9 +1,9 @@
 """Every exported function refuses bad input with one ValueError "gaugelab.<function>: <argument> must be
 ..." and accepts the good call it is tested beside (float64 and float32). The table holds one good call
 per function; from it each array argument is made 1-D where [rows, cols] is expected (2-D where [n]
-is), 3-D, NaN, inf and complex, each head gets a NaN entry, and each row adds the function's own
-cases: singular gauges, rank-deficient factors, eps=nan, a zero head. A function missing from the table
-fails test_every_function_is_in_the_table."""
+is), 3-D, NaN, inf, complex and a string (named as a str, not as NumPy's array of characters), each head
+gets a NaN entry and a string, and each row adds the function's own cases: singular gauges, rank-deficient
+factors, eps=nan, a zero head. A function missing from the table fails test_every_function_is_in_the_table."""
 from __future__ import annotations
 
 import inspect
@@ -54,6 +54,11 @@ def with_nan(head):
     return m, ".r_q"
 
 
+def f32_multipliers():
+    """float32 multipliers: an eps of 1e300 is inf there (and inf/inf a NaN in every multiplier)."""
+    return g.QkMultipliers(2, np.ones(6, np.float32), np.full(6, 2.0, np.float32))
+
+
 def rank1(n):
     return np.outer(np.arange(1.0, n + 1), np.ones(n))
 
@@ -82,7 +87,7 @@ TABLE = {
     "invariance_error": (lambda x: dict(f_a=x["A"], f_b=x["U_A"]), [("f_b", np.ones((7, R + 1)), {})]),
     "gauge_fix_factors": (lambda x: dict(multipliers=x["multipliers"]), [("eps", np.nan, {}), ("eps", -1.0, {})]),
     "gauge_fix": (lambda x: dict(multipliers=x["multipliers"]),
-                  [("eps", np.nan, {}), ("eps", np.inf, {}),
+                  [("eps", np.nan, {}), ("eps", np.inf, {}), ("eps", 1e300, dict(multipliers=f32_multipliers())),
                    ("eps", 0.0, dict(multipliers=g.QkMultipliers(2, np.zeros(6), np.ones(6))))]),
     "rescale_qk_multipliers": (lambda x: dict(multipliers=x["multipliers"], g=np.ones(2, x["r_q"].dtype)),
                                [("g", np.array([1.0, 0.0]), {}), ("g", np.ones(3), {})]),
@@ -134,7 +139,7 @@ def cases():
         kw = make(good())
         for arg, v in kw.items():
             if isinstance(v, np.ndarray) and fn not in NO_SHAPE_CASES:
-                bad = [v[0] if v.ndim == 2 else v[None], v[None], v.astype(complex)]
+                bad = [v[0] if v.ndim == 2 else v[None], v[None], v.astype(complex), "W"]  # "W": a string
                 for poison in (np.nan, np.inf):
                     p = v.copy()
                     p.flat[p.size // 2] = poison
@@ -143,6 +148,7 @@ def cases():
             elif hasattr(v, "W_q") or hasattr(v, "r_q"):
                 nan, field = with_nan(v)
                 out.append((fn, arg + field, {**kw, arg: nan}))
+                out.append((fn, arg, {**kw, arg: "head"}))  # a string where the object is expected
         for arg, v, other in extra:
             out.append((fn, arg, {**kw, **({} if v is None else {arg.split(".")[0]: v}), **other}))
     return out
@@ -170,6 +176,8 @@ def test_bad_argument_raises_one_value_error_naming_it(fn, arg, kw):
     msg = str(e.value)
     assert msg.startswith(f"gaugelab.{fn}: {arg} "), msg
     assert "\n" not in msg and len(msg) < 300, msg
+    if isinstance(kw[arg.split(".")[0]], str) and arg not in ("mode", "name", "dtype", "rule"):
+        assert msg.endswith("(got str)"), msg  # a string, not NumPy's "<U1" array of it
 
 
 def test_singular_gauge_is_refused_not_inf():

@@ -7,6 +7,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
+from . import _checks
 from ._library import load, placement
 
 # nanoGPT's module names -> the trainer's multiplier sites. c_attn packs Q, K and V as [3d, d]: its rows
@@ -96,12 +97,31 @@ def add_multipliers(model: nn.Module, spec: str = "default", sites: dict | None 
     NANOGPT_SITES) by an LRMLinear at the placement `spec` (the trainer's --multipliers: "default" is the
     seed's rows+columns on q, k, v, attn_out, mlp_in, mlp_out and none on the tied LM head), multipliers at 1.
     Returns the model. Call it before making the optimizer."""
+    _checks.module("add_multipliers", "model", model)
+    if not isinstance(spec, str):
+        _checks.fail("add_multipliers", "spec", "a placement string (default, none, q:row+column,k:row, ...)",
+                     _checks.shown(spec), TypeError)
+    if sites is not None and not isinstance(sites, dict):
+        _checks.fail("add_multipliers", "sites", "a dict {module-name suffix: site}", _checks.shown(sites), TypeError)
     modes = placement(spec)
     sites = NANOGPT_SITES if sites is None else sites
+    for suffix, site in sites.items():
+        for t in site if isinstance(site, tuple) else (site,):
+            if t not in modes:
+                _checks.fail("add_multipliers", f"sites[{suffix!r}]", f"a site among {', '.join(modes)} or a tuple of them",
+                             repr(site))
+
+    def site_of(name):
+        return next((s for suffix, s in sites.items() if name == suffix or name.endswith("." + suffix)), None)
+
+    placed = [name for name, module in model.named_modules() if isinstance(module, LRMLinear) and site_of(name)]
+    if placed:  # checked before anything is swapped: a second call would place multipliers on multipliers
+        raise ValueError(f"gaugelab.add_multipliers: the model already has multipliers ({placed[0]} is an LRMLinear); "
+                         "call add_multipliers once, before making the optimizer")
     swapped = 0
     for name, module in list(model.named_modules()):
-        site = next((s for suffix, s in sites.items() if name == suffix or name.endswith("." + suffix)), None)
-        if site is None or not isinstance(module, nn.Linear) or isinstance(module, LRMLinear):
+        site = site_of(name)
+        if site is None or not isinstance(module, nn.Linear):
             continue
         if isinstance(site, tuple):
             mode, groups = {t: modes[t] for t in site}, site

@@ -9,6 +9,10 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from . import _checks
+
+CONFIG_KEYS = ("n_layer", "n_head", "n_embd", "block_size", "vocab_size")
+
 
 class SelfAttention(nn.Module):
     def __init__(self, d: int, n_head: int):
@@ -47,6 +51,15 @@ class NanoGPT(nn.Module):
 
     def __init__(self, cfg: dict):
         super().__init__()
+        if not isinstance(cfg, dict) or any(k not in cfg for k in CONFIG_KEYS):
+            _checks.fail("NanoGPT", "cfg", f"a dict with {', '.join(CONFIG_KEYS)}",
+                         _checks.shown(cfg) if not isinstance(cfg, dict) else f"keys {', '.join(map(str, cfg))}",
+                         TypeError if not isinstance(cfg, dict) else ValueError)
+        for k in CONFIG_KEYS:
+            _checks.integer("NanoGPT", f"cfg[{k!r}]", cfg[k])
+        if cfg["n_embd"] % cfg["n_head"]:
+            _checks.fail("NanoGPT", "cfg['n_head']", f"a divisor of n_embd {cfg['n_embd']}", cfg["n_head"])
+        self.block_size = cfg["block_size"]
         d = cfg["n_embd"]
         self.wte, self.wpe = nn.Embedding(cfg["vocab_size"], d), nn.Embedding(cfg["block_size"], d)
         self.h = nn.ModuleList(Block(d, cfg["n_head"]) for _ in range(cfg["n_layer"]))
@@ -59,6 +72,12 @@ class NanoGPT(nn.Module):
                 nn.init.normal_(p, 0.0, std)
 
     def forward(self, idx, targets=None):  # idx [B, T] -> loss (targets given) or logits [B, T, vocab]
+        if not isinstance(idx, torch.Tensor) or idx.is_floating_point() or idx.is_complex() or idx.dtype == torch.bool:
+            _checks.fail("NanoGPT", "idx", "an integer tensor [B, T] of token ids",
+                         idx.dtype if isinstance(idx, torch.Tensor) else _checks.shown(idx), TypeError)
+        if idx.dim() != 2 or idx.numel() == 0 or idx.shape[1] > self.block_size:
+            _checks.fail("NanoGPT", "idx", f"[B, T] with B >= 1 and 1 <= T <= block_size {self.block_size}",
+                         f"shape {list(idx.shape)}")
         x = self.wte(idx) + self.wpe(torch.arange(idx.shape[1], device=idx.device))
         for b in self.h:
             x = b(x)

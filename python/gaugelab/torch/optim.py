@@ -13,12 +13,14 @@ from __future__ import annotations
 import torch
 from torch import nn
 
+from . import _checks
 from ._library import condition, load
-from .gauge import gauge_fix_, qk_cap_, qk_clip_
+from .gauge import check_fix, gauge_fix_, qk_cap_, qk_clip_
 from .layers import attention_layers
 from .lrm import LRMLinear
 
 ROLES = ("matrices", "multipliers_qk", "multipliers_other", "biases_norms", "embeddings")
+PROJECTIONS = ("exact", "approx")
 
 
 def parameter_roles(model: nn.Module) -> dict:
@@ -26,6 +28,7 @@ def parameter_roles(model: nn.Module) -> dict:
     scalar multipliers are multipliers_qk, its other multipliers multipliers_other; Embedding weights are
     embeddings; weights of Linear layers (and any other parameter of dim >= 2) are matrices; biases, norms'
     gains and other 1-D parameters biases_norms. A tied parameter is counted once, at its first module."""
+    _checks.module("parameter_roles", "model", model)
     roles = {}
     for _, m in model.named_modules():
         for pname, p in m.named_parameters(recurse=False):
@@ -52,6 +55,13 @@ def param_groups(model: nn.Module, cond: str = "A", weight_decay: float = 0.1, w
     learning rate. torch.optim does not read lr_scale: with `lr` given each group's "lr" is set to lr × lr_scale,
     and a schedule that sets group["lr"] itself must multiply by group["lr_scale"] (a scale other than 1
     without `lr` is refused, so that it is not silently ignored)."""
+    fn = "param_groups"
+    _checks.module(fn, "model", model)
+    weight_decay, wd_multipliers, wd_embeddings = (_checks.real(fn, name, v, 0.0) for name, v in (
+        ("weight_decay", weight_decay), ("wd_multipliers", wd_multipliers), ("wd_embeddings", wd_embeddings)))
+    multiplier_lr_scale = _checks.real(fn, "multiplier_lr_scale", multiplier_lr_scale, 0.0, strict=True)
+    if lr is not None:
+        lr = _checks.real(fn, "lr", lr, 0.0)
     if multiplier_lr_scale != 1.0 and lr is None:
         raise ValueError("gaugelab.param_groups: multiplier_lr_scale needs lr= (torch.optim ignores lr_scale; "
                          "each group's lr is set to lr x lr_scale)")
@@ -102,8 +112,7 @@ def quotient_correction(optimizer, model: nn.Module, full: bool = True, damping:
     or their diagonals with full=False); match_rms rescales each corrected block to the raw increment's RMS
     (condition Erms). every > 1 with full: the full Grams every `every`-th step, their diagonals between (seed 003
     §7, the trainer's --quotient-every). Registers a pre-step and a post-step hook; returns their handles."""
-    if every < 1:
-        raise ValueError(f"gaugelab.quotient_correction: every must be >= 1 (got {every})")
+    check_quotient("quotient_correction", optimizer, full, damping, vo, match_rms, every)
     layers = layers or attention_layers(model)
     snap, ops, steps = _Snapshot(layers), load(), [0]
 
@@ -118,6 +127,14 @@ def quotient_correction(optimizer, model: nn.Module, full: bool = True, damping:
     return [optimizer.register_step_pre_hook(snap.take), optimizer.register_step_post_hook(correct)]
 
 
+def check_quotient(fn: str, optimizer, full, damping, vo, match_rms, every) -> None:
+    _checks.optimizer(fn, optimizer)
+    for name, v in (("full", full), ("vo", vo), ("match_rms", match_rms)):
+        _checks.flag(fn, name, v)
+    _checks.real(fn, "damping", damping, 0.0)
+    _checks.integer(fn, "every", every)
+
+
 def _require_plain(layers, what):
     for L in layers:
         if isinstance(L.qkv, LRMLinear) or isinstance(L.out, LRMLinear):
@@ -129,8 +146,7 @@ def project_gradients_(model: nn.Module, mode: str = "exact", layers=None) -> No
     """Every attention layer's gradients (c_attn weight and bias, c_proj weight) replaced by their parts
     orthogonal to the head gauges' orbits (seed 001 App. H.2): exact (Remark 51, a Sylvester solve per head)
     or approx (Alg. 2). Layers without gradients are skipped."""
-    if mode not in ("exact", "approx"):
-        raise ValueError(f"gaugelab.project_gradients_: mode must be exact or approx (got {mode!r})")
+    _checks.choice("project_gradients_", "mode", mode, PROJECTIONS)
     layers = layers or attention_layers(model)
     _require_plain(layers, "project_gradients_")
     ops = load()
@@ -149,12 +165,13 @@ def project_gradients_(model: nn.Module, mode: str = "exact", layers=None) -> No
 def projection_hook(optimizer, model: nn.Module, mode: str = "exact", target: str = "gradient", layers=None) -> list:
     """Conditions P/Pa (target "gradient": the gradients projected before each step) and Pu/Pau ("update":
     the optimizer's step itself projected at the weights before it). Returns the hook handles."""
+    _checks.optimizer("projection_hook", optimizer)
+    _checks.choice("projection_hook", "mode", mode, PROJECTIONS)
+    _checks.choice("projection_hook", "target", target, ("gradient", "update"))
     layers = layers or attention_layers(model)
     _require_plain(layers, "projection_hook")
     if target == "gradient":
         return [optimizer.register_step_pre_hook(lambda *_: project_gradients_(model, mode, layers))]
-    if target != "update":
-        raise ValueError(f"gaugelab.projection_hook: target must be gradient or update (got {target!r})")
     snap, ops = _Snapshot(layers), load()
 
     def project(*_):
@@ -171,6 +188,30 @@ def projection_hook(optimizer, model: nn.Module, mode: str = "exact", target: st
     return [optimizer.register_step_pre_hook(snap.take), optimizer.register_step_post_hook(project)]
 
 
+def _model_without_multipliers(cond, value, model, layers):
+    """Bundle flag multipliers (none: nanoGPT's model, N and the projections)."""
+    placed = [name for name, m in model.named_modules() if isinstance(m, LRMLinear)]
+    if value == "none" and placed:
+        raise ValueError(f"gaugelab.attach: condition {cond} needs a model without multipliers ({placed[0]} is an "
+                         "LRMLinear)")
+
+
+def _model_with_qk_norm(cond, value, model, layers):
+    """Bundle flag qk-norm (Q): the normalisation is part of the model, which attach cannot change."""
+    bare = [L.name for L in layers if not L.has_qk_norm()]
+    if value != "none" and bare:
+        raise ValueError(f"gaugelab.attach: condition {cond} needs QK-norm in the model, which attach cannot add: "
+                         f"attention module {bare[0]!r} holds no norm layer and no qk_norm = True (build the model "
+                         "with QK-norm, or train this one as condition C)")
+
+
+# How attach meets each flag a condition's bundle fixes (the conditions table's flag -> value): the flags
+# that describe the model are checked against it; the others it applies (param_groups reads magnitude's Q/K
+# decay from decays_qk, the hooks read the rest). A flag in neither is refused, not ignored.
+MODEL_FLAGS = {"multipliers": _model_without_multipliers, "qk-norm": _model_with_qk_norm}
+APPLIED_FLAGS = ("magnitude", "gaugefix-mode", "quotient-scale", "grad-projection", "projection-target")
+
+
 def attach(optimizer, model: nn.Module, cond: str, every: int = 1, eps: float = 1e-12, transport: str = "none",
            vo: bool = False, cap: float = 4.0, tau: float = 100.0, clip_on: str = "weights", batch=None,
            quotient: str = "full", quotient_every: int = 1, damping: float = 1e-3, quotient_vo: bool = True,
@@ -181,9 +222,37 @@ def attach(optimizer, model: nn.Module, cond: str, every: int = 1, eps: float = 
     tau on the batch `batch()` returns (QKclip), the quotient correction (E, Erms), the gradient or update
     projection (P, Pa, Pu, Pau). The trainer projects gradients (P, Pa) before its clip; a step pre-hook runs
     after yours, so to match it pass project_gradients=False and call project_gradients_(model, mode) before
-    clip_grad_norm_ (the hook is right when you do not clip). Returns the hook handles."""
+    clip_grad_norm_ (the hook is right when you do not clip). Every argument and what the condition needs of
+    the model (row multipliers on q and k for B, D, Dcap, Beff; none for N and the projections; QK-norm for
+    Q: a norm layer in each attention module, or its attribute qk_norm = True) are checked here, before any
+    step. Returns the hook handles."""
+    fn = "attach"
+    _checks.optimizer(fn, optimizer)
     row = condition(cond)
-    bundle, layers, handles = row["bundle"], attention_layers(model), []
+    bundle, hooks, layers, handles = row["bundle"], row["hooks"], attention_layers(model), []
+    every = _checks.integer(fn, "every", every)
+    cap = _checks.real(fn, "cap", cap, 0.0, strict=True)
+    tau = _checks.real(fn, "tau", tau, 0.0, strict=True)
+    _checks.choice(fn, "clip_on", clip_on, ("weights", "multipliers"))
+    _checks.choice(fn, "quotient", quotient, ("full", "diagonal"))
+    quotient_every = _checks.integer(fn, "quotient_every", quotient_every)
+    damping = _checks.real(fn, "damping", damping, 0.0)
+    _checks.flag(fn, "quotient_vo", quotient_vo)
+    _checks.flag(fn, "project_gradients", project_gradients)
+    for flag, value in bundle.items():
+        if flag in MODEL_FLAGS:
+            MODEL_FLAGS[flag](cond, value, model, layers)
+        elif flag not in APPLIED_FLAGS:
+            raise ValueError(f"gaugelab.attach: condition {cond} fixes --{flag} {value}, which gaugelab.torch does not "
+                             "apply")
+    if row["needs_qk_rows"] or (clip_on == "multipliers" and "qk_clip" in hooks):
+        for L in layers:
+            L.require_rows(f"attach: condition {cond}")
+    mode = bundle.get("gaugefix-mode", "head")
+    eps = check_fix(fn, layers if "gauge_fix" in hooks else [], eps, mode, vo, transport, optimizer)
+    if "qk_clip" in hooks and not callable(batch):
+        _checks.fail(fn, "batch", "a callable that returns the step's batch (QK-Clip measures the logits on it)",
+                     _checks.shown(batch), ValueError if batch is None else TypeError)
     if "grad-projection" in bundle and (project_gradients or bundle["projection-target"] == "update"):
         handles += projection_hook(optimizer, model, bundle["grad-projection"], bundle["projection-target"], layers)
     steps = [0]
@@ -192,18 +261,16 @@ def attach(optimizer, model: nn.Module, cond: str, every: int = 1, eps: float = 
         steps[0] += 1
         if steps[0] % every:  # GaugeFix and the cap after it run every `every`-th step; QK-Clip every step
             pass
-        elif "gauge_fix" in row["hooks"]:
-            gauge_fix_(model, eps, bundle.get("gaugefix-mode", "head"), vo, optimizer, transport, layers)
-            if "qk_cap" in row["hooks"]:
+        elif "gauge_fix" in hooks:
+            gauge_fix_(model, eps, mode, vo, optimizer, transport, layers)
+            if "qk_cap" in hooks:
                 qk_cap_(model, cap, layers)
-        if "qk_clip" in row["hooks"]:
+        if "qk_clip" in hooks:
             qk_clip_(model, tau, idx=batch(), on=clip_on, layers=layers)
 
-    if "qk_clip" in row["hooks"] and batch is None:
-        raise ValueError("gaugelab.attach: QK-Clip measures the logits on the step's batch: pass batch=<callable>")
-    if any(h in row["hooks"] for h in ("gauge_fix", "qk_cap", "qk_clip")):
+    if any(h in hooks for h in ("gauge_fix", "qk_cap", "qk_clip")):
         handles.append(optimizer.register_step_post_hook(after))
-    if "quotient" in row["hooks"]:
+    if "quotient" in hooks:
         handles += quotient_correction(optimizer, model, quotient == "full", damping, quotient_vo,
                                        bundle.get("quotient-scale") == "rms", quotient_every, layers)
     return handles
