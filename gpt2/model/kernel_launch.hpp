@@ -4,6 +4,8 @@
 // come with it.
 #pragma once
 
+#include <cstdint>
+#include <initializer_list>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -12,6 +14,7 @@
 #include <ATen/core/Tensor.h>
 #include <ATen/cuda/CUDAContext.h>
 #include <c10/cuda/CUDAGuard.h>
+#include <cuda_runtime_api.h>
 
 namespace gaugelab::gpt2 {
 
@@ -25,9 +28,25 @@ inline void* launch_stream(const at::Tensor& t) {
   return t.is_cuda() ? at::cuda::getCurrentCUDAStream().stream() : nullptr;
 }
 
-/// A kernel's return code (0, or the CUDA error of its launch) turned into one exception naming `what`.
-inline void check_launch(int rc, const std::string& what) {
-  if (rc != 0) throw std::runtime_error(what + " failed (CUDA error " + std::to_string(rc) + ")");
+/// A kernel's sizes, by name, for the message of a failed launch: {{"rows", 12288}, {"cols", 768}}.
+using LaunchShape = std::initializer_list<std::pair<const char*, std::int64_t>>;
+
+/// A kernel's return code (0, or the CUDA error of its launch) turned into one exception (one line) naming the
+/// kernel (`what`), its shape and the error by CUDA's name and description, e.g.
+///   "add_layer_norm: the fused forward kernel (residual_layer_norm_forward) [rows 12288, cols 768] failed:
+///    cudaErrorInvalidConfiguration (invalid configuration argument)".
+/// The message is built only on failure.
+inline void check_launch(int rc, const char* what, LaunchShape shape) {
+  if (rc == 0) return;
+  std::string m = std::string(what) + " [";
+  bool first = true;
+  for (const auto& [name, size] : shape) {
+    m += (first ? "" : ", ") + std::string(name) + " " + std::to_string(size);
+    first = false;
+  }
+  const auto e = static_cast<cudaError_t>(rc);
+  throw std::runtime_error(m + "] failed: " + cudaGetErrorName(e) + " (" + cudaGetErrorString(e) + ", CUDA error " +
+                           std::to_string(rc) + ")");
 }
 
 }  // namespace gaugelab::gpt2

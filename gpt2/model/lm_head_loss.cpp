@@ -44,12 +44,29 @@ at::Tensor fused_ce_rows(at::Tensor& logits, std::int64_t vocab, const at::Tenso
   check_launch(cuda::lm_head_ce_rows_bf16(logits.data_ptr(), logits.size(0), vocab, logits.stride(0),
                                           targets.data_ptr<std::int64_t>(), sc.data_ptr<float>(),
                                           row_loss.data_ptr<float>(), grad, launch_stream(logits)),
-               "lm_head_loss: the fused cross-entropy kernel");
+               "lm_head_loss: the fused cross-entropy kernel (lm_head_ce_rows_bf16)",
+               {{"rows", logits.size(0)}, {"vocab", vocab}, {"ld", logits.stride(0)}});
 #else
   (void)vocab, (void)targets, (void)scale, (void)grad;
   throw std::logic_error("lm_head_loss: the fused kernel is not built");
 #endif
   return row_loss;
+}
+
+// dL/dW += Gᵀ·X for one chunk: G [rows, padded] the chunk's gradient of the logits, X [rows, d] its inputs, gw
+// [padded, d] (undefined before the first chunk). In float32 the product accumulates in place, as ever. In bf16 each
+// chunk's product is rounded once and the sum is kept in float32: a bf16 running sum rounds the total at every
+// chunk (a fitted micro-batch has 40-60 chunks of 4096 rows) and stops growing once a chunk's share falls below
+// half its ulp.
+void add_weight_grad(at::Tensor& gw, const at::Tensor& g, const at::Tensor& x) {
+  if (!at::isReducedFloatingType(g.scalar_type())) {
+    if (!gw.defined()) gw = at::mm(g.t(), x);
+    else gw.addmm_(g.t(), x);
+    return;
+  }
+  const at::Tensor part = at::mm(g.t(), x);  // [padded, d] in the compute dtype
+  if (!gw.defined()) gw = part.to(at::kFloat);
+  else gw.add_(part);  // float32 += bf16, in float32
 }
 
 // Forward computes the loss and, if asked, both gradients (see the header); backward scales them.
@@ -82,8 +99,7 @@ struct LmHeadCrossEntropy : public torch::autograd::Function<LmHeadCrossEntropy>
         if (!need_grad) continue;
         at::Tensor gx_rows = gx.narrow(0, r0, rows);
         at::mm_out(gx_rows, logits, wc);
-        if (r0 == 0) gw = at::mm(logits.t(), xr);
-        else gw.addmm_(logits.t(), xr);
+        add_weight_grad(gw, logits, xr);
         continue;
       }
       if (padded > vocab) logits.narrow(1, vocab, padded - vocab).fill_(-std::numeric_limits<float>::infinity());
@@ -104,13 +120,12 @@ struct LmHeadCrossEntropy : public torch::autograd::Function<LmHeadCrossEntropy>
       lf.scatter_add_(1, tr, sr.neg());  // − onehot / n_valid
       const at::Tensor g = cd == at::kFloat ? lf : logits.copy_(lf);
       at::Tensor gx_rows = gx.narrow(0, r0, rows);
-      at::mm_out(gx_rows, g, wc);                                    // dL/dx rows = G·W
-      if (r0 == 0) gw = at::mm(g.t(), xr);                           // dL/dW = Gᵀ·X, summed over chunks
-      else gw.addmm_(g.t(), xr);
+      at::mm_out(gx_rows, g, wc);  // dL/dx rows = G·W
+      add_weight_grad(gw, g, xr);  // dL/dW = Gᵀ·X, summed over chunks
     }
     if (need_grad) {
       ctx->saved_data["gx"] = gx.to(x.scalar_type());
-      ctx->saved_data["gw"] = gw.to(w.scalar_type());
+      ctx->saved_data["gw"] = gw.to(w.scalar_type());  // float32 (the summed chunks') for float32 weights
     }
     return loss_sum.div(count);
   }

@@ -9,7 +9,8 @@
 //     backward then only scales those by the incoming gradient. Nothing of the workspace is needed
 //     after the forward, so several forwards before one backward (accumulation) stay correct.
 //   * padded vocabulary columns are masked to −∞: they get probability 0 and gradient 0.
-//   * under bf16 autocast the matmuls run in bf16 and logsumexp/softmax in float32.
+//   * under bf16 autocast the matmuls run in bf16 and logsumexp/softmax in float32; dL/dW's per-chunk products
+//     are summed in float32 (a bf16 running sum over a fitted micro-batch's 40-60 chunks loses the small ones).
 //   * on CUDA in bf16 (KernelPath::fused, the default, where the kernel is built), those ~10 passes over each
 //     chunk are one kernel (model/cuda/lm_head_ce_kernel.hpp): the chunk is read twice and written once
 //     (GPT-2 124M on an H200: 8.4 ms of a 40 ms step in the passes). The passes stay the reference

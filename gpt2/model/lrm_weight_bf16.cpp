@@ -43,7 +43,8 @@ struct LrmWeightBf16 : public torch::autograd::Function<LrmWeightBf16> {
     const std::optional<c10::cuda::CUDAGuard> device = launch_guard(w);
     check_launch(k->forward(wc.data_ptr<float>(), has_r ? rc.data_ptr<float>() : nullptr,
                             has_c ? cc.data_ptr<float>() : nullptr, e.data_ptr(), out, in, groups, launch_stream(w)),
-                 "lrm_effective_weight_bf16: the forward kernel");
+                 "lrm_effective_weight_bf16: the forward kernel (lrm_weight_forward)",
+                 {{"out", out}, {"in", in}, {"groups", groups}});
     ctx->save_for_backward({wc, has_r ? rc : wc, has_c ? cc : wc});  // wc stands in for an absent one
     ctx->saved_data["r"] = has_r;
     ctx->saved_data["c"] = has_c;
@@ -71,7 +72,8 @@ struct LrmWeightBf16 : public torch::autograd::Function<LrmWeightBf16> {
                              has_c ? c.data_ptr<float>() : nullptr, dw.data_ptr<float>(),
                              has_r ? dr.data_ptr<float>() : nullptr, has_c ? dc.data_ptr<float>() : nullptr,
                              has_c ? scratch.data_ptr<float>() : nullptr, out, in, groups, launch_stream(w)),
-                 "lrm_effective_weight_bf16: the backward kernel");
+                 "lrm_effective_weight_bf16: the backward kernel (lrm_weight_backward)",
+                 {{"out", out}, {"in", in}, {"groups", groups}});
     return {dw, dr, dc, at::Tensor(), at::Tensor(), at::Tensor()};
   }
 };

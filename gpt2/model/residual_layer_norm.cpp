@@ -48,7 +48,7 @@ struct AddLayerNormFused : public torch::autograd::Function<AddLayerNormFused> {
                             has_beta ? be.data_ptr<float>() : nullptr, has_branch ? sum.data_ptr<float>() : nullptr,
                             y.data_ptr(), mean.data_ptr<float>(), rstd.data_ptr<float>(), rows, d,
                             static_cast<float>(eps), launch_stream(x)),
-                 "add_layer_norm: the fused forward kernel");
+                 "add_layer_norm: the fused forward kernel (residual_layer_norm_forward)", {{"rows", rows}, {"cols", d}});
     ctx->save_for_backward({sum, mean, rstd, g});
     ctx->saved_data["branch"] = has_branch;
     ctx->saved_data["beta"] = has_beta;
@@ -81,7 +81,8 @@ struct AddLayerNormFused : public torch::autograd::Function<AddLayerNormFused> {
                              dx.data_ptr<float>(), has_branch ? dxb.data_ptr() : nullptr, dgamma.data_ptr<float>(),
                              has_beta ? dbeta.data_ptr<float>() : nullptr, scratch.data_ptr<float>(), rows, d,
                              launch_stream(s)),
-                 "add_layer_norm: the fused backward kernel");
+                 "add_layer_norm: the fused backward kernel (residual_layer_norm_backward)",
+                 {{"rows", rows}, {"cols", d}});
     return {dx, dxb, dgamma, dbeta, at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor()};
   }
 };

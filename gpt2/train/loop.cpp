@@ -104,7 +104,7 @@ TrainResult run_train(const TrainOptions& o, io::Provenance prov) {
       inputs = batch.narrow(1, 0, T);
       at::Tensor loss;
       try {
-        if (graph) loss = graph->run(inputs, batch.narrow(1, 1, T), micro == 0);  // undefined: another shape
+        if (graph) loss = graph->run(inputs, batch.narrow(1, 1, T), micro == 0, step);  // undefined: another shape
         if (!loss.defined()) {
           {
             AutocastScope autocast(run.device, run.precision);

@@ -80,10 +80,10 @@ bool is_out_of_memory(const c10::Error& e) {
 }
 
 // Forward and backward of `batch` sequences of token 0 on the model's device, `passes` times with the gradients
-// accumulating; the caching allocator's peak of allocated bytes, or NaN when an allocation failed. The gradients
-// it made are dropped and the cache emptied, so that the run starts from what it had; the loss uses a workspace of
-// its own, so that the model's does not keep a failed probe's size.
-double cuda_probe_peak(GPT& model, std::int64_t batch, int passes, c10::Device device, Precision precision) {
+// accumulating; the caching allocator's peak of reserved bytes and what it reserved before (ProbePeak), or a NaN
+// peak when an allocation failed. The gradients it made are dropped and the cache emptied, so that the run starts
+// from what it had; the loss uses a workspace of its own, so that the model's does not keep a failed probe's size.
+ProbePeak cuda_probe_peak(GPT& model, std::int64_t batch, int passes, c10::Device device, Precision precision) {
   const c10::cuda::CUDAGuard guard(device);
   const c10::DeviceIndex index = c10::cuda::current_device();
   auto drop = [&] {
@@ -92,7 +92,9 @@ double cuda_probe_peak(GPT& model, std::int64_t batch, int passes, c10::Device d
   };
   drop();
   c10::cuda::CUDACachingAllocator::resetPeakStats(index);
-  double peak = std::numeric_limits<double>::quiet_NaN();
+  ProbePeak probe;
+  probe.peak = std::numeric_limits<double>::quiet_NaN();
+  probe.base = static_cast<double>(c10::cuda::CUDACachingAllocator::getDeviceStats(index).reserved_bytes[0].current);
   const bool was_training = model.training();
   model.train(true);  // as the step runs: dropout's masks kept (the step reseeds its generators, so no draw is lost)
   try {
@@ -111,7 +113,7 @@ double cuda_probe_peak(GPT& model, std::int64_t batch, int passes, c10::Device d
     c10::cuda::device_synchronize();
     // reserved, not allocated: what the card had to hold, fragmentation included. [0]: the aggregate over pools
     // (torch_info.cpp says why the index, not the enum)
-    peak = static_cast<double>(c10::cuda::CUDACachingAllocator::getDeviceStats(index).reserved_bytes[0].peak);
+    probe.peak = static_cast<double>(c10::cuda::CUDACachingAllocator::getDeviceStats(index).reserved_bytes[0].peak);
   } catch (const c10::OutOfMemoryError&) {
   } catch (const c10::Error& e) {
     if (!is_out_of_memory(e)) throw;  // a real fault is not "does not fit"
@@ -119,7 +121,7 @@ double cuda_probe_peak(GPT& model, std::int64_t batch, int passes, c10::Device d
   model.train(was_training);
   drop();
   c10::cuda::CUDACachingAllocator::resetPeakStats(index);  // the run's reported peak is its own, not a probe's
-  return peak;
+  return probe;
 }
 
 // The cgroup's memory limit (v2, then v1), or infinity.
@@ -156,6 +158,11 @@ double fit_device_bytes(c10::Device device, int local_ranks) {
   return std::min(physical, cgroup_limit_bytes()) / std::max(local_ranks, 1);
 }
 
+double probe_need_bytes(const ProbePeak& probe, const FitRequest& q) {
+  const double graph = q.graph_pool ? std::max(0.0, probe.peak - probe.base) : 0.0;
+  return probe.peak + graph + q.reserve_bytes;
+}
+
 MicroBatchFit fit_micro_batch(GPT& model, const FitRequest& q, c10::Device device, Precision precision) {
   MicroBatchFit f;
   f.device_bytes = fit_device_bytes(device, q.local_ranks);
@@ -166,14 +173,18 @@ MicroBatchFit fit_micro_batch(GPT& model, const FitRequest& q, c10::Device devic
     f.how = "probed on " + device.str();
     fits = [&f, &model, &q, device, precision](std::int64_t b) {
       const int passes = b < q.sequences ? 2 : 1;  // later micro-steps start with the gradients resident
-      const double peak = cuda_probe_peak(model, b, passes, device, precision);
-      const bool ok = !std::isnan(peak) && peak + q.reserve_bytes <= f.budget_bytes;
+      const ProbePeak probe = cuda_probe_peak(model, b, passes, device, precision);
+      const double need = probe_need_bytes(probe, q);
+      const bool ok = !std::isnan(need) && need <= f.budget_bytes;
       if (q.verbose)
         std::cerr << "train: fit: " << b << " sequences: "
-                  << (std::isnan(peak) ? std::string("out of memory")
-                                       : gb(peak) + " + " + gb(q.reserve_bytes) + " reserved of " + gb(f.budget_bytes))
+                  << (std::isnan(probe.peak)
+                          ? std::string("out of memory")
+                          : gb(probe.peak) +
+                                (q.graph_pool ? " + " + gb(need - probe.peak - q.reserve_bytes) + " graph pool" : "") +
+                                " + " + gb(q.reserve_bytes) + " reserved of " + gb(f.budget_bytes))
                   << (ok ? ": fits" : ": does not fit") << "\n";
-      if (ok) f.need_bytes = peak + q.reserve_bytes;
+      if (ok) f.need_bytes = need;
       return ok;
     };
   } else {

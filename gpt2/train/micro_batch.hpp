@@ -17,7 +17,10 @@
 //     bytes (fragmentation included; it holds the parameters, the AdamW moments TrainOptimizer made on construction
 //     and a fresh data-parallel run's buckets) plus `reserve_bytes` (what the step holds that a probe does not: a
 //     resumed run's NCCL buckets, a CUDA graph's static gradients and workspace) must
-//     stay within --fit-memory × the card's memory; an out-of-memory is "no".
+//     stay within --fit-memory × the card's memory; an out-of-memory is "no". With a CUDA graph (graph_pool), one
+//     more activation peak: the graph's private pool keeps the captured micro-step's activations and gradients for
+//     the whole run, beside the blocks eager work (evaluation, an eager micro-step, the next capture's warm-ups)
+//     takes from the allocator's other pools; the probe's peak above its baseline measures it.
 //   - CPU: the estimate that already refuses a micro-batch too large for the machine (activation_bytes), plus
 //     parameters, gradients and two moments in float32, within --fit-memory × the memory this process may use
 //     (the smaller of the physical memory and the cgroup's limit, shared by the local ranks). A probe cannot say
@@ -67,6 +70,7 @@ struct FitRequest {
   std::int64_t sequences = 0;   // S: sequences per rank per step
   double memory_fraction = 0.9; // --fit-memory
   double reserve_bytes = 0;     // CUDA: held by the step beyond what a probe allocates (module comment)
+  bool graph_pool = false;      // CUDA: --cuda-graph on: the graph's pool holds one more activation peak
   std::int64_t keep = 0;        // a resumed run's micro-batch: kept when it divides S and still fits (0: none)
   int local_ranks = 1;          // CPU: ranks sharing this machine's memory
   bool verbose = false;         // one stderr line per CUDA probe (rank 0)
@@ -81,6 +85,17 @@ struct MicroBatchFit {
   double device_bytes = 0;       // the device's memory (CPU: this process's share)
   std::string how;               // "probed on cuda:0", "estimated (cpu)", with ", kept from the checkpoint" etc.
 };
+
+/// What a CUDA probe measured: the allocator's peak of reserved bytes during the passes and its reserved bytes
+/// before them (the parameters, the optimizer's state, what the run already holds).
+struct ProbePeak {
+  double peak = 0;
+  double base = 0;
+};
+
+/// Bytes a micro-batch needs by its probe: the probe's peak, one more activation peak (peak − base) when the
+/// step is a CUDA graph's replay (request.graph_pool), and request.reserve_bytes.
+double probe_need_bytes(const ProbePeak& probe, const FitRequest& request);
 
 /// Chooses the micro-batch (module comment). Never throws for want of memory: batch 0 says none fits, so that data-
 /// parallel ranks can agree (the smallest choice) before any of them refuses.

@@ -74,9 +74,11 @@ void fit_split(TrainRun& r, std::int64_t saved_micro_batch, bool resumed, bool r
     // NCCL's gradient buckets, on the card: a fresh run's broadcast already made them (in the probe's baseline)
     const bool nccl = o.dist_backend == "nccl" || o.dist_backend == "auto";
     if (r.dist.active() && nccl && resumed) q.reserve_bytes += 4.0 * params;
-    if (o.cuda_graph == "on")  // the graph's static gradients and its own loss workspace (bf16 logits + float32)
+    if (o.cuda_graph == "on") {  // the graph's static gradients and its own loss workspace (bf16 logits + float32)
       q.reserve_bytes += 4.0 * params + 6.0 * static_cast<double>(LmHeadWorkspace{}.chunk_rows) *
                                             static_cast<double>(mc.padded_vocab());
+      q.graph_pool = true;  // and its private pool: one more activation peak
+    }
   }
   if (const char* local = std::getenv("LOCAL_WORLD_SIZE"); local != nullptr && r.device.is_cpu())
     q.local_ranks = std::max(1, std::atoi(local));

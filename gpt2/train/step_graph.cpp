@@ -1,5 +1,6 @@
 #include "gpt2/train/step_graph.hpp"
 
+#include <exception>
 #include <stdexcept>
 #include <utility>
 
@@ -8,11 +9,53 @@
 #include <ATen/ops/_foreach_add.h>
 #include <ATen/ops/_foreach_zero.h>
 #include <ATen/ops/zeros_like.h>
+#include <c10/cuda/CUDACachingAllocator.h>
+#include <c10/cuda/CUDAFunctions.h>
 #include <c10/cuda/CUDAGuard.h>
 #include <c10/cuda/CUDAStream.h>
+#include <c10/util/Exception.h>
+#include <cuda_runtime_api.h>
 #include <torch/csrc/autograd/autograd.h>
 
 namespace gaugelab::gpt2 {
+
+namespace {
+
+// The first line of an exception's text (LibTorch's errors carry their C++ frames on the lines after it).
+std::string first_line(const std::exception& e) {
+  const auto* c10 = dynamic_cast<const c10::Error*>(&e);
+  std::string s = c10 != nullptr ? c10->what_without_backtrace() : e.what();
+  const auto nl = s.find('\n');
+  if (nl != std::string::npos) s.resize(nl);
+  return s;
+}
+
+bool capturing(cudaStream_t stream) {
+  cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+  return cudaStreamIsCapturing(stream, &status) == cudaSuccess && status != cudaStreamCaptureStatusNone;
+}
+
+// Ends a capture an exception left open on `stream` (the current stream, the one it began on), so that no later CUDA
+// call of the process meets a capturing stream. Through the graph's own capture_end while the capture is still valid:
+// that also ends the allocator's routing to the graph's private pool, and the (partial) graph goes with `graph`
+// when its owner destroys it. A capture that a CUDA error invalidated makes capture_end throw after the stream left
+// capture (LibTorch releases the pool in reset() where it tracks an abandoned capture; older versions keep it until
+// the process ends). cudaStreamEndCapture directly where the stream is still capturing after that. Never throws.
+void abandon_capture(at::cuda::CUDAGraph& graph, cudaStream_t stream) noexcept {
+  if (capturing(stream)) {
+    try {
+      graph.capture_end();
+    } catch (...) {  // invalidated, or a partial graph that does not instantiate: the stream left capture either way
+    }
+  }
+  if (capturing(stream)) {
+    cudaGraph_t partial = nullptr;
+    if (cudaStreamEndCapture(stream, &partial) == cudaSuccess && partial != nullptr) (void)cudaGraphDestroy(partial);
+  }
+  (void)cudaGetLastError();  // the capture's error is reported by the caller, not by the next kernel's launch check
+}
+
+}  // namespace
 
 struct MicroStepGraph::State {
   at::cuda::CUDAGraph graph;
@@ -46,7 +89,7 @@ bool MicroStepGraph::stale() const {
   return false;
 }
 
-void MicroStepGraph::capture(const at::Tensor& inputs, const at::Tensor& targets) {
+void MicroStepGraph::capture(const at::Tensor& inputs, const at::Tensor& targets, std::int64_t step) {
   s_.reset();  // a previous graph and its pool go first
   auto st = std::make_unique<State>();
   st->ws.kernel = model_.lm_head_kernel();
@@ -82,18 +125,33 @@ void MicroStepGraph::capture(const at::Tensor& inputs, const at::Tensor& targets
       st->storage.push_back(params_[i].data_ptr());
     }
     first.clear();
-    side.synchronize();
-    st->graph.capture_begin();
-    auto [loss, g] = pass();
-    std::vector<at::Tensor> got, into;
-    bool same_reach = true;  // checked after the capture has ended (a throw inside would leave it open)
-    for (std::size_t i = 0; i < g.size(); ++i) {
-      same_reach = same_reach && g[i].defined() == st->reach[i];
-      if (g[i].defined() && st->bufs[i].defined()) got.push_back(g[i]), into.push_back(st->bufs[i]);
+    // The warm-ups' activations go back to the card before the capture allocates its own from the graph's private
+    // pool, which cannot reuse blocks the allocator keeps cached for eager work: otherwise the capture needs a second
+    // activation peak (a fitted micro-batch would run out of memory here). The fit reserves the pool's one peak
+    // (micro_batch.hpp).
+    c10::cuda::device_synchronize();
+    c10::cuda::CUDACachingAllocator::emptyCache();
+    bool same_reach = true;  // checked after the capture has ended
+    try {
+      st->graph.capture_begin();
+      auto [loss, g] = pass();
+      std::vector<at::Tensor> got, into;
+      for (std::size_t i = 0; i < g.size(); ++i) {
+        same_reach = same_reach && g[i].defined() == st->reach[i];
+        if (g[i].defined() && st->bufs[i].defined()) got.push_back(g[i]), into.push_back(st->bufs[i]);
+      }
+      if (!into.empty()) at::_foreach_add_(into, got);
+      st->loss = loss.detach();
+      st->graph.capture_end();
+    } catch (const std::exception& e) {  // the pass's tensors are gone; the capture is ended, its graph destroyed
+      abandon_capture(st->graph, side.stream());
+      st.reset();
+      throw std::runtime_error(capture_failure(step, first_line(e)));
+    } catch (...) {
+      abandon_capture(st->graph, side.stream());
+      st.reset();
+      throw std::runtime_error(capture_failure(step, "an exception of unknown type"));
     }
-    if (!into.empty()) at::_foreach_add_(into, got);
-    st->loss = loss.detach();
-    st->graph.capture_end();
     if (!same_reach)
       throw std::logic_error("MicroStepGraph: the captured pass reached other parameters than the warm-up");
   }
@@ -103,9 +161,13 @@ void MicroStepGraph::capture(const at::Tensor& inputs, const at::Tensor& targets
   s_ = std::move(st);
 }
 
-at::Tensor MicroStepGraph::run(const at::Tensor& inputs, const at::Tensor& targets, bool first) {
+std::string MicroStepGraph::capture_failure(std::int64_t step, const std::string& what) {
+  return "CUDA graph capture failed at step " + std::to_string(step) + " (" + what + "): rerun with --cuda-graph off";
+}
+
+at::Tensor MicroStepGraph::run(const at::Tensor& inputs, const at::Tensor& targets, bool first, std::int64_t step) {
   if (s_ && (inputs.sizes() != s_->in.sizes() || targets.sizes() != s_->tgt.sizes())) return {};
-  if (!s_ || stale()) capture(inputs, targets);
+  if (!s_ || stale()) capture(inputs, targets, step);
   // .grad -> the graph's buffers. The step's first micro-step starts them at 0 (zero_grad has left .grad
   // undefined); later, a .grad that is not its buffer (an eager micro-step's, or a previous capture's buffer) is
   // taken over, so the sum holds whichever way each micro-step ran.

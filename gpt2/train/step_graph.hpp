@@ -39,13 +39,18 @@ class MicroStepGraph {
 
   /// One micro-step on inputs, targets [B, T] (int64, on the model's device): adds its gradients to the
   /// parameters' .grad (zeroed first when `first`, the step's first micro-step) and returns its loss (float32
-  /// scalar, unscaled, a copy). The first call warms up and captures. Returns an undefined tensor, and does
-  /// nothing, when the shape differs from the captured one (the caller runs that micro-step eagerly).
-  at::Tensor run(const at::Tensor& inputs, const at::Tensor& targets, bool first);
+  /// scalar, unscaled, a copy). The first call warms up and captures (again after a parameter's storage moved).
+  /// Returns an undefined tensor, and does nothing, when the shape differs from the captured one (the caller runs
+  /// that micro-step eagerly). A failure inside the capture ends the capture, drops the partial graph and throws
+  /// std::runtime_error with capture_failure(step, its first line): one line, naming the run's `step` (1-based).
+  at::Tensor run(const at::Tensor& inputs, const at::Tensor& targets, bool first, std::int64_t step);
+
+  /// "CUDA graph capture failed at step S (what): rerun with --cuda-graph off".
+  static std::string capture_failure(std::int64_t step, const std::string& what);
 
  private:
   struct State;
-  void capture(const at::Tensor& inputs, const at::Tensor& targets);
+  void capture(const at::Tensor& inputs, const at::Tensor& targets, std::int64_t step);
   bool stale() const;
   GPT& model_;
   std::vector<at::Tensor> params_;

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 #include <string>
 
 #include <ATen/CPUGeneratorImpl.h>
@@ -22,6 +23,15 @@ inline gpt2::ModelConfig nano_config() {
 /// max |a − b| / max |b| (the largest error relative to the largest reference value).
 inline double max_rel_diff(const at::Tensor& a, const at::Tensor& b) {
   return a.sub(b).abs().max().item<double>() / b.abs().max().item<double>();
+}
+
+/// Whether a and b hold the same bits: both undefined, or the same dtype, shape and bytes (so -0 and +0 differ, and
+/// a NaN equals the same NaN). For reruns that must repeat bit for bit.
+inline bool same_bits(const at::Tensor& a, const at::Tensor& b) {
+  if (!a.defined() || !b.defined()) return a.defined() == b.defined();
+  if (a.scalar_type() != b.scalar_type() || a.sizes() != b.sizes()) return false;
+  const at::Tensor x = a.to(at::kCPU).contiguous(), y = b.to(at::kCPU).contiguous();
+  return std::memcmp(x.data_ptr(), y.data_ptr(), x.nbytes()) == 0;
 }
 
 /// Sets every tensor of `role` to exp(spread·N(0,1)) (multipliers) or N(mean, spread) (others), in place.

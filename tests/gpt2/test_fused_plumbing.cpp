@@ -12,6 +12,7 @@
 #include <ATen/ops/randn.h>
 #include <c10/util/BFloat16.h>
 
+#include "gpt2/model/kernel_launch.hpp"
 #include "gpt2/model/lrm_weight_bf16.hpp"
 #include "gpt2/model/residual_layer_norm.hpp"
 #include "gpt2/ops/lrm_weight.hpp"
@@ -113,6 +114,12 @@ int lrm_backward(const void* g, const float* w, const float* r, const float* c, 
     if (r != nullptr && dr != nullptr) dr[i] = static_cast<float>(acc);
   }
   return 0;
+}
+
+// A backward that fails as a launch with a bad configuration does (cudaErrorInvalidConfiguration).
+int ln_backward_fails(const float*, const float*, const float*, const void*, const float*, const float*, float*, void*,
+                      float*, float*, float*, std::int64_t, std::int64_t, void*) {
+  return static_cast<int>(cudaErrorInvalidConfiguration);
 }
 
 const gpt2::AddLayerNormKernels kHostLn{&ln_forward, &ln_scratch, &ln_backward};
@@ -218,6 +225,35 @@ TEST_CASE("fused W_eff's autograd plumbing, with host kernels: r, c, both, group
     if (ro.defined()) CHECK(rel(ro.grad(), ra.grad()) <= 1e-5);
     if (co.defined()) CHECK(rel(co.grad(), ca.grad()) <= 1e-5);
   }
+}
+
+TEST_CASE("a failed kernel launch is one line naming the kernel, its shape and CUDA's error by name", "[gpt2][kernels]") {
+  gpt2::check_launch(0, "k", {{"rows", 1}});  // success: nothing thrown
+  std::string msg;
+  try {
+    gpt2::check_launch(static_cast<int>(cudaErrorLaunchOutOfResources), "some kernel (k)", {{"out", 2304}, {"in", 768}});
+  } catch (const std::runtime_error& e) {
+    msg = e.what();
+  }
+  INFO(msg);
+  CHECK(msg.rfind("some kernel (k) [out 2304, in 768] failed: cudaErrorLaunchOutOfResources (", 0) == 0);
+  CHECK(msg.find(cudaGetErrorString(cudaErrorLaunchOutOfResources)) != std::string::npos);
+  CHECK(msg.find('\n') == std::string::npos);
+
+  // Through the autograd Function: the backward's failure names the backward kernel and the rows x cols it had.
+  const gpt2::AddLayerNormKernels failing{&ln_forward, &ln_scratch, &ln_backward_fails};
+  const at::Tensor x = at::ones({3, 5, 8}, at::TensorOptions().dtype(at::kFloat)).requires_grad_(true);
+  const at::Tensor g = at::ones({8}, at::TensorOptions().dtype(at::kFloat));
+  const gpt2::AddNorm o = gpt2::add_layer_norm_with(x, at::Tensor(), g, at::Tensor(), 1e-5, failing);
+  msg.clear();
+  try {
+    o.y.to(at::kFloat).sum().backward();
+  } catch (const std::exception& e) {  // autograd may wrap it (c10::Error): the kernel's line is in its text
+    msg = e.what();
+  }
+  INFO(msg);
+  CHECK(msg.find("add_layer_norm: the fused backward kernel (residual_layer_norm_backward) [rows 15, cols 8] failed: "
+                 "cudaErrorInvalidConfiguration") != std::string::npos);
 }
 
 }  // namespace GAUGELAB_TU

@@ -2,6 +2,7 @@
 // loss and both gradients, with padding, ignored targets, several chunks, a scaled upstream gradient.
 #include <ATen/core/Reduction.h>
 #include <ATen/ops/cross_entropy_loss.h>
+#include <ATen/ops/full.h>
 #include <ATen/ops/linear.h>
 #include <ATen/ops/randint.h>
 #include <ATen/ops/randn.h>
@@ -80,6 +81,35 @@ TEST_CASE("fused LM-head loss: no gradient work without grad, bf16 autocast clos
   CHECK(low == Approx(ref).epsilon(1e-2));
   CHECK(c.x.grad().scalar_type() == at::kFloat);
   CHECK(c.w.grad().scalar_type() == at::kFloat);
+}
+
+TEST_CASE("LM-head loss in bf16: dL/dW summed over many chunks in float32, not in a bf16 running sum",
+          "[gpt2][loss][bf16]") {
+  // 1024 equal rows in chunks of one row: 1024 equal bf16 products. A bf16 running sum stops growing near 256-512
+  // of them (a product falls below half an ulp of the total), 50-75 % short; summed in float32 the total is exact
+  // but for each product's one rounding (and the gradient's, before it), as for a single chunk.
+  const std::int64_t n = 1024, d = 8, padded = 16, vocab = 13;
+  const at::Tensor x0 = at::randn({1, d}).to(at::kBFloat16).to(at::kFloat);  // bf16-exact: autocast's cast is too
+  const at::Tensor w0 = at::randn({padded, d}).mul(0.5).to(at::kBFloat16).to(at::kFloat);
+  const at::Tensor t = at::full({n}, 4, at::TensorOptions().dtype(at::kLong));
+  at::Tensor gw_bf16[2];
+  for (const std::int64_t chunk : {std::int64_t{1}, n}) {
+    const at::Tensor x = x0.expand({n, d}).clone().requires_grad_(true), w = w0.clone().requires_grad_(true);
+    LmHeadWorkspace ws;
+    ws.chunk_rows = chunk;
+    {
+      AutocastScope scope(c10::Device(c10::kCPU), Precision::bf16);
+      lm_head_loss(x, w, t, vocab, ws).backward();
+    }
+    REQUIRE(w.grad().scalar_type() == at::kFloat);
+    gw_bf16[chunk == 1 ? 0 : 1] = w.grad().to(at::kDouble);
+  }
+  const at::Tensor x = x0.expand({n, d}).to(at::kDouble), w = w0.to(at::kDouble).requires_grad_(true);
+  at::cross_entropy_loss(at::linear(x, w).narrow(1, 0, vocab), t, {}, at::Reduction::Mean, -1).backward();
+  // bf16 logits (2^-9) move the softmax by ~1 %, the gradient and each product are rounded once more (2^-9 each).
+  CHECK(max_rel_diff(gw_bf16[1], w.grad()) < 2e-2);  // one chunk
+  CHECK(max_rel_diff(gw_bf16[0], w.grad()) < 2e-2);  // 1024 chunks
+  CHECK(max_rel_diff(gw_bf16[0], gw_bf16[1]) < 1e-2);
 }
 
 }  // namespace GAUGELAB_TU

@@ -2,27 +2,27 @@
 // counterpart (the core holds the gauge math, not the loss): its reference is the loss's definition in
 // float64, linear + log-softmax over the real vocabulary, on the same bf16-rounded inputs. On the CPU the
 // row runs the ATen passes (the kernel's own reference, lm_head_loss.cpp); on CUDA the fused kernel, which
-// must also agree with those passes run on the same device. The multipliers' W_eff kernel (and its backward)
-// against ops/lrm_weight.hpp's ATen products in float64. The residual add + LayerNorm kernel's reference
+// must also agree with those passes run on the same device. The residual add + LayerNorm kernel's reference
 // is the same formula in float64 on the same inputs; on CUDA it must also agree with ATen's add and
-// layer_norm on the card.
+// layer_norm on the card. On CUDA every row runs its kernels' forward and backward twice and requires the same
+// bits (the kernels reduce in a fixed order: a resumed run repeats bit for bit). The rows at GPT-2 124M's width
+// run on CUDA only. The multipliers' W_eff kernel has its rows in parity_rows_lrm_kernel.cpp.
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <string>
+#include <tuple>
 #include <utility>
 
 #include <ATen/core/Reduction.h>
-#include <ATen/core/grad_mode.h>
 #include <ATen/ops/cross_entropy_loss.h>
 #include <ATen/ops/linear.h>
 #include <ATen/ops/layer_norm.h>
 #include <ATen/ops/randint.h>
 
 #include "gpt2/model/lm_head_loss.hpp"
-#include "gpt2/model/lrm_weight_bf16.hpp"
 #include "gpt2/model/residual_layer_norm.hpp"
 #include "gpt2/model/runtime.hpp"
-#include "gpt2/ops/lrm_weight.hpp"
 #include "tests/gpt2/gpt2_test_helpers.hpp"
 #include "tests/parity/parity_support.hpp"
 #include "support/unity_tu.hpp"
@@ -86,7 +86,13 @@ double lm_head_ce_error(c10::Device device) {
   require_side(wr.grad().narrow(0, kVocab, kPadded - kVocab).abs().max().item<double>() == 0.0, "reference padding");
   require_side(ours.gw.narrow(0, kVocab, kPadded - kVocab).abs().max().item<double>() == 0.0,
                "the padded vocabulary rows of dL/dW are not zero");
-  if (device.is_cuda()) {  // the kernel against the passes it replaces, on the same card
+  if (device.is_cuda()) {
+    // A rerun: the same bits (the kernel's per-row reductions and the chunks' matmuls in a fixed order).
+    const LossAndGrads again = run_loss(x, w, t, device, kernel);
+    require_side(std::memcmp(&ours.loss, &again.loss, sizeof ours.loss) == 0 && test::same_bits(ours.gx, again.gx) &&
+                     test::same_bits(ours.gw, again.gw),
+                 "lm_head_loss on " + device.str() + ": a rerun's loss or gradients differ in their bits");
+    // The kernel against the passes it replaces, on the same card.
     const LossAndGrads aten = run_loss(x, w, t, device, gpt2::KernelPath::aten);
     const double apart = std::max({std::abs(ours.loss - aten.loss) / std::abs(aten.loss),
                                    test::max_rel_diff(ours.gx, aten.gx), test::max_rel_diff(ours.gw, aten.gw)});
@@ -98,15 +104,26 @@ double lm_head_ce_error(c10::Device device) {
 }
 
 // --- residual add + LayerNorm ---
+// One case: rows × dim, with a bf16 branch or none, a bias or none, and the sum's gradient used (a block's
+// LayerNorm: the stream goes on) or absent (ln_f: nothing reads the final sum, so no gradient reaches it and the
+// backward gets no ds).
+struct NormCase {
+  std::int64_t rows, dim;
+  bool branch, bias, sum_used;
+};
 // The backward's partitions: 1037 × 200 (d not a multiple of 32: lanes idle on the last columns; 260 blocks of 4
 // warps), 5000 × 64 (the 1024-block cap: warps take several rows), 40 × 2000 (3 warps per block) and 8 × 6144 (one
 // warp, the whole 48 KB of partials). Each with a branch and a bias; the first also without either (ln_1 of the
-// first block; bias-free models).
-struct NormShape {
-  std::int64_t rows, dim;
-  bool all_variants;
-};
-constexpr NormShape kNormShapes[] = {{1037, 200, true}, {5000, 64, false}, {40, 2000, false}, {8, 6144, false}};
+// first block; bias-free models) and as ln_f.
+constexpr NormCase kNormCases[] = {{1037, 200, true, true, true},   {1037, 200, true, false, true},
+                                   {1037, 200, false, true, true},  {1037, 200, false, false, true},
+                                   {1037, 200, true, true, false},  {5000, 64, true, true, true},
+                                   {40, 2000, true, true, true},    {8, 6144, true, true, true}};
+// GPT-2 124M's width: the 4 warps × 1024 blocks of d = 768 take 4096 rows a round. A block's LayerNorm over a
+// micro-batch of 12 × 1024 tokens (3 full rounds; no bias, as `gaugelab train` builds the model), a ragged last round
+// with a bias, and ln_f on 12 × 1024 tokens.
+constexpr NormCase kNormCases124M[] = {{12288, 768, true, false, true}, {9001, 768, true, true, true},
+                                       {12288, 768, true, false, false}};
 constexpr double kNormEps = 1e-5;
 
 struct NormOut {
@@ -115,9 +132,9 @@ struct NormOut {
 
 at::Tensor cpu64(const at::Tensor& t) { return t.defined() ? t.to(at::kCPU, at::kDouble) : at::Tensor(); }
 
-// loss = Σ y·R + Σ sum·S: both outputs get an upstream gradient (R rounded to bf16: what reaches a bf16 y).
+// loss = Σ y·R (+ Σ sum·S when sum_used): R rounded to bf16, what reaches a bf16 y.
 NormOut run_norm(const at::Tensor& x, const at::Tensor& br, const at::Tensor& g, const at::Tensor& b,
-                 const at::Tensor& R, const at::Tensor& S, c10::Device device, gpt2::KernelPath path) {
+                 const at::Tensor& R, const at::Tensor& S, bool sum_used, c10::Device device, gpt2::KernelPath path) {
   auto leaf = [&](const at::Tensor& t) { return t.defined() ? t.clone().to(device).requires_grad_(true) : t; };
   const at::Tensor xd = leaf(x), bd = leaf(br), gd = leaf(g), bed = leaf(b);
   gpt2::AddNorm out;
@@ -128,7 +145,7 @@ NormOut run_norm(const at::Tensor& x, const at::Tensor& br, const at::Tensor& g,
     out = gpt2::add_layer_norm(xd, bd, gd, bed, kNormEps, path);
   }
   at::Tensor loss = out.y.to(at::kFloat).mul(R.to(device)).sum();
-  if (br.defined()) loss = loss.add(out.sum.mul(S.to(device)).sum());
+  if (br.defined() && sum_used) loss = loss.add(out.sum.mul(S.to(device)).sum());
   loss.backward();
   return {cpu64(out.sum), cpu64(out.y), cpu64(xd.grad()), bd.defined() ? cpu64(bd.grad()) : at::Tensor(),
           cpu64(gd.grad()), bed.defined() ? cpu64(bed.grad()) : at::Tensor()};
@@ -139,143 +156,82 @@ struct NormErrors {
   double bf16 = 0;  // y, dL/dbranch: rounded to bf16 on the fused path
 };
 
-NormErrors add_layer_norm_errors(c10::Device device) {
+template <std::size_t N>
+NormErrors add_layer_norm_errors(c10::Device device, const NormCase (&cases)[N], std::uint64_t seed) {
   NormErrors worst;
-  std::uint64_t seed = 910;
-  for (const NormShape& shape : kNormShapes) {
-    for (const bool with_branch : {true, false}) {
-      for (const bool with_bias : {true, false}) {
-        if (!shape.all_variants && !(with_branch && with_bias)) continue;
-        const std::int64_t rows = shape.rows, dim = shape.dim;
-        auto gen = cpu_generator(seed++);
-        const auto f32 = at::kFloat;
-        const at::Tensor x = randn_on({rows, dim}, gen, f32, at::kCPU).mul(2.0).add(0.5);
-        const at::Tensor br = with_branch ? randn_on({rows, dim}, gen, f32, at::kCPU).to(at::kBFloat16)
-                                          : at::Tensor();
-        const at::Tensor g = randn_on({dim}, gen, f32, at::kCPU).mul(0.3).add(1.0);
-        const at::Tensor b = with_bias ? randn_on({dim}, gen, f32, at::kCPU).mul(0.1) : at::Tensor();
-        const at::Tensor R = randn_on({rows, dim}, gen, f32, at::kCPU).to(at::kBFloat16).to(f32);
-        const at::Tensor S = randn_on({rows, dim}, gen, f32, at::kCPU);
-        const NormOut ours = run_norm(x, br, g, b, R, S, device, gpt2::KernelPath::fused);
-
-        // float64 reference on the same inputs
-        const auto d64 = [](const at::Tensor& t) {
-          return t.defined() ? t.to(at::kDouble).requires_grad_(true) : at::Tensor();
-        };
-        const at::Tensor xr = d64(x), brr = d64(br), gr = d64(g), bbr = d64(b);
-        const at::Tensor sr = brr.defined() ? xr.add(brr) : xr;
-        const at::Tensor yr = at::layer_norm(sr, {dim}, gr, bbr, kNormEps);
-        at::Tensor lr = yr.mul(R.to(at::kDouble)).sum();
-        if (brr.defined()) lr = lr.add(sr.mul(S.to(at::kDouble)).sum());
-        lr.backward();
-
-        auto upd = [](double& w, const at::Tensor& a, const at::Tensor& ref) {
-          if (a.defined() || ref.defined()) {
-            require_side(a.defined() && ref.defined(), "add_layer_norm: a gradient is missing");
-            w = std::max(w, test::max_rel_diff(a, ref.detach()));
-          }
-        };
-        upd(worst.f32, ours.sum, sr);
-        upd(worst.f32, ours.gx, xr.grad());
-        upd(worst.f32, ours.ggamma, gr.grad());
-        upd(worst.f32, ours.gbeta, bbr.defined() ? bbr.grad() : at::Tensor());
-        upd(worst.bf16, ours.y, yr);
-        upd(worst.bf16, ours.gbranch, brr.defined() ? brr.grad() : at::Tensor());
-        if (device.is_cuda()) {  // the kernels against the ATen ops they replace, on the same card
-          const NormOut aten = run_norm(x, br, g, b, R, S, device, gpt2::KernelPath::aten);
-          for (const auto& [a, r] : {std::pair{ours.sum, aten.sum}, std::pair{ours.gx, aten.gx},
-                                     std::pair{ours.ggamma, aten.ggamma}, std::pair{ours.gbeta, aten.gbeta}})
-            upd(worst.f32, a, r);
-          upd(worst.bf16, ours.y, aten.y);
-          upd(worst.bf16, ours.gbranch, aten.gbranch);
-        }
-      }
-    }
-  }
-  return worst;
-}
-
-// --- the multipliers' W_eff in bf16 ---
-struct LrmCase {
-  std::int64_t out, in, groups;  // c [groups, in] when groups > 1, [in] when 1
-  bool row, col, scalar;         // r [out]; c; r a scalar s expanded to [out] (not contiguous)
-};
-// The backward's rows per block: 96 rows (3 groups of 32, or one) take 1 (fewer than 256 blocks otherwise),
-// 768 take 2, 4608 in 3 groups take 16 (several rows and several groups); in 200 and 40 (threads idle on the last
-// columns), 8; r alone, c alone, both, and the scalar mode.
-constexpr LrmCase kLrmCases[] = {{96, 200, 3, true, true, false}, {96, 200, 1, true, true, false},
-                                 {96, 200, 1, true, false, false}, {96, 200, 1, false, true, false},
-                                 {768, 40, 1, true, true, false}, {96, 200, 3, false, true, true},
-                                 {4608, 8, 3, true, true, false}};
-
-struct LrmErrors {
-  double f32 = 0;   // dL/dW̄, dL/dr, dL/dc against float64
-  double bf16 = 0;  // W_eff (bf16) against float64
-};
-
-LrmErrors lrm_weight_errors(c10::Device device) {
-  LrmErrors worst;
-  std::uint64_t seed = 930;
-  for (const LrmCase& k : kLrmCases) {
+  for (const NormCase& k : cases) {
+    const std::int64_t rows = k.rows, dim = k.dim;
     auto gen = cpu_generator(seed++);
     const auto f32 = at::kFloat;
-    const at::Tensor w = randn_on({k.out, k.in}, gen, f32, at::kCPU).mul(0.05);
-    const at::Tensor s1 = randn_on({1}, gen, f32, at::kCPU).mul(0.2).exp();
-    const at::Tensor r = k.row ? randn_on({k.out}, gen, f32, at::kCPU).mul(0.3).exp() : at::Tensor();
-    const at::Tensor c = k.col ? (k.groups > 1 ? randn_on({k.groups, k.in}, gen, f32, at::kCPU)
-                                               : randn_on({k.in}, gen, f32, at::kCPU)).mul(0.3).exp()
-                               : at::Tensor();
-    const at::Tensor R = randn_on({k.out, k.in}, gen, f32, at::kCPU).to(at::kBFloat16).to(f32);  // dL/dW_eff
-    auto leaf = [&](const at::Tensor& t) { return t.defined() ? t.clone().to(device).requires_grad_(true) : t; };
-    const at::Tensor wd = leaf(w), rd = leaf(k.scalar ? s1 : r), cd = leaf(c);
-    const at::Tensor row = k.scalar ? rd.expand({k.out}) : rd;  // as LrmLinear::Group::row_scale
-    at::Tensor e;
-    {
-      gpt2::AutocastScope autocast(device, gpt2::Precision::bf16);
-      if (device.is_cuda()) {
-        require_side(gpt2::lrm_weight_fused(wd, row, cd, gpt2::KernelPath::fused), "the W_eff kernel did not run");
-        e = gpt2::lrm_effective_weight_bf16(wd, row, cd);
-        at::NoGradGuard no_grad;  // the ATen products, cast as autocast would: the same roundings, bit for bit
-        const double apart = e.to(f32).sub(gpt2::lrm_effective_weight(wd, row, cd).to(at::kBFloat16).to(f32))
-                                 .abs().max().item<double>();
-        require_side(apart == 0.0, "W_eff kernel vs ATen's products + cast on " + device.str() + ": " +
-                                       std::to_string(apart) + " apart");
-      } else {
-        e = gpt2::lrm_effective_weight(wd, row, cd).to(at::kBFloat16);
-      }
-    }
-    require_side(e.scalar_type() == at::kBFloat16, "W_eff is not bf16");
-    e.to(f32).mul(R.to(device)).sum().backward();
+    const at::Tensor x = randn_on({rows, dim}, gen, f32, at::kCPU).mul(2.0).add(0.5);
+    const at::Tensor br = k.branch ? randn_on({rows, dim}, gen, f32, at::kCPU).to(at::kBFloat16) : at::Tensor();
+    const at::Tensor g = randn_on({dim}, gen, f32, at::kCPU).mul(0.3).add(1.0);
+    const at::Tensor b = k.bias ? randn_on({dim}, gen, f32, at::kCPU).mul(0.1) : at::Tensor();
+    const at::Tensor R = randn_on({rows, dim}, gen, f32, at::kCPU).to(at::kBFloat16).to(f32);
+    const at::Tensor S = randn_on({rows, dim}, gen, f32, at::kCPU);
+    const NormOut ours = run_norm(x, br, g, b, R, S, k.sum_used, device, gpt2::KernelPath::fused);
 
-    const auto d64 = [](const at::Tensor& t) { return t.defined() ? t.to(at::kDouble).requires_grad_(true) : t; };
-    const at::Tensor wr = d64(w), rr = d64(k.scalar ? s1 : r), cr = d64(c);
-    const at::Tensor er = gpt2::lrm_effective_weight(wr, k.scalar ? rr.expand({k.out}) : rr, cr);
-    er.mul(R.to(at::kDouble)).sum().backward();
-    worst.bf16 = std::max(worst.bf16, test::max_rel_diff(e.to(at::kCPU, at::kDouble), er.detach()));
-    worst.f32 = std::max(worst.f32, test::max_rel_diff(cpu64(wd.grad()), wr.grad()));
-    if (rr.defined()) worst.f32 = std::max(worst.f32, test::max_rel_diff(cpu64(rd.grad()), rr.grad()));
-    if (cr.defined()) worst.f32 = std::max(worst.f32, test::max_rel_diff(cpu64(cd.grad()), cr.grad()));
+    // float64 reference on the same inputs
+    const auto d64 = [](const at::Tensor& t) {
+      return t.defined() ? t.to(at::kDouble).requires_grad_(true) : at::Tensor();
+    };
+    const at::Tensor xr = d64(x), brr = d64(br), gr = d64(g), bbr = d64(b);
+    const at::Tensor sr = brr.defined() ? xr.add(brr) : xr;
+    const at::Tensor yr = at::layer_norm(sr, {dim}, gr, bbr, kNormEps);
+    at::Tensor lr = yr.mul(R.to(at::kDouble)).sum();
+    if (brr.defined() && k.sum_used) lr = lr.add(sr.mul(S.to(at::kDouble)).sum());
+    lr.backward();
+
+    auto upd = [](double& w, const at::Tensor& a, const at::Tensor& ref) {
+      if (a.defined() || ref.defined()) {
+        require_side(a.defined() && ref.defined(), "add_layer_norm: a gradient is missing");
+        w = std::max(w, test::max_rel_diff(a, ref.detach()));
+      }
+    };
+    upd(worst.f32, ours.sum, sr);
+    upd(worst.f32, ours.gx, xr.grad());
+    upd(worst.f32, ours.ggamma, gr.grad());
+    upd(worst.f32, ours.gbeta, bbr.defined() ? bbr.grad() : at::Tensor());
+    upd(worst.bf16, ours.y, yr);
+    upd(worst.bf16, ours.gbranch, brr.defined() ? brr.grad() : at::Tensor());
+    if (device.is_cuda()) {
+      const std::string where = "add_layer_norm [" + std::to_string(rows) + ", " + std::to_string(dim) + "] on " +
+                                device.str() + (k.sum_used ? "" : " (ln_f's case)");
+      // A rerun of the fused forward and backward: the same bits (fixed partitions and orders, no atomics).
+      const NormOut again = run_norm(x, br, g, b, R, S, k.sum_used, device, gpt2::KernelPath::fused);
+      for (const auto& [name, a, r] :
+           {std::tuple{"sum", ours.sum, again.sum}, std::tuple{"y", ours.y, again.y}, std::tuple{"dL/dx", ours.gx, again.gx},
+            std::tuple{"dL/dbranch", ours.gbranch, again.gbranch}, std::tuple{"dL/dgamma", ours.ggamma, again.ggamma},
+            std::tuple{"dL/dbeta", ours.gbeta, again.gbeta}})
+        require_side(test::same_bits(a, r), where + ": a rerun's " + name + " differs in its bits");
+      // The kernels against the ATen ops they replace, on the same card.
+      const NormOut aten = run_norm(x, br, g, b, R, S, k.sum_used, device, gpt2::KernelPath::aten);
+      for (const auto& [a, r] : {std::pair{ours.sum, aten.sum}, std::pair{ours.gx, aten.gx},
+                                 std::pair{ours.ggamma, aten.ggamma}, std::pair{ours.gbeta, aten.gbeta}})
+        upd(worst.f32, a, r);
+      upd(worst.bf16, ours.y, aten.y);
+      upd(worst.bf16, ours.gbranch, aten.gbranch);
+    }
   }
   return worst;
 }
 
-// float32 products and sums of <= 1536 terms against float64: ~1e-6 relative; a wrong group, row or column O(1).
-constexpr double kLrmF32Tol = 1e-4;
-// W_eff rounded to bf16 once: half an ulp, at most 2^-8 of an entry.
-constexpr double kLrmBf16Tol = 4e-3;
-
-double lrm_weight_f32_error(c10::Device device) { return lrm_weight_errors(device).f32; }
-double lrm_weight_bf16_error(c10::Device device) { return lrm_weight_errors(device).bf16; }
-
-// float32 sums of <= 6144 terms (and of 5000 rows for dγ, dβ), against float64 and ATen's (Welford) order: ~1e-6.
+// float32 sums of <= 6144 terms (and of <= 12288 rows for dγ, dβ), against float64 and ATen's (Welford) order:
+// ~1e-6.
 constexpr double kNormF32Tol = 1e-4;
 // y and the branch's gradient are rounded to bf16: against float64 half an ulp, at most 2^-8 of an entry; between
 // the fused path and ATen's on the card, two roundings of float32 values a few ulps apart, which can land one bf16
 // ulp (2^-7 of an entry at most) apart. A wrong row, column or γ errs by O(1).
 constexpr double kNormBf16Tol = 8e-3;
 
-double add_layer_norm_f32_error(c10::Device device) { return add_layer_norm_errors(device).f32; }
-double add_layer_norm_bf16_error(c10::Device device) { return add_layer_norm_errors(device).bf16; }
+double add_layer_norm_f32_error(c10::Device device) { return add_layer_norm_errors(device, kNormCases, 910).f32; }
+double add_layer_norm_bf16_error(c10::Device device) { return add_layer_norm_errors(device, kNormCases, 910).bf16; }
+double add_layer_norm_124m_f32_error(c10::Device device) {
+  return add_layer_norm_errors(device, kNormCases124M, 940).f32;
+}
+double add_layer_norm_124m_bf16_error(c10::Device device) {
+  return add_layer_norm_errors(device, kNormCases124M, 940).bf16;
+}
 
 }  // namespace
 }  // namespace GAUGELAB_TU
@@ -286,15 +242,17 @@ std::vector<ParityRow> kernel_rows() {
       {"gpt2::lm_head_loss, bf16 (the fused CUDA kernel on CUDA; ATen's passes on the CPU)",
        "float64 linear + cross_entropy on the same bf16-rounded inputs (and, on CUDA, the ATen passes)",
        "x [300, 64], W [1024 padded, 64], vocab 1001, 7 targets ignored, chunks of 128 rows; loss and dL/dx, dL/dW "
-       "(max-abs, relative)",
+       "(max-abs, relative); on CUDA run twice, bit for bit",
        "bf16 autocast vs float64", kBf16LossTol,
-       "bf16 logits (2^-9 relative) move the softmax by ~0.6 %, the bf16 gradient is rounded once more; on CUDA the "
-       "kernel must also match the ATen passes to 4e-3 (one bf16 ulp on a few entries)",
+       "bf16 logits (2^-9 relative) move the softmax by ~0.6 %, the bf16 gradient is rounded once more (dL/dW's "
+       "chunks summed in float32); on CUDA the kernel must also match the ATen passes to 4e-3 (one bf16 ulp on a few "
+       "entries)",
        &lm_head_ce_error},
       {"gpt2::add_layer_norm, bf16 autocast: float32 outputs (the fused CUDA kernels on CUDA; ATen on the CPU)",
        "float64 add + layer_norm on the same inputs (and, on CUDA, ATen's add + layer_norm)",
-       "x [1037, 200] float32 with branch bf16 or none, bias or none; [5000, 64], [40, 2000], [8, 6144] with both; "
-       "sum, dL/dx, dL/dγ, dL/dβ (max-abs, relative)",
+       "x [1037, 200] float32 with branch bf16 or none, bias or none, and as ln_f (the sum's gradient absent); "
+       "[5000, 64], [40, 2000], [8, 6144] with both; sum, dL/dx, dL/dγ, dL/dβ (max-abs, relative); on CUDA run "
+       "twice, bit for bit",
        "float32 vs float64", kNormF32Tol, "float32 sums over <= 6144 columns and <= 5000 rows", &add_layer_norm_f32_error},
       {"gpt2::add_layer_norm, bf16 autocast: bf16 outputs (the fused CUDA kernels on CUDA; ATen on the CPU)",
        "float64 add + layer_norm on the same inputs (and, on CUDA, ATen's add + layer_norm)",
@@ -302,15 +260,19 @@ std::vector<ParityRow> kernel_rows() {
        "y and the branch's gradient are rounded to bf16: half an ulp (<= 2^-8) against float64, one ulp (<= 2^-7) "
        "between two roundings on the card",
        &add_layer_norm_bf16_error},
-      {"gpt2::lrm_effective_weight_bf16: gradients (the W_eff CUDA kernels on CUDA; ATen's products on the CPU)",
-       "float64 lrm_effective_weight (diag(r)·W̄·diag(c_g)) and its autograd on the same inputs",
-       "W̄ [96, 200] with r and c [3, 200], c [200], r alone, c alone, the scalar s; W̄ [768, 40]; W̄ [4608, 8] with c "
-       "[3, 8]; dL/dW̄, dL/dr, dL/dc (max-abs, relative)",
-       "float32 vs float64", kLrmF32Tol, "float32 products and sums of <= 1536 terms", &lrm_weight_f32_error},
-      {"gpt2::lrm_effective_weight_bf16: W_eff (the kernel on CUDA, bit for bit ATen's products + cast there)",
-       "float64 lrm_effective_weight on the same inputs", "as the row above; W_eff (max-abs, relative)",
-       "bf16 vs float64", kLrmBf16Tol, "W_eff is rounded to bf16 once: half an ulp (<= 2^-8 of an entry)",
-       &lrm_weight_bf16_error},
+      {"gpt2::add_layer_norm at GPT-2 124M's width: float32 outputs (the fused CUDA kernels; CUDA only)",
+       "float64 add + layer_norm on the same inputs, and ATen's add + layer_norm on the card",
+       "x [12288, 768] with a bf16 branch, no bias (a block's LayerNorm, 12 x 1024 tokens); [9001, 768] with branch "
+       "and bias (a ragged last 4096-row round of the backward); [12288, 768] as ln_f (branch, no bias, the sum's "
+       "gradient absent); sum, dL/dx, dL/dγ, dL/dβ (max-abs, relative); run twice, bit for bit",
+       "float32 vs float64", kNormF32Tol, "float32 sums over 768 columns and <= 12288 rows",
+       &add_layer_norm_124m_f32_error, /*cuda_only=*/true},
+      {"gpt2::add_layer_norm at GPT-2 124M's width: bf16 outputs (the fused CUDA kernels; CUDA only)",
+       "float64 add + layer_norm on the same inputs, and ATen's add + layer_norm on the card",
+       "as the row above; y and dL/dbranch (max-abs, relative)", "bf16 vs float64", kNormBf16Tol,
+       "y and the branch's gradient are rounded to bf16: half an ulp (<= 2^-8) against float64, one ulp (<= 2^-7) "
+       "between two roundings on the card",
+       &add_layer_norm_124m_bf16_error, /*cuda_only=*/true},
   };
 }
 

@@ -7,7 +7,7 @@ const std::vector<ParityRow>& parity_rows() {
   static const std::vector<ParityRow> rows = [] {
     using Topic = std::vector<ParityRow> (*)();
     const Topic topics[] = {&gauge_rows, &gaugefix_rows, &projection_rows, &quotient_rows, &optimizer_rows, &qk_clip_rows,
-                            &qk_balance_rows, &kernel_rows};
+                            &qk_balance_rows, &kernel_rows, &lrm_kernel_rows};
     std::vector<ParityRow> all;
     for (const Topic topic : topics) {
       std::vector<ParityRow> part = topic();

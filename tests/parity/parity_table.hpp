@@ -2,7 +2,8 @@
 // operation of the GPT-2 tier with its reference in the core (Eigen, float64), run on the same inputs,
 // and states the tolerance of their agreement and why it is that. test_parity.cpp runs every row on
 // the CPU, and on CUDA too when at::hasCUDA() (the tensor op on the GPU with the same inputs copied
-// there, its result copied back and compared with the same core reference).
+// there, its result copied back and compared with the same core reference); a row marked cuda_only runs on
+// CUDA alone.
 //
 // Adding an op is one row: a ParityRow in one of the parity_rows_*.cpp files (grouped by topic).
 #pragma once
@@ -26,6 +27,9 @@ struct ParityRow {
   /// std::runtime_error when a side condition of the comparison fails (the inputs do not exercise it,
   /// or an invariant stated with it breaks); the table reports that as a failure of the row.
   std::function<double(c10::Device)> max_error;
+  /// Runs on CUDA only (a row at production shapes, whose CPU run would test ATen's ops alone at a cost): the CPU
+  /// line says it was skipped.
+  bool cuda_only = false;
 };
 
 /// Every row, in table order.
@@ -40,5 +44,6 @@ std::vector<ParityRow> optimizer_rows();   // Muon (gpt2/train/muon.hpp)
 std::vector<ParityRow> qk_clip_rows();     // QK-Clip (gpt2/train/qk_clip.hpp)
 std::vector<ParityRow> qk_balance_rows();  // effective Q/K imbalance and its GaugeFix (gpt2/train/qk_balance.hpp)
 std::vector<ParityRow> kernel_rows();      // our CUDA kernels against their references (gpt2/model/cuda/)
+std::vector<ParityRow> lrm_kernel_rows();  // the multipliers' W_eff kernel (gpt2/model/cuda/lrm_weight_kernel.hpp)
 
 }  // namespace gaugelab::parity

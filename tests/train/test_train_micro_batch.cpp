@@ -3,6 +3,7 @@
 // tokens per step, its validation loss and its training losses. The CUDA probe runs in scripts/gpu-bench.sh.
 #include <cmath>
 #include <filesystem>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -74,6 +75,18 @@ TEST_CASE("micro-batch: the search finds the largest divisor under every thresho
       REQUIRE(probes <= static_cast<int>(std::ceil(std::log2(static_cast<double>(d.size()) + 1))));
     }
   }
+}
+
+TEST_CASE("micro-batch: a CUDA probe's need adds one activation peak for a CUDA graph's private pool") {
+  gpt2::ProbePeak probe;
+  probe.base = 3e9, probe.peak = 10e9;  // 7 GB of activations and gradients above what the run holds
+  gpt2::FitRequest q;
+  q.reserve_bytes = 0.5e9;
+  CHECK(gpt2::probe_need_bytes(probe, q) == 10.5e9);  // eager: the peak and the reserve
+  q.graph_pool = true;
+  CHECK(gpt2::probe_need_bytes(probe, q) == 17.5e9);  // the graph's pool keeps the 7 GB for the run
+  probe.peak = std::numeric_limits<double>::quiet_NaN();  // the probe ran out of memory
+  CHECK(std::isnan(gpt2::probe_need_bytes(probe, q)));
 }
 
 TEST_CASE("micro-batch: a fitted run keeps the plain run's sequences, tokens and validation loss") {
