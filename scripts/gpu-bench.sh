@@ -14,7 +14,8 @@
 #   logs.tar.gz   the rest of WORK (text logs, log.h5 files, the peers' JSON, the kernel check)
 #   trace_ours_plain.json.gz, trace_peer_compile.json.gz   raw profiles, each when under 15 MB
 # Stages in order, with the seconds each reserves (H200, 16 cores; a stage that does not fit in what is left of
-# BUDGET is skipped): kernel-check (beside the build; the timed rows wait for it), build 200, parity 40, plain,
+# BUDGET is skipped): kernel-check (beside the build; the timed rows wait for it), build (~200; runs with 30 s left:
+# ninja keeps what it built for the next call), parity 40, plain,
 # multipliers, multipliers_aten_lrm, plain_aten_ln 25 each, plain_graph, multipliers_graph 35, peer_compile 90,
 # profile_plain, profile_multipliers 35, plain_aten_ce, gaugefix_B 25, peer_eager 35, torchrun 35, fit 60, torch_ops 90.
 # Every command is limited to what is left and killed hard GRACE s after its SIGTERM. Rows: GPT-2 124M, bf16, STEPS
@@ -40,7 +41,7 @@ cd "$(dirname "$0")/.." || exit 2
 t0=$(date +%s)
 ORDER=(kernel-check build parity plain multipliers multipliers_aten_lrm plain_aten_ln plain_graph multipliers_graph
   peer_compile profile_plain profile_multipliers plain_aten_ce gaugefix_B peer_eager torchrun fit torch_ops)
-declare -A COST=([kernel-check]=0 [build]=200 [parity]=40 [plain_graph]=35 [multipliers_graph]=35 [peer_compile]=90
+declare -A COST=([kernel-check]=0 [build]=30 [parity]=40 [plain_graph]=35 [multipliers_graph]=35 [peer_compile]=90
   [profile_plain]=35 [profile_multipliers]=35 [peer_eager]=35 [torchrun]=35 [fit]=60 [torch_ops]=90)
 OUT=${OUT:-runs/gpu-bench}
 WORK=${WORK:-/tmp/gpu-bench}
@@ -127,8 +128,10 @@ if [ -z "${ANALYSIS_PY:-}" ]; then
   done
 fi
 ANALYSIS_PY=${ANALYSIS_PY:-$TORCH_PY}  # no h5py anywhere: gpu_bench_rows.py reads the printed lines
-gpu=$([ "$DEVICE" = cpu ] && echo "no GPU (DEVICE=cpu)" || nvidia-smi --query-gpu=name,driver_version,memory.total \
-  --format=csv,noheader 2>&1 | head -n 1)
+if [ "$DEVICE" = cpu ]; then gpu="no GPU (DEVICE=cpu)"
+elif command -v nvidia-smi > /dev/null; then
+  gpu=$(nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>&1 | head -n 1)
+else gpu="no nvidia-smi"; fi
 line "machine $gpu; $(nproc) cores; $TORCH_PY: $pyinfo; analysis $ANALYSIS_PY; nvcc $(nvcc --version 2>/dev/null \
   | sed -n 's/.*release \([0-9.]*\).*/\1/p' || true); $(cmake --version 2>/dev/null | head -n 1); budget $BUDGET s"
 [ "$("$ANALYSIS_PY" -c 'print(1)' 2>/dev/null)" = 1 ] || { line "FAILED: no Python at $ANALYSIS_PY"; exit 2; }
