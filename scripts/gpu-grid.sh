@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # A time-boxed slice of the GPU learning-rate grids (analysis/manifest.py: lr_sensitivity_gpu, then
 # lr_sensitivity_gpu_math, the CUDA-stop test) on a lent GPU machine, in one prepared call: the runs not yet
-# finished, JOBS at a time on the card, stopped at BUDGET_S; each finished run's log.h5 and output are copied
-# under $OUT/runs/... (what comes back from the machine) to be placed into runs/ here: the grid resumes from
-# them next time (finished runs are skipped).
+# finished, JOBS at a time on the card, stopped at BUDGET_S. Every finished run's log.h5 and printout go into one
+# archive at OUT's top, by their paths under runs/ (OUT/gpu-grid-runs-1.tar.gz; split into up to 6 of equal shares
+# past 15 MB: a lent machine returns 8 files of 16 MiB, 2 folders deep), refreshed after each grid; here
+# `tar -xzf OUT/gpu-grid-runs-N.tar.gz` in the repository root puts them into runs/, and the grid resumes from
+# them next time (finished runs are skipped). OUT also holds each grid's printout (GRID.txt).
 #   scripts/gpu-grid.sh        (after make build; the prepared corpus runs/data/shakespeare carried along)
 # Environment: OUT (runs/gpu-grid-out), BUILD (build), BUDGET_S (420), JOBS (8), GRIDS ("lr_sensitivity_gpu
 # lr_sensitivity_gpu_math"), SEEDS (a subset of the grid's, e.g. "1 2 3 4": fills whole seeds first),
@@ -29,6 +31,44 @@ if [ "$DEVICE" = cpu ]; then  # mechanics only: two tiny runs per grid, under ru
          --set "extra=--device cpu --precision fp32 --n-layer 1 --n-embd 32 --n-head 2 --block-size 32 --max-iters 4 --warmup-iters 1 --eval-every 4")
   ROOTS=runs/gpu-grid-mechanics
 fi
+n=0 parts=0 dropped=0
+pack() {  # every finished run's log and printout (no checkpoints), by its path under runs/: one archive, or up
+  # to 6 of equal shares when one would pass 15 MB compressed (the logs compress ~30x, so rarely)
+  local list all size k i f log
+  list=$(mktemp) all=$(mktemp)
+  # one Python for all: the runs whose log says they completed or diverged (the budget's stops are left behind)
+  find $ROOTS -name log.h5 2>/dev/null | sort | "$PY" -c "import sys; sys.path.insert(0, 'analysis')
+import make_figures as m
+from pathlib import Path
+for p in sys.stdin.read().split():
+    if m.finished(Path(p)):
+        print(p)" > "$list"
+  n=$(grep -c '' "$list") parts=0 dropped=0
+  while read -r log; do echo "$log"; [ -f "$(dirname "$log").txt" ] && echo "$(dirname "$log").txt"; done < "$list" > "$all"
+  if [ "$n" -gt 0 ]; then
+    tar -czf "$OUT/.grid.tmp" -T "$all"
+    size=$(stat -c %s "$OUT/.grid.tmp")
+    k=$(( size / 14000000 + 1 ))
+    if [ $k = 1 ]; then
+      mv -f "$OUT/.grid.tmp" "$OUT/gpu-grid-runs-1.tar.gz"; parts=1
+    else  # k archives of the runs in order, n/k runs each; past 6 the rest stay behind (named in the last line)
+      rm -f "$OUT/.grid.tmp"
+      [ $k -le 6 ] || { dropped=$(( n - n * 6 / k )); k=6; }
+      for i in $(seq 1 $k); do
+        sed -n "$(( (i - 1) * (n - dropped) / k + 1 )),$(( i * (n - dropped) / k ))p" "$list" | while read -r log; do
+          echo "$log"; [ -f "$(dirname "$log").txt" ] && echo "$(dirname "$log").txt"; done > "$all"
+        tar -czf "$OUT/.grid.tmp" -T "$all" && mv -f "$OUT/.grid.tmp" "$OUT/gpu-grid-runs-$i.tar.gz"
+      done
+      parts=$k
+    fi
+  fi
+  rm -f "$list" "$all"
+  for f in "$OUT"/gpu-grid-runs-*.tar.gz; do  # an earlier pack's higher-numbered archives
+    [ -f "$f" ] || continue
+    k=${f##*-}; k=${k%.tar.gz}
+    [ "$k" -le "$parts" ] || rm -f "$f"
+  done
+}
 for g in $GRIDS; do
   left=$((BUDGET_S - ($(date +%s) - t0)))
   [ "$left" -gt 30 ] || break
@@ -43,16 +83,7 @@ for g in $GRIDS; do
   kill -TERM -- "-$pid" 2>/dev/null && { sleep 20; kill -KILL -- "-$pid" 2>/dev/null; }
   wait "$pid" 2>/dev/null
   tail -n 3 "$OUT/$g.txt"
+  pack
 done
-# What comes back: every finished run's log and printout (no checkpoints), by its path under runs/.
-n=0
-for log in $(find $ROOTS -name log.h5 2>/dev/null); do
-  d=$(dirname "$log")
-  "$PY" -c "import sys; sys.path.insert(0, 'analysis'); import make_figures as m; from pathlib import Path; \
-sys.exit(0 if m.finished(Path(sys.argv[1])) else 1)" "$log" 2>/dev/null || continue  # stopped by the budget: left behind
-  mkdir -p "$OUT/$d"
-  cp "$log" "$OUT/$d/"
-  [ -f "$d.txt" ] && cp "$d.txt" "$OUT/$(dirname "$d")/"
-  n=$((n + 1))
-done
-echo "[gpu-grid] $n finished runs under $OUT/runs (copy them into runs/ on the development machine); $(($(date +%s) - t0)) s"
+pack
+echo "[gpu-grid] $n finished runs in $parts archive(s) $OUT/gpu-grid-runs-*.tar.gz$([ "$dropped" = 0 ] || echo "; $dropped left out (over 6 archives)") (tar -xzf each in the repository root); $(($(date +%s) - t0)) s"

@@ -145,7 +145,8 @@ struct TrainOptions {
   std::int64_t sample_tokens = 32;  // after each evaluation, this many greedy tokens appended to OUT/samples.txt
                                     // (train/samples.hpp; no random draws, so the trajectory is unchanged); 0 = none
   std::int64_t sample_prompt = 8;   // prompt: the first N tokens of the first validation window
-  std::int64_t ckpt_every = 1000;   // checkpoint after every N-th step (and on SIGTERM/SIGINT and at the end)
+  std::int64_t ckpt_every = 1000;   // checkpoint after every N-th step (and on SIGTERM/SIGINT and at the end);
+                                    // 0 = never, not even then
   std::int64_t keep_ckpts = 3;      // newest checkpoints kept
   double peak_tflops = 0;           // MFU denominator; 0 = a matmul peak measured at start on this device
   std::int64_t profile_from = 0;    // steps profile_from .. +profile_steps-1 traced to OUT/profile.json (0 = off;

@@ -224,12 +224,14 @@ TrainResult run_train(const TrainOptions& o, io::Provenance prov) {
     }
     int sig = signals.requested();
     if (dist.active()) sig = dist.all_reduce_mean(sig != 0 ? 1.0 : 0.0) > 0 ? (sig != 0 ? sig : SIGTERM) : 0;
-    if (sig != 0 || step % o.ckpt_every == 0 || last) save_state(run);
+    if (o.ckpt_every > 0 && (sig != 0 || step % o.ckpt_every == 0 || last)) save_state(run);
     if (sig != 0) {
       st.interrupted = true;
       if (rank0)
         std::cerr << "train: " << io::stop_signal_name(sig) << " at step " << step
-                  << ": checkpoint written; continue with: gaugelab train --resume --out " << o.run.out << "\n";
+                  << (o.ckpt_every > 0 ? ": checkpoint written; continue with: gaugelab train --resume --out " + o.run.out
+                                       : std::string(": stopped without a checkpoint (--ckpt-every 0)"))
+                  << "\n";
       break;
     }
   }

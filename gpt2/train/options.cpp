@@ -218,7 +218,9 @@ void declare_train_options(io::Options& opts, TrainOptions& o) {
            Range::closed(0, kMaxSampleTokens))
       .add("sample-prompt", &o.sample_prompt, "prompt of those samples: the first N tokens of the first validation window",
            Range::at_least(1))
-      .add("ckpt-every", &o.ckpt_every, "checkpoint after every N-th step", Range::at_least(1))
+      .add("ckpt-every", &o.ckpt_every,
+           "checkpoint after every N-th step, on SIGTERM/SIGINT and after the last; 0 = never (a run that cannot be "
+           "resumed: timing runs)", Range::at_least(0))
       .add("keep-ckpts", &o.keep_ckpts, "newest checkpoints kept", Range::at_least(1))
       .add("peak-tflops", &o.peak_tflops, "MFU denominator in TFLOP/s (0 = measure a matmul now)", float_non_negative())
       .add("profile-from", &o.profile_from,

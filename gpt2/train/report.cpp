@@ -95,8 +95,11 @@ void print_settings(const TrainRun& r, const std::string& resumed_from) {
             << "; validation " << o.eval_batches << " fixed batches every " << o.eval_every << " steps\n";
   std::cout << "instability spike: " << o.spike_on << " grad norm > " << o.spike_factor << " x median of the previous " << o.spike_window
             << " norms after step " << o.warmup_iters << "; unstable: >= " << o.unstable_spikes << " spikes or diverged\n";
-  std::cout << "run dir    " << o.run.out << " (log.h5, checkpoints/ every " << o.ckpt_every << " steps, newest "
-            << o.keep_ckpts << " kept)" << (resumed_from.empty() ? "" : "; resumed from " + resumed_from) << "\n";
+  std::cout << "run dir    " << o.run.out << " (log.h5, "
+            << (o.ckpt_every > 0 ? "checkpoints/ every " + std::to_string(o.ckpt_every) + " steps, newest " +
+                                       std::to_string(o.keep_ckpts) + " kept"
+                                 : std::string("no checkpoints: --ckpt-every 0"))
+            << ")" << (resumed_from.empty() ? "" : "; resumed from " + resumed_from) << "\n";
   std::cout << "MFU peak   " << r.peak_tflops << " TFLOP/s" << (o.peak_tflops > 0 ? " (given)" : " (matmul measured now)")
             << "; " << r.flops_per_token / 1e9 << " GFLOP/token" << std::endl;
 }
@@ -162,7 +165,8 @@ TrainResult finish_train(TrainRun& r, double seconds) {
   r.log->log().close();
   std::cout << "\n== gaugelab train: condition " << o.condition << ", seed " << o.run.seed << " ==\n"
             << "steps       " << s.step << " / " << o.max_iters << (s.diverged ? "  DIVERGED (" + s.stop_reason + ")" : "")
-            << (s.interrupted ? "  interrupted (resume with --resume)" : "") << "\n"
+            << (!s.interrupted ? "" : o.ckpt_every > 0 ? "  interrupted (resume with --resume)" : "  interrupted (no checkpoint)")
+            << "\n"
             << "tokens      " << s.tokens << " (" << r.tokens_per_step << " per step)\n"
             << "val loss    "
             << (std::isfinite(s.final_val_loss) ? "final " + num(s.final_val_loss) + ", best " + num(s.best_val_loss)
@@ -177,7 +181,8 @@ TrainResult finish_train(TrainRun& r, double seconds) {
             << "stability   " << (res.stable ? "stable" : "UNSTABLE") << " (" << s.n_spikes << " spikes)\n"
             << "time        " << seconds << " s in this process\n"
             << "log         " << train_log_path(o.run.out) << "\n"
-            << "checkpoints " << train_checkpoints_dir(o.run.out) << "\n";
+            << "checkpoints " << (o.ckpt_every > 0 ? train_checkpoints_dir(o.run.out) : std::string("none (--ckpt-every 0)"))
+            << "\n";
   return res;
 }
 

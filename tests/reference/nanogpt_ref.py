@@ -1,4 +1,5 @@
-"""Eager PyTorch reference for bench/gpt2_step: a nanoGPT-style GPT-2 trained on random tokens.
+"""Eager PyTorch reference for bench/gpt2_step: a nanoGPT-style GPT-2 trained on random tokens, or with --data on
+a token file (nanoGPT's uint16 train.bin, `gaugelab prepare`'s) in the windows `gaugelab train --seed S` reads.
 
 The model is nanoGPT's (Karpathy, model.py) in its plain eager form: fused c_attn Linear, causal
 F.scaled_dot_product_attention, tanh GELU, pre-LayerNorm, tied LM head over the vocabulary padded
@@ -9,18 +10,41 @@ biases and LayerNorm). On the CPU nanoGPT uses the non-fused AdamW, and so does 
 On CUDA (--device cuda) it is nanoGPT's GPU configuration: fused AdamW, bf16 autocast, and with
 --compile torch.compile of the model (nanoGPT's compile=True); scripts/gpu-bench.sh runs it beside ours.
 
-Prints one JSON line: {"tokens_per_s": ..., "step_s": ..., "loss": ..., "first_loss": ..., "mfu": ..., ...}.
+Without --data every step trains on one batch of random tokens (the speed alone is compared). With --data FILE
+(or a directory holding train.bin) step i (0-based, warm-up steps counted) reads the windows of gaugelab's step
+i + 1 (tests/reference/gaugelab_windows.py, seed --data-seed), so its losses stand beside ours step for step.
+
+Prints one JSON line: {"tokens_per_s": ..., "step_s": ..., "loss": ..., "first_loss": ..., "losses": [every
+step's], "mfu": ..., ...}.
 usage: nanogpt_ref.py --threads 2 --dtype fp32 [--n-layer 4 --n-head 4 --n-embd 256 --seq 256 --batch 4]
-       [--device cuda --compile --peak-tflops 989]
+       [--device cuda --compile --peak-tflops 989] [--data runs/data/train.bin --data-seed 0]
 """
 import argparse
 import json
 import math
+import os
+import sys
 import time
 
+import numpy as np
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from gaugelab_windows import windows  # noqa: E402
+
+
+def read_tokens(path, vocab):
+    """The uint16 tokens of PATH (or PATH/train.bin), memory-mapped; every id checked against the vocabulary."""
+    if os.path.isdir(path):
+        path = os.path.join(path, "train.bin")
+    if not os.path.isfile(path):
+        raise SystemExit(f"nanogpt_ref: --data {path}: no such token file")
+    tokens = np.memmap(path, dtype=np.uint16, mode="r")
+    if len(tokens) and int(tokens.max()) >= vocab:
+        raise SystemExit(f"nanogpt_ref: {path} holds id {int(tokens.max())} >= --vocab {vocab}")
+    return tokens
 
 
 class Block(nn.Module):
@@ -89,6 +113,9 @@ def main():
     ap.add_argument("--profile-out", default="", help="after the timed steps, --profile-steps more traced by "
                     "torch.profiler into this Chrome trace (scripts/trace_top.py ranks its kernels)")
     ap.add_argument("--profile-steps", type=int, default=2)
+    ap.add_argument("--data", default="", help="a uint16 token file (or a directory with train.bin): gaugelab's "
+                    "training windows instead of one random batch")
+    ap.add_argument("--data-seed", type=int, default=0, help="with --data: the windows of `gaugelab train --seed N`")
     a = ap.parse_args()
     torch.set_num_threads(a.threads)
     torch.manual_seed(a.seed)
@@ -104,20 +131,32 @@ def main():
     opt = torch.optim.AdamW([{"params": decay, "weight_decay": 0.1}, {"params": no_decay, "weight_decay": 0.0}],
                             lr=6e-4, betas=(0.9, 0.95), **fused)
     run = torch.compile(model) if a.compile else model
-    data = torch.randint(0, a.vocab, (a.batch, a.seq + 1)).to(dev)
-    x, y = data[:, :-1].contiguous(), data[:, 1:].contiguous()
+    n_steps = max(a.warmup, 1) + a.steps + (a.profile_steps if a.profile_out else 0)
+    if a.data:  # every step's windows staged on the device before the first step: no loading inside the timing
+        tokens = read_tokens(a.data, a.vocab)
+        batches = [torch.from_numpy(windows(tokens, a.data_seed, i, 0, 1, a.batch, a.seq)) for i in range(n_steps)]
+    else:
+        batches = [torch.randint(0, a.vocab, (a.batch, a.seq + 1))]
+    batches = [(b[:, :-1].contiguous().to(dev), b[:, 1:].contiguous().to(dev)) for b in batches]  # (inputs, targets)
+    taken = 0
 
     def sync():
         if dev.type == "cuda":
             torch.cuda.synchronize()
 
+    losses = []
+
     def step():
+        nonlocal taken
+        x, y = batches[taken % len(batches)]
+        taken += 1
         with torch.autocast(dev.type, dtype=torch.bfloat16, enabled=a.dtype == "bf16"):
             loss = run(x, y)
         loss.backward()
         opt.step()
         opt.zero_grad(set_to_none=True)
-        return loss.item()
+        losses.append(loss.item())
+        return losses[-1]
 
     first_loss = step()  # also the compile, when --compile
     for _ in range(max(a.warmup - 1, 0)):
@@ -141,7 +180,8 @@ def main():
         prof.export_chrome_trace(a.profile_out)
     print(json.dumps({"impl": "nanogpt-" + ("compile" if a.compile else "eager"), "torch": torch.__version__,
                       "threads": a.threads, "device": a.device, "dtype": a.dtype, "step_s": dt, "tokens_per_s": tps,
-                      "loss": loss, "first_loss": first_loss, "flops_per_token": flops_per_token,
+                      "loss": loss, "first_loss": first_loss, "losses": losses, "data": a.data or "random",
+                      "flops_per_token": flops_per_token,
                       "mfu": flops_per_token * tps / (a.peak_tflops * 1e12) if a.peak_tflops > 0 else None,
                       "peak_mem_gb": peak_mem}))
 

@@ -10,7 +10,7 @@ What it reproduces (karpathy/nanoGPT train.py + model.py, the settings of its GP
   * get_lr: linear warm-up lr·(it+1)/(warmup+1), cosine to min_lr at lr_decay_iters, min_lr after;
   * the step: grad_accum micro-batches of loss/grad_accum, clip_grad_norm_(…, grad_clip), step, zero_grad.
 Not nanoGPT's, and why: the batches are gaugelab's seeded windows (its get_batch draws with torch.randint;
-the comparison needs the same data), recomputed here from the documented rule (gpt2/train/data_loader.hpp:
+the comparison needs the same data), recomputed by gaugelab_windows.py from the documented rule (gpt2/train/data_loader.hpp:
 sample g = ((step·accum + micro)·world + rank)·B + row starts at mix_seed(seed, g) mod (N − T)); the logged
 loss of a step is the mean over its micro-batches (nanoGPT prints the last one).
 
@@ -31,32 +31,20 @@ import argparse
 import json
 import math
 import os
+import sys
 
 import numpy as np
 import torch
 import torch.nn.functional as F
 from safetensors.torch import load_file, save_file
 
-MASK64 = (1 << 64) - 1
-
-
-def splitmix64(x):
-    x = (x + 0x9E3779B97F4A7C15) & MASK64
-    x = ((x ^ (x >> 30)) * 0xBF58476D1CE4E5B9) & MASK64
-    x = ((x ^ (x >> 27)) * 0x94D049BB133111EB) & MASK64
-    return x ^ (x >> 31)
-
-
-def mix_seed(seed, index):
-    return splitmix64(splitmix64(seed) ^ splitmix64((index + 0x632BE59BD9B4E019) & MASK64))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from gaugelab_windows import windows  # noqa: E402
 
 
 def batch(tokens, seed, step, micro, accum, B, T):
     """[B, T+1] int64 windows of gaugelab's rule (world 1, rank 0)."""
-    n_starts = len(tokens) - T
-    first = (step * accum + micro) * B
-    rows = [tokens[mix_seed(seed, first + r) % n_starts:][: T + 1] for r in range(B)]
-    return torch.from_numpy(np.stack(rows).astype(np.int64))
+    return torch.from_numpy(windows(tokens, seed, step, micro, accum, B, T))
 
 
 class Model:

@@ -274,6 +274,26 @@ TEST_CASE("train cli: SIGTERM stops gracefully with a checkpoint and a closed lo
   CHECK(done.series().step.size() == static_cast<std::size_t>(steps + 5));
 }
 
+TEST_CASE("train cli: --ckpt-every 0 writes no checkpoint, neither at the end nor on SIGTERM, and closes its log") {
+  const std::string out = kRoot + "/no_ckpt";
+  fs::remove_all(out);
+  const auto r = test::run_command(kBin + small_run(out) + " --lr 3e-3 --warmup-iters 1 --max-iters 3 --ckpt-every 0");
+  INFO(r.output);
+  REQUIRE(r.status == 0);
+  CHECK(!gpt2::latest_train_checkpoint(out));
+  CHECK(!fs::exists(gpt2::train_checkpoints_dir(out)));
+  CHECK(r.output.find("no checkpoints: --ckpt-every 0") != std::string::npos);
+  CHECK(std::get<std::int64_t>(io::RunLogReader(gpt2::train_log_path(out)).summary().at("completed")) == 1);
+  // The bench's rows are stopped by SIGTERM at their limit: the log is closed, still nothing saved.
+  REQUIRE(run_or_kill(split_words(kBin + small_run(out) + " --force --lr 3e-3 --warmup-iters 5 --max-iters 100000 "
+                                           "--ckpt-every 0"),
+                      4000, SIGTERM));
+  const io::RunLogReader log(gpt2::train_log_path(out));
+  CHECK(std::get<std::int64_t>(log.summary().at("interrupted")) == 1);
+  CHECK(std::get<std::int64_t>(log.summary().at("steps")) > 0);
+  CHECK(!gpt2::latest_train_checkpoint(out));
+}
+
 TEST_CASE("train cli: a tight spike rule flags steps in the spike series and marks the run unstable in the summary") {
   const std::string out = kRoot + "/spikes";
   // factor 1.05 over a 5-step median: ordinary step-to-step noise of the norm counts as a spike.
