@@ -26,7 +26,7 @@
 #include "gpt2/model/model.hpp"
 #include "gpt2/model/runtime.hpp"
 #include "gpt2/train/optimizer.hpp"
-#include "gpt2/train/setup.hpp"
+#include "gpt2/train/matmul_peak.hpp"
 #include "io/options.hpp"
 
 using namespace gaugelab;

@@ -14,6 +14,7 @@
 
 #ifdef GAUGELAB_WITH_TORCH
 #include "gpt2/train/api.hpp"
+#include "gpt2/train/conditions.hpp"
 #endif
 
 namespace gaugelab::cli {
@@ -33,7 +34,7 @@ void resume_defaults(io::Options& opts, const std::string& out) {
   const std::vector<std::string>& given = opts.given();
   int taken = 0;
   for (const auto& [key, value] : saved.items()) {
-    if (key == "resume" || key == "force" || key == "replan" || key == "out" || key == "config" || !opts.has(key) ||
+    if (!opts.has(key) || opts.is_transient(key) ||
         std::find(given.begin(), given.end(), key) != given.end())
       continue;
     std::string text;
@@ -64,10 +65,10 @@ int verb_train(const Args& args) {
   gpt2::TrainOptions o;
   o.run.seed = 42;  // the paper's first seed
   io::Options opts("train",
-                   "Trains GPT-2 with learnable multipliers under a condition of gpt2/train/conditions.hpp (A: "
-                   "multiplier WD everywhere, B: GaugeFix, C: no control, D, Dcap, E, Q, QKclip, and the projections "
-                   "P, Pa, Pu, Pau against N); logs loss, grad norm, per-head Q/K scales and drift to OUT/log.h5, "
-                   "checkpoints to OUT/checkpoints; --resume continues. gpt2/README.md, \"Training\".");
+                   "Trains GPT-2 with learnable multipliers under a condition of gpt2/train/conditions.hpp (" +
+                       gpt2::key_list(gpt2::condition_keys()) +
+                       "; --condition lists what each does); logs loss, grad norm, per-head Q/K scales and drift to "
+                       "OUT/log.h5, checkpoints to OUT/checkpoints; --resume continues. gpt2/README.md, \"Training\".");
   gpt2::declare_train_options(opts, o);
   // Before the checks, so that they (the mode rules among them) see the settings the run will have.
   opts.after_read([&] {

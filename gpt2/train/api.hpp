@@ -1,8 +1,8 @@
 // `gaugelab train` as a plain function with a LibTorch-free signature (the front door, cli/verb_train.cpp,
 // includes only this). GPT-2 + learnable multipliers trained as in seed 000 §4.1 (nanoGPT conventions)
-// under one of the conditions of gpt2/train/conditions.hpp (A, B, C of seed 000 §4.1; D, D-cap, E,
-// QK-norm, QK-Clip, and the projections P, Pa, Pu against N): the table says what each condition
-// decays, which flags it fixes and which per-step hooks it runs.
+// under one of the conditions of gpt2/train/conditions.hpp (seed 000 §4.1's A, B, C and the controls beside
+// them; `gaugelab train --help` lists every key): the table says what each condition decays, which flags it
+// fixes and which per-step hooks it runs.
 // The options are declared once, in declare_train_options (gpt2/train/options.cpp): type, range,
 // choices and whether a resumed run must keep the value.
 // The run directory (--out DIR) holds log.h5 (kind "gpt2/train") and checkpoints/ (checkpoints.hpp).
@@ -89,11 +89,11 @@ struct TrainOptions {
   bool clip_multipliers = false;    // include multiplier gradients in the clipped set (seed 002 excludes them)
 
   // --- condition and GaugeFix ---
-  std::string condition = "A";      // a key of conditions.hpp: A, B, C, D, Dcap, E, Q, QKclip, N, P, Pa, Pu, Pau
-  std::int64_t gaugefix_every = 1;  // conditions B and D: GaugeFix after every N-th optimizer step
-  std::string gaugefix_mode = "head";  // B, D: head (one g per head, seed 000) or coordinate (one g per
+  std::string condition = "A";      // a key of conditions.hpp (condition_keys())
+  std::int64_t gaugefix_every = 1;  // conditions with GaugeFix: after every N-th optimizer step
+  std::string gaugefix_mode = "head";  // GaugeFix: head (one g per head, seed 000) or coordinate (one g per
                                       // coordinate: the full diagonal gauge of the head)
-  bool gaugefix_vo = false;         // B, D: also balance each head's V row and O column multipliers
+  bool gaugefix_vo = false;         // GaugeFix: also balance each head's V row and O column multipliers
   double qk_gauge_init = 0;         // σ of a gauge-offset start (gauge_start.hpp): each head's Q/K multipliers
                                     // moved to r_Q/g, r_K·g, g = exp(σ·z), z ~ N(0,1), the function unchanged;
                                     // 0 = the balanced start of LRM (every multiplier 1)
@@ -166,6 +166,9 @@ struct TrainOptions {
 void declare_train_options(io::Options& opts, TrainOptions& o);
 /// The options a resumed run must keep (those declared identity()).
 std::vector<std::string> train_identity_keys();
+/// The options marked transient (--resume, --out, --force, ...): a resumed run neither takes them from the run it
+/// continues nor reports their change.
+std::vector<std::string> train_transient_keys();
 
 /// Checks every setting (the declared ranges and choices, the condition's bundle) and the cross-field
 /// rules; throws io::UsageError naming the flag.

@@ -1,5 +1,7 @@
 // Building a run: its data directory (synthetic:N prepared into OUT/data), its model (fresh from the
 // options, or --init-from weights) and the check that one micro-batch fits in memory.
+#include "gpt2/train/build_run.hpp"
+
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
@@ -12,9 +14,9 @@
 #include <ATen/core/grad_mode.h>
 
 #include "data/prepare.hpp"
+#include "gpt2/model/checkpoint.hpp"
 #include "gpt2/model/vocab_layout.hpp"
 #include "gpt2/train/micro_batch.hpp"
-#include "gpt2/train/setup_stations.hpp"
 #include "io/options.hpp"
 
 namespace gaugelab::gpt2 {

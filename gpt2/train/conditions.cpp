@@ -85,6 +85,19 @@ bool has_hook(const Condition& c, StepHookKind hook) {
   return false;
 }
 
+std::vector<std::string> condition_keys_with(StepHookKind hook) {
+  std::vector<std::string> out;
+  for (const Condition& c : table())
+    if (has_hook(c, hook)) out.emplace_back(c.key);
+  return out;
+}
+
+std::string key_list(const std::vector<std::string>& keys) {
+  std::string s;
+  for (const std::string& k : keys) s += (s.empty() ? "" : ", ") + k;
+  return s;
+}
+
 ConditionLabel condition_label(const TrainOptions& o) {
   const Condition& c = condition(o.condition);
   const bool muon = o.optimizer == "muon", offset = o.qk_gauge_init > 0;

@@ -50,6 +50,11 @@ const Condition& condition(std::string_view key);
 /// Every key, in table order (the --condition choices).
 std::vector<std::string> condition_keys();
 bool has_hook(const Condition& c, StepHookKind hook);
+/// The keys of the conditions that run `hook`, in table order (help texts, errors and mode rules name these,
+/// never a typed list).
+std::vector<std::string> condition_keys_with(StepHookKind hook);
+/// Keys as a text list, comma-separated ("X, Y, Z").
+std::string key_list(const std::vector<std::string>& keys);
 
 /// How a run is named in figures and tables: its condition under its optimizer and start. The label
 /// prefixes "M" for --optimizer muon and "o" for a gauge-offset start (--qk-gauge-init > 0), so "oMB" is

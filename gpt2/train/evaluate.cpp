@@ -1,5 +1,7 @@
 // The loop's evaluation station: the mean validation loss over the run's fixed batches, shared over the
-// data-parallel ranks when they divide evenly, interruptible by SIGTERM/SIGINT between batches.
+// data-parallel ranks when they divide evenly, interruptible by SIGTERM/SIGINT between batches; then a sample.
+#include "gpt2/train/evaluate.hpp"
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -8,7 +10,7 @@
 
 #include <ATen/core/grad_mode.h>
 
-#include "gpt2/train/setup.hpp"
+#include "gpt2/train/samples.hpp"
 #include "io/stop_signal.hpp"
 
 namespace gaugelab::gpt2 {
@@ -59,5 +61,21 @@ double evaluate(TrainRun& r) {
   r.model->train(true);
   const double mean = count > 0 ? sum / static_cast<double>(count) : std::numeric_limits<double>::quiet_NaN();
   return shared ? r.dist.all_reduce_mean(mean) : mean;
+}
+
+void evaluate_and_sample(TrainRun& run, const LoopState& loop, StepWork& s) {
+  const TrainOptions& o = run.options;
+  if (!(s.row.step % o.eval_every == 0 || s.last)) return;
+  s.row.val_loss = evaluate(run);
+  if (!loop.sample_prompt.empty()) {
+    const std::string line = sample_line(s.row.step, loop.sample_prompt,
+                                         greedy_continue(*run.model, loop.sample_prompt, o.sample_tokens),
+                                         run.vocab_map.ids, loop.sample_tok ? &*loop.sample_tok : nullptr);
+    append_sample_line(train_samples_path(o.run.out), line);
+    std::cout << "sample " << line << "\n";
+  }
+  TrainState& st = run.state;
+  st.final_val_loss = s.row.val_loss;
+  if (std::isfinite(s.row.val_loss) && !(st.best_val_loss <= s.row.val_loss)) st.best_val_loss = s.row.val_loss;
 }
 }  // namespace gaugelab::gpt2

@@ -1,4 +1,4 @@
-// The GaugeFix hooks (conditions B, D, Dcap): every --gaugefix-every steps, after the update,
+// The GaugeFix hooks (the conditions whose row lists gauge_fix or qk_cap): every --gaugefix-every steps, after the update,
 //   gauge_fix  the per-head Q/K multiplier gauge (R+)^h moved to s_Q = s_K (or, --gaugefix-mode
 //              coordinate, the full diagonal gauge per coordinate; effective, the per-head gauge moved to
 //              equal norms of the effective Q and K maps, qk_balance.hpp), the V/O pair too with --gaugefix-vo,

@@ -7,7 +7,7 @@
 #include <ATen/ops/mm.h>
 #include <ATen/ops/randn.h>
 
-#include "gpt2/train/setup.hpp"
+#include "gpt2/train/matmul_peak.hpp"
 
 namespace gaugelab::gpt2 {
 

@@ -49,8 +49,11 @@ void declare_train_options(io::Options& opts, TrainOptions& o) {
   opts.add("data", &o.data, "directory with train.bin and val.bin, or llm.c *_train_*.bin / *_val_*.bin shards")
       .identity()
       .add("resume", &o.resume, "continue the run in --out from its newest checkpoint")
+      .transient()
       .add("replan", &o.replan, "with --resume: accept a changed --max-iters and re-plan the cosine to it")
+      .transient()
       .add("init-from", &o.init_from, "start from these weights: our checkpoint or a Hugging Face GPT-2 directory")
+      .transient()
       .add("model", &o.model, "size preset: gpt2, gpt2-medium, gpt2-large, gpt2-xl, tiny, nano")
       .identity()
       .add("n-layer", &o.n_layer, "transformer blocks (0 = the preset's)", Range::closed(0, ModelConfig::kMaxLayers))
@@ -154,7 +157,9 @@ void declare_train_options(io::Options& opts, TrainOptions& o) {
            "what --grad-projection projects: the gradient (before clipping) or the optimizer's update (after it)",
            {"gradient", "update"})
       .identity()
-      .add("gaugefix-every", &o.gaugefix_every, "conditions with GaugeFix (B, D, Dcap): after every N-th step", Range::at_least(1))
+      .add("gaugefix-every", &o.gaugefix_every,
+           "conditions with GaugeFix (" + key_list(condition_keys_with(StepHookKind::gauge_fix)) + "): after every N-th step",
+           Range::at_least(1))
       .identity()
       .add("gaugefix-mode", &o.gaugefix_mode,
            "conditions with GaugeFix: one factor per head (s_Q = s_K), per coordinate, or per head at equal norms of "
@@ -235,7 +240,7 @@ void declare_train_options(io::Options& opts, TrainOptions& o) {
       .identity()
       .add("unstable-spikes", &o.unstable_spikes, "spikes that make a run unstable", Range::at_least(1));
   io::add_run_flags(opts, o.run, "run directory: log.h5 and checkpoints/");
-  opts.identity("seed");
+  opts.identity("seed").transient("out").transient("force");
   // The flags of one mode, refused without it (never silently ignored). --gaugefix-every is not among
   // them: the grid scripts and configs give it to every condition as the shared schedule.
   auto keys_where = [](auto&& pred) {
@@ -244,7 +249,7 @@ void declare_train_options(io::Options& opts, TrainOptions& o) {
       if (pred(c)) keys.emplace_back(c.key);
     return keys;
   };
-  auto with_hook = [&](StepHookKind h) { return keys_where([h](const Condition& c) { return has_hook(c, h); }); };
+  auto with_hook = [](StepHookKind h) { return condition_keys_with(h); };
   opts.only_with("magnitude", "condition", keys_where([](const Condition& c) {
     return std::any_of(c.bundle.begin(), c.bundle.end(), [](const FlagValue& f) { return std::string(f.flag) == "magnitude"; });
   }));
@@ -271,6 +276,13 @@ std::vector<std::string> train_identity_keys() {
   return opts.identity_names();
 }
 
+std::vector<std::string> train_transient_keys() {
+  TrainOptions o;
+  io::Options opts("train", "");
+  declare_train_options(opts, o);
+  return opts.transient_names();
+}
+
 void validate_train_options(const TrainOptions& given) {
   TrainOptions o = given;  // the declaration binds fields; checking through a copy leaves `given` as it is
   {
@@ -292,7 +304,8 @@ void validate_train_options(const TrainOptions& given) {
   }
   const Condition& c = condition(o.condition);
   need(has_hook(c, StepHookKind::gauge_fix) || o.state_transport == "none",
-       "--state-transport " + o.state_transport + " only applies to conditions with GaugeFix (B, D, Dcap)");
+       "--state-transport " + o.state_transport + " only applies to conditions with GaugeFix (" +
+           key_list(condition_keys_with(StepHookKind::gauge_fix)) + ")");
   need(o.gaugefix_mode == "head" || o.state_transport == "none",
        "--state-transport applies to --gaugefix-mode head only");
   // The data loader numbers every sequence a run draws in int64 (step x accumulation x ranks x batch).

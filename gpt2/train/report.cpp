@@ -13,7 +13,7 @@
 #include "gpt2/train/checkpoints.hpp"
 #include "gpt2/train/conditions.hpp"
 #include "gpt2/train/qk_balance.hpp"
-#include "gpt2/train/setup_stations.hpp"
+#include "gpt2/train/report.hpp"
 
 namespace gaugelab::gpt2 {
 
@@ -46,9 +46,31 @@ std::string gb3(double bytes) {  // GB to 3 significant digits
 }
 }  // namespace
 
+namespace {
+
+// llm.c's table of every setting: each declared option (the run's provenance, generated from
+// declare_train_options) with its value as given or defaulted.
+void print_option_table(const nlohmann::json& options) {
+  if (!options.is_object() || options.empty()) return;
+  std::size_t width = 6;
+  for (const auto& [key, value] : options.items()) width = std::max(width, key.size());
+  const std::string rule = "+-" + std::string(width, '-') + "-+-" + std::string(48, '-') + "-+\n";
+  std::cout << rule << "| " << std::string("option") << std::string(width - 6, ' ') << " | value" << std::string(43, ' ')
+            << " |\n" << rule;
+  for (const auto& [key, value] : options.items()) {
+    const std::string text = value.is_string() ? value.get<std::string>() : value.dump();
+    std::cout << "| " << key << std::string(width - key.size(), ' ') << " | " << text
+              << std::string(text.size() < 48 ? 48 - text.size() : 0, ' ') << " |\n";
+  }
+  std::cout << rule;
+}
+
+}  // namespace
+
 void print_settings(const TrainRun& r, const std::string& resumed_from) {
   const TrainOptions& o = r.options;
   const ModelConfig& mc = r.model->config();
+  print_option_table(r.prov.config);  // every option; the derived values follow
   std::cout << "model      " << describe_model(*r.model) << "\n";
   std::cout << "protocol   GELU " << gelu_name(mc.gelu) << ", " << (mc.bias ? "with" : "no") << " biases, QK-norm "
             << qk_norm_name(mc.qk_norm) << ", dropout " << mc.dropout

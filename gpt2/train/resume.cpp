@@ -2,15 +2,19 @@
 // it must share with it (the identity options of declare_train_options), its planned schedule, and the
 // trainer state a checkpoint carries besides model and optimizer (config.json "trainer"); and save_state,
 // the loop's checkpoint of a step, which writes what resuming reads.
+#include "gpt2/train/resume.hpp"
+
+#include <algorithm>
 #include <cmath>
+#include <csignal>
 #include <filesystem>
 #include <iostream>
 #include <limits>
 
 #include "gpt2/train/checkpoints.hpp"
-#include "gpt2/train/setup_stations.hpp"
 #include "io/options.hpp"
 #include "io/run_log_reader.hpp"
+#include "io/stop_signal.hpp"
 
 namespace gaugelab::gpt2 {
 
@@ -31,9 +35,10 @@ void check_resume_options(const nlohmann::json& saved, const nlohmann::json& now
     if (saved.contains(key) && now.contains(key) && saved[key] != now[key])
       throw io::UsageError("--resume: --" + key + " was " + saved[key].dump() + " in the run being resumed, now " +
                            now[key].dump() + " (start a new run in another --out to change it)");
+  const std::vector<std::string> transient = train_transient_keys();
   for (const auto& [key, value] : now.items())
-    if (saved.contains(key) && saved[key] != value && key != "resume" && key != "force" && key != "replan" &&
-        key != "init-from" && key != "max-iters")
+    if (saved.contains(key) && saved[key] != value && key != "max-iters" &&  // max-iters: resumed_schedule says it
+        std::find(transient.begin(), transient.end(), key) == transient.end())
       std::cerr << "train: resume: " << key << " changed " << saved[key].dump() << " -> " << value.dump() << "\n";
 }
 
@@ -143,6 +148,21 @@ void save_state(TrainRun& r) {
     save_train_checkpoint(r.options.run.out, r.state.step, *r.model, *r.opt, train_state_json(r), r.options.keep_ckpts);
   }
   if (r.dist.active()) r.dist.barrier();
+}
+
+bool checkpoint_or_stop(TrainRun& run, int signal, std::int64_t step, bool last) {
+  const TrainOptions& o = run.options;
+  if (run.dist.active())  // every rank stops at the same step when any rank was asked to
+    signal = run.dist.all_reduce_mean(signal != 0 ? 1.0 : 0.0) > 0 ? (signal != 0 ? signal : SIGTERM) : 0;
+  if (o.ckpt_every > 0 && (signal != 0 || step % o.ckpt_every == 0 || last)) save_state(run);  // 0: never
+  if (signal == 0) return false;
+  run.state.interrupted = true;
+  if (run.dist.rank == 0)
+    std::cerr << "train: " << io::stop_signal_name(signal) << " at step " << step
+              << (o.ckpt_every > 0 ? ": checkpoint written; continue with: gaugelab train --resume --out " + o.run.out
+                                   : std::string(": stopped without a checkpoint (--ckpt-every 0)"))
+              << "\n";
+  return true;
 }
 
 }  // namespace gaugelab::gpt2

@@ -1,8 +1,7 @@
-// setup_train: a run from its options to the first step, station by station (setup_stations.hpp):
+// setup_train: a run from its options to the first step, station by station (resume.hpp, build_run.hpp, report.hpp):
 // the data-parallel group and device, the run directory (resume or fresh), the data, the model, the
 // optimizer with the condition's groups (conditions.hpp), batches, schedule, log, and the settings
-// printout. The pieces the loop calls each step live beside it: evaluate.cpp, step_rng.cpp, and the
-// checkpoint of a step in resume.cpp (which reads what it writes).
+// printout. The loop's own stations are listed in loop.cpp.
 #include "gpt2/train/setup.hpp"
 
 #include <algorithm>
@@ -21,7 +20,10 @@
 #include "gpt2/train/conditions.hpp"
 #include "gpt2/train/gauge_start.hpp"
 #include "gpt2/train/micro_batch.hpp"
-#include "gpt2/train/setup_stations.hpp"
+#include "gpt2/train/build_run.hpp"
+#include "gpt2/train/matmul_peak.hpp"
+#include "gpt2/train/report.hpp"
+#include "gpt2/train/resume.hpp"
 #include "gpt2/train/step_graph.hpp"
 #include "io/options.hpp"
 #include "io/run_flags.hpp"

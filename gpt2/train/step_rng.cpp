@@ -6,7 +6,7 @@
 #include <ATen/Context.h>
 
 #include "core/random.hpp"
-#include "gpt2/train/setup.hpp"
+#include "gpt2/train/step_rng.hpp"
 
 namespace gaugelab::gpt2 {
 

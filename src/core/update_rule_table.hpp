@@ -12,19 +12,29 @@ namespace gaugelab::core {
 
 enum class RuleKind { sgd, momentum, adamw, muon, hyperball };
 
+/// A family of gauges S [r, r] acting on a factor pair (A, B) -> (AS, BS⁻ᵀ), M = ABᵀ unchanged.
+enum class GaugeClass {
+  orthogonal,          // S ∈ O(r)
+  signed_permutation,  // S a permutation with signs: the coordinatewise rules' symmetry
+};
+
 /// The update-rule table: one row per rule, read by the core, the harness (diag_rule_table.hpp builds
 /// its literature rules on these) and the trainer (its parameter groups step by adamw or muon).
 struct RuleRow {
   RuleKind kind;
   std::string_view name;        // as flags and logs spell it
   std::string_view invariance;  // the gauge invariance its step has, as seed 003 states it (§ of seed 003)
+  // The largest of the GaugeClass families under which one step (fresh state) moves the represented product M
+  // the same from every representative; under a general (non-orthogonal) gauge none of them does.
+  // tests/core/test_update_rule_table.cpp checks both for every row.
+  GaugeClass motion_invariant_under;
 };
 inline constexpr RuleRow kRuleTable[] = {
-    {RuleKind::sgd, "sgd", "§3: exposes AAᵀ, BBᵀ — grows with κ"},
-    {RuleKind::momentum, "momentum", "§7: first moments move with the gauge"},
-    {RuleKind::adamw, "adamw", "§6: coordinatewise scale only"},
-    {RuleKind::muon, "muon", "§6: orthogonal only; anisotropic explodes"},
-    {RuleKind::hyperball, "hyperball", "§5: radial control ≠ factor balance"},
+    {RuleKind::sgd, "sgd", "§3: exposes AAᵀ, BBᵀ — grows with κ", GaugeClass::orthogonal},
+    {RuleKind::momentum, "momentum", "§7: first moments move with the gauge", GaugeClass::orthogonal},
+    {RuleKind::adamw, "adamw", "§6: coordinatewise scale only", GaugeClass::signed_permutation},
+    {RuleKind::muon, "muon", "§6: orthogonal only; anisotropic explodes", GaugeClass::orthogonal},
+    {RuleKind::hyperball, "hyperball", "§5: radial control ≠ factor balance", GaugeClass::orthogonal},
 };
 
 /// Parses "sgd|momentum|adamw|muon|hyperball"; throws std::invalid_argument naming the value.

@@ -279,6 +279,21 @@ Options& Options::identity(const std::string& name) {
   return *this;
 }
 
+Options& Options::transient() {
+  if (specs_.empty()) throw std::logic_error("Options::transient() before any option of " + verb_);
+  transient_.push_back(specs_.back().name);
+  return *this;
+}
+
+Options& Options::transient(const std::string& name) {
+  transient_.push_back(spec(name).name);
+  return *this;
+}
+
+bool Options::is_transient(const std::string& name) const {
+  return std::find(transient_.begin(), transient_.end(), name) != transient_.end();
+}
+
 Options& Options::implies(std::function<std::vector<Implied>()> fn) {
   implied_.push_back(std::move(fn));
   return *this;

@@ -109,6 +109,13 @@ class Options {
   void apply_implied(bool strict = false);
   /// The names marked identity(), in declaration order.
   std::vector<std::string> identity_names() const;
+  /// Marks the option added last (or `name`) as transient: it acts on this invocation only (--resume, --force,
+  /// --out), so a resumed run neither takes it from the run it continues nor reports its change.
+  Options& transient();
+  Options& transient(const std::string& name);
+  /// The names marked transient(), in the order marked; whether `name` is one of them.
+  std::vector<std::string> transient_names() const { return transient_; }
+  bool is_transient(const std::string& name) const;
 
   /// Parses argv (argv[0] is the verb path, not looked at). Returns false if --help was printed, or
   /// --print-config (the resolved settings as JSON, after validation: a dry run), or
@@ -149,6 +156,7 @@ class Options {
   std::vector<std::function<void()>> after_read_;
   void check_modes() const;
   std::vector<std::string> identity_;  // names marked identity(), in the order marked
+  std::vector<std::string> transient_;  // names marked transient(), in the order marked
   std::vector<std::string> positional_;
   std::vector<std::string> given_;
   std::vector<std::string> given_cli_;  // the subset of given_ typed on the command line (not from --config)

@@ -15,7 +15,7 @@
 
 #include "gpt2/model/checkpoint.hpp"
 #include "gpt2/train/checkpoints.hpp"
-#include "gpt2/train/setup.hpp"
+#include "gpt2/train/build_run.hpp"
 #include "io/run_log_reader.hpp"
 #include "tests/support/own_dir.hpp"
 #include "tests/support/process.hpp"
@@ -371,7 +371,7 @@ TEST_CASE("train cli: --grad-projection exact leaves plain gradients as they are
 }
 
 TEST_CASE("train cli: a device out of memory inside a step is one line naming the micro-batch and the flags") {
-  // c10::OutOfMemoryError is what CUDA's caching allocator throws; the loop turns it into this (loop.cpp).
+  // c10::OutOfMemoryError is what CUDA's caching allocator throws; the loop turns it into this (micro_steps.cpp).
   const std::runtime_error e = gpt2::out_of_memory_error(
       "CUDA out of memory. Tried to allocate 2.00 GiB (GPU 0; 79.19 GiB total capacity)\nmore detail", 64, 1024, 2,
       c10::Device("cpu"));

@@ -10,6 +10,7 @@
 #include <ATen/ops/cat.h>
 
 #include "gpt2/train/micro_batch.hpp"
+#include "gpt2/train/evaluate.hpp"
 #include "gpt2/train/setup.hpp"
 #include "io/run_log_reader.hpp"
 #include "tests/support/own_dir.hpp"

@@ -8,7 +8,7 @@
 
 #include "data/token_files.hpp"
 #include "gpt2/train/data_loader.hpp"
-#include "gpt2/train/setup.hpp"
+#include "gpt2/train/loop_state.hpp"
 #include "io/run_log_reader.hpp"
 #include "tests/support/own_dir.hpp"
 #include "tests/support/process.hpp"

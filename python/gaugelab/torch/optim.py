@@ -220,7 +220,8 @@ def attach(optimizer, model: nn.Module, cond: str, every: int = 1, eps: float = 
     trainer's defaults: GaugeFix every `every` steps (mode from the row's bundle: head, or effective for
     Beff; the trainer's coordinate mode is not offered) and the cap of s_Q·s_K after it (Dcap), QK-Clip at
     tau on the batch `batch()` returns (QKclip), the quotient correction (E, Erms), the gradient or update
-    projection (P, Pa, Pu, Pau). The trainer projects gradients (P, Pa) before its clip; a step pre-hook runs
+    projection (the rows whose bundle sets --grad-projection). The trainer projects gradients (target gradient)
+    before its clip; a step pre-hook runs
     after yours, so to match it pass project_gradients=False and call project_gradients_(model, mode) before
     clip_grad_norm_ (the hook is right when you do not clip). Every argument and what the condition needs of
     the model (row multipliers on q and k for B, D, Dcap, Beff; none for N and the projections; QK-norm for

@@ -1,0 +1,16 @@
+// The loop's evaluation station (evaluate.cpp): the validation loss over the run's fixed batches, and the
+// text sample that follows each evaluation (samples.hpp).
+#pragma once
+
+#include "gpt2/train/loop_state.hpp"
+
+namespace gaugelab::gpt2 {
+
+/// Mean validation loss over the fixed batches (ranks share the batches when they divide evenly); NaN when a
+/// stop was requested during it.
+double evaluate(TrainRun& run);
+/// Every --eval-every steps and at the last: the row's validation loss, the best and last in run.state, and
+/// (rank 0, --sample-tokens > 0) one greedy sample appended to OUT/samples.txt and printed.
+void evaluate_and_sample(TrainRun& run, const LoopState& loop, StepWork& s);
+
+}  // namespace gaugelab::gpt2

@@ -1,0 +1,38 @@
+// Resuming a run (resume.cpp): the checkpoint it continues, the settings it must share with it, its planned
+// schedule, the trainer state a checkpoint carries (TrainState as JSON); and the loop's checkpoint of a step,
+// which writes what resuming reads.
+#pragma once
+
+#include <csignal>
+#include <optional>
+#include <string>
+#include <tuple>
+
+#include <nlohmann/json.hpp>
+
+#include "gpt2/model/checkpoint.hpp"
+#include "gpt2/model/safetensors.hpp"
+#include "gpt2/train/run_state.hpp"
+
+namespace gaugelab::gpt2 {
+
+/// Refuses a changed identity option (declare_train_options' identity marks) naming it; reports any
+/// other changed setting on stderr.
+void check_resume_options(const nlohmann::json& saved, const nlohmann::json& now);
+LrSchedule resumed_schedule(const TrainOptions& o, const nlohmann::json& saved, const LrSchedule& now, bool rank0);
+std::tuple<std::optional<std::string>, std::optional<Checkpoint>, std::optional<safetensors::File>>
+newest_loadable_checkpoint(const std::string& out, c10::Device device, bool rank0);
+bool failed_before_first_step(const std::string& out);
+
+nlohmann::json train_state_json(const TrainRun& run);
+TrainState train_state_from_json(const nlohmann::json& j);
+
+/// Checkpoint of the current step (rank 0 writes; every rank waits for it).
+void save_state(TrainRun& run);
+
+/// The loop's last station: a checkpoint at every --ckpt-every step, at the last step and when a stop was
+/// requested (SIGTERM/SIGINT on any rank: all ranks stop together); none with --ckpt-every 0. Returns true when
+/// the run stops here.
+bool checkpoint_or_stop(TrainRun& run, int signal, std::int64_t step, bool last);
+
+}  // namespace gaugelab::gpt2
