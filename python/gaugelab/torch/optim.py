@@ -224,9 +224,9 @@ def attach(optimizer, model: nn.Module, cond: str, every: int = 1, eps: float = 
     before its clip; a step pre-hook runs
     after yours, so to match it pass project_gradients=False and call project_gradients_(model, mode) before
     clip_grad_norm_ (the hook is right when you do not clip). Every argument and what the condition needs of
-    the model (row multipliers on q and k for B, D, Dcap, Beff; none for N and the projections; QK-norm for
-    Q: a norm layer in each attention module, or its attribute qk_norm = True) are checked here, before any
-    step. Returns the hook handles."""
+    the model (row multipliers on q and k where the row's needs_qk_rows is set; none for the rows without
+    multipliers; QK-norm for Q: a norm layer in each attention module, or its attribute qk_norm = True) are
+    checked here, before any step. Returns the hook handles."""
     fn = "attach"
     _checks.optimizer(fn, optimizer)
     row = condition(cond)
