@@ -172,7 +172,8 @@ TEST_CASE("a --compact-vocab checkpoint speaks GPT-2 ids at eval and generate: t
   // model id k stands for GPT-2 id 1000 + 7k (any increasing ids outside [0, K) make a mistranslation visible)
   std::vector<std::int64_t> vocab_ids;
   for (std::int64_t k = 0; k < K; ++k) vocab_ids.push_back(1000 + 7 * k);
-  save_checkpoint(dir + "/ckpt", *model, nlohmann::json{{"trainer", {{"vocab_ids", vocab_ids}}}});
+  // the key the trainer wrote before gaugelab_vocab_ids (trainer.vocab_ids): still read
+  save_checkpoint(dir + "/ckpt", *model, Vocabulary{}, nlohmann::json{{"trainer", {{"vocab_ids", vocab_ids}}}});
 
   at::NoGradGuard no_grad;
   std::vector<std::int64_t> model_ids = {3, 1, 4, 1, 5};
