@@ -13,6 +13,7 @@ namespace {
 
 constexpr const char* kMapKey = "gaugelab_vocab_ids";
 constexpr const char* kTrainedKey = "gaugelab_trained_ids";
+constexpr const char* kOwnKey = "gaugelab_own_ids";
 
 // A list of distinct non-negative ids under `key` (null or [] = none); ids must be below `below` when it is > 0.
 std::vector<std::int64_t> id_list(const nlohmann::json& j, const std::string& key, std::int64_t below,
@@ -46,8 +47,13 @@ Vocabulary vocabulary_of(const nlohmann::json& config, std::int64_t vocab_size, 
     throw std::runtime_error(what + ": the compact vocabulary map lists " + std::to_string(v.ids.size()) +
                              " ids for a model of " + std::to_string(vocab_size) + " token rows");
   if (config.contains(kTrainedKey)) v.trained = id_list(config[kTrainedKey], kTrainedKey, vocab_size, what);
-  if (v.compact() && !v.trained.empty())
-    throw std::runtime_error(what + ": holds both a compact vocabulary map and trained ids of a model over GPT-2 ids");
+  if (config.contains(kOwnKey)) {
+    if (!config[kOwnKey].is_boolean()) throw std::runtime_error(what + ": " + kOwnKey + " is not true or false");
+    v.own = config[kOwnKey].get<bool>();
+  }
+  if (static_cast<int>(v.compact()) + static_cast<int>(!v.trained.empty()) + static_cast<int>(v.own) > 1)
+    throw std::runtime_error(what + ": holds more than one of a compact vocabulary map, the trained ids of a model "
+                                    "over GPT-2 ids and own ids");
   return v;
 }
 
@@ -59,18 +65,20 @@ Vocabulary stored_vocabulary(const std::string& dir, std::int64_t vocab_size) {
 void put_vocabulary(nlohmann::json& config, const Vocabulary& v) {
   config.erase(kMapKey);
   config.erase(kTrainedKey);
+  config.erase(kOwnKey);
   if (v.compact()) config[kMapKey] = v.ids;
   if (!v.trained.empty()) config[kTrainedKey] = v.trained;
+  if (v.own) config[kOwnKey] = true;
 }
 
 std::string vocabulary_name(std::size_t compact_ids) {
   return compact_ids == 0 ? "no compact map" : "compact, " + std::to_string(compact_ids) + " ids";
 }
 
-bool is_vocabulary_key(const std::string& key) { return key == kMapKey || key == kTrainedKey; }
+bool is_vocabulary_key(const std::string& key) { return key == kMapKey || key == kTrainedKey || key == kOwnKey; }
 
 TokenIds::TokenIds(const Vocabulary& vocab, std::int64_t vocab_size, std::string checkpoint)
-    : ids_(vocab.ids), vocab_size_(vocab_size), checkpoint_(std::move(checkpoint)) {
+    : ids_(vocab.ids), vocab_size_(vocab_size), own_(vocab.own), checkpoint_(std::move(checkpoint)) {
   for (std::size_t k = 0; k < ids_.size(); ++k) model_id_of_.emplace(ids_[k], static_cast<std::int64_t>(k));
 }
 
@@ -91,8 +99,8 @@ void TokenIds::refuse(std::int64_t id, const std::string& what) const {
                              " trained ids (--compact-vocab: the GPT-2 ids of its training data)");
   throw std::runtime_error(
       what + ": token id " + std::to_string(id) + " is outside " + ck + "'s vocabulary of " + std::to_string(vocab_size_) +
-      " ids" +
-      (vocab_size_ < kGpt2Vocab
+      " ids" + (own_ ? " (its own tokenizer's, not GPT-2's)" : "") +
+      (vocab_size_ < kGpt2Vocab && !own_
            ? ", and it carries no GPT-2 id map (a --compact-vocab checkpoint re-written by an older gaugelab lost "
              "its map: write it again from the trained checkpoint)"
            : ""));

@@ -1,6 +1,7 @@
 // A checkpoint's vocabulary beside its weights, and the one translation of token ids every reader shares.
 // Files and users speak GPT-2 ids; a --compact-vocab model numbers its K token rows 0..K-1, and ids[k] is the
-// GPT-2 id of model id k. Every writer of a model directory (the trainer, inspect --write-canonical, export,
+// GPT-2 id of model id k. A model of fewer rows than GPT-2's without that map speaks its own tokenizer's ids
+// (an imported Hugging Face model, train --vocab-size), and says so, or it is a compact model whose map was lost. Every writer of a model directory (the trainer, inspect --write-canonical, export,
 // import, merge-models) stores a Vocabulary through put_vocabulary, and every reader takes it back through
 // vocabulary_of; the model verbs, inspect and the landscape verbs pair a model with token ids through TokenIds,
 // which refuses in one line, naming both, a token the model cannot read.
@@ -8,6 +9,7 @@
 //                                        as trainer.vocab_ids, still read)
 //   config.json "gaugelab_trained_ids": the ids a model laid over GPT-2's 50 257 (export --vocab full) was
 //                                        trained on; the other rows are 0
+//   config.json "gaugelab_own_ids":     true: the rows are the ids of the model's own tokenizer, not GPT-2's
 #pragma once
 
 #include <cstdint>
@@ -25,12 +27,13 @@ inline constexpr std::int64_t kGpt2Vocab = 50257;  // GPT-2's tokenizer: ids 0..
 struct Vocabulary {
   std::vector<std::int64_t> ids;      // [K] GPT-2 id of model id k (--compact-vocab); empty: the model's ids are the data's
   std::vector<std::int64_t> trained;  // a model laid over GPT-2 ids from a compact one: the ids its data had
+  bool own = false;                   // its rows are its own tokenizer's ids (no map, and none lost)
   bool compact() const { return !ids.empty(); }
 };
 
 /// The vocabulary a config.json (ours or a Hugging Face export) records for a model of `vocab_size` token
 /// rows. Throws one line naming `what` when a list is not what it claims: the map not one distinct
-/// non-negative id per row, trained ids not distinct rows of the model.
+/// non-negative id per row, trained ids not distinct rows of the model, two kinds at once.
 Vocabulary vocabulary_of(const nlohmann::json& config, std::int64_t vocab_size, const std::string& what);
 /// vocabulary_of(DIR/config.json): our checkpoint or a Hugging Face directory.
 Vocabulary stored_vocabulary(const std::string& dir, std::int64_t vocab_size);
@@ -43,7 +46,7 @@ bool is_vocabulary_key(const std::string& key);
 /// "compact, K ids", or "no compact map" for K = 0: a vocabulary in a message naming two of them.
 std::string vocabulary_name(std::size_t compact_ids);
 
-/// How one model reads token ids: the ids files and users give (GPT-2's, or a --vocab-size model's own)
+/// How one model reads token ids: the ids files and users give (GPT-2's, or the model's own tokenizer's)
 /// against its token rows. Every refusal is one line naming the checkpoint and what gave the id.
 class TokenIds {
  public:
@@ -73,6 +76,7 @@ class TokenIds {
   std::vector<std::int64_t> ids_;
   std::unordered_map<std::int64_t, std::int64_t> model_id_of_;  // GPT-2 id -> model id (compact only)
   std::int64_t vocab_size_ = 0;
+  bool own_ = false;
   std::string checkpoint_;
 };
 

@@ -139,7 +139,9 @@ TrainState train_state_from_json(const nlohmann::json& j) {
 void save_state(TrainRun& r) {
   if (r.dist.rank == 0) {
     r.log->log().flush();
-    const Vocabulary vocab{std::vector<std::int64_t>(r.vocab_map.ids.begin(), r.vocab_map.ids.end()), {}};
+    // --compact-vocab: the map; --vocab-size below GPT-2's without it: the data's own ids.
+    const Vocabulary vocab{std::vector<std::int64_t>(r.vocab_map.ids.begin(), r.vocab_map.ids.end()), {},
+                           r.vocab_map.ids.empty() && r.model->config().vocab_size < kGpt2Vocab};
     save_train_checkpoint(r.options.run.out, r.state.step, *r.model, *r.opt, vocab, train_state_json(r),
                           r.options.keep_ckpts);
   }

@@ -25,7 +25,7 @@ namespace {
 
 // The tokenizer if its files are there and it matches the ids the model reads (`vocab`), else nothing (with a
 // note). --prompt needs it: one line naming what is missing, or the checkpoint the tokenizer cannot feed.
-std::optional<data::Gpt2Tokenizer> find_tokenizer(const GenerateOptions& o, std::int64_t vocab) {
+std::optional<data::Gpt2Tokenizer> find_tokenizer(const GenerateOptions& o, std::int64_t vocab, bool own) {
   const std::string path = o.vocab_dir.empty() ? data::Gpt2Tokenizer::default_ranks_path() : o.vocab_dir;
   if (!std::filesystem::exists(path)) {
     if (!o.prompt.empty())
@@ -39,10 +39,12 @@ std::optional<data::Gpt2Tokenizer> find_tokenizer(const GenerateOptions& o, std:
   if (static_cast<std::int64_t>(tok.vocab_size()) != vocab) {
     if (!o.prompt.empty())
       throw std::runtime_error(
-          "--prompt: checkpoint " + o.checkpoint + " reads " + std::to_string(vocab) + " token ids and carries no "
-          "GPT-2 id map, and the tokenizer at " + path + " has " + std::to_string(tok.vocab_size()) +
-          " (give --prompt-tokens; a --compact-vocab checkpoint re-written by an older gaugelab lost its map: write "
-          "it again from the trained checkpoint)");
+          "--prompt: checkpoint " + o.checkpoint + " reads " + std::to_string(vocab) +
+          (own ? " token ids of its own tokenizer" : " token ids and carries no GPT-2 id map") + ", and the tokenizer at " +
+          path + " has " + std::to_string(tok.vocab_size()) +
+          (own ? " (give its encoder.json + vocab.bpe with --vocab-dir, or --prompt-tokens)"
+               : " (give --prompt-tokens; a --compact-vocab checkpoint re-written by an older gaugelab lost its map: "
+                 "write it again from the trained checkpoint)"));
     std::cerr << "tokenizer  has " << tok.vocab_size() << " tokens, the model " << vocab << ": token ids only\n";
     return std::nullopt;
   }
@@ -72,7 +74,7 @@ std::vector<std::vector<std::int64_t>> run_generate(const GenerateOptions& o, io
   LoadedModel lm = load_for_run(o.checkpoint, o.model);
   const ModelConfig& cfg = lm.model->config();
   // The tokenizer must cover the ids users see: GPT-2's, also for a compact model (translated at its edge).
-  const std::optional<data::Gpt2Tokenizer> tok = find_tokenizer(o, lm.ids.compact() ? kGpt2Vocab : cfg.vocab_size);
+  const std::optional<data::Gpt2Tokenizer> tok = find_tokenizer(o, lm.ids.compact() ? kGpt2Vocab : cfg.vocab_size, lm.vocab.own);
 
   std::vector<std::int64_t> prompt;
   if (!o.prompt.empty()) {

@@ -86,12 +86,14 @@ void run_export(const ExportOptions& o) {
     std::cerr << "vocabulary " << o.checkpoint << " was trained on " << K
               << " GPT-2 ids (--compact-vocab); exported over all 50257 with their rows at their ids and the others 0 "
                  "(logit 0 for ids its data never had; config.json gaugelab_trained_ids lists the trained ones)\n";
-  } else if (V < kGpt2Vocab && o.vocab != "own") {
+  } else if (V < kGpt2Vocab && !vocab.own && o.vocab != "own") {
     throw io::UsageError(o.checkpoint + " has " + std::to_string(V) +
                          " token rows and no GPT-2 id map, which transformers would read as GPT-2 ids 0.." +
                          std::to_string(V - 1) + ": if it was trained with --compact-vocab, an older gaugelab "
                          "dropped its map (write it again from the trained checkpoint); if its ids are its own "
                          "tokenizer's (train --vocab-size), export with --vocab own");
+  } else if (V < kGpt2Vocab) {
+    vocab.own = true;  // said by the checkpoint or by --vocab own: a reader of the export is told too
   }
   export_hf(*model, o.out, vocab, dtype);
   std::cout << "exported " << o.checkpoint << " -> " << o.out << "/model.safetensors + config.json (" << o.dtype
@@ -115,6 +117,9 @@ void run_import(const ImportOptions& o) {
                 << vocab.trained.size() << " ids of gaugelab_trained_ids are no longer 0 (trained since the export)\n";
       vocab = Vocabulary{};
     }
+  } else if (!vocab.compact() && !vocab.own && model->config().vocab_size < kGpt2Vocab) {
+    vocab.own = true;  // a Hugging Face model of its own tokenizer: its ids are that tokenizer's, none was lost
+    std::cerr << "vocabulary " << model->config().vocab_size << " ids of the model's own tokenizer (not GPT-2's)\n";
   }
   save_checkpoint(o.out, *model, vocab);
   std::cout << "imported " << o.source << " -> checkpoint " << o.out << " (multipliers " << lrm.spec()

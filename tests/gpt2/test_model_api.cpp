@@ -54,6 +54,10 @@ TEST_CASE("import -> export through the verb functions keeps the weights and ref
   e.out = dir + "/hf";
   run_export(e);
   CHECK(fs::exists(dir + "/hf/model.safetensors"));
+  // The fixture's 500 ids are its own tokenizer's: import says so, and export (refusing a small model without
+  // a map, as a compact one that lost it) writes it and says so too.
+  CHECK(stored_vocabulary(ck, 500).own);
+  CHECK(stored_vocabulary(dir + "/hf", 500).own);
   CHECK_THROWS_WITH(run_export(e), Catch::Contains("already exists"));
   e.force = true;
   CHECK_NOTHROW(run_export(e));
