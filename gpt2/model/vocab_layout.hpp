@@ -1,7 +1,8 @@
 // The two layouts of the token rows: a compact-vocabulary model (trained with --compact-vocab: its K
 // token rows renumbered 0..K-1, row k for GPT-2 id ids[k]) and a model over GPT-2's 50 257 ids.
-// expand: for exports a Hugging Face user feeds GPT-2 ids to; select: to fine-tune a full-vocabulary
-// model (an import, an export) on a small corpus with --compact-vocab.
+// expand: for exports a Hugging Face user feeds GPT-2 ids to (export --vocab full); restore: the import of
+// such an export, back to the compact model; select: to fine-tune a full-vocabulary model (an import, an
+// export) on a small corpus with --compact-vocab.
 #pragma once
 
 #include <cstdint>
