@@ -215,19 +215,15 @@ core::Mat<double> load_layer_inputs(const std::string& checkpoint, std::int64_t 
   const std::unique_ptr<GPT> model = load_model_with_layer(checkpoint, layer);
   const ModelConfig& cfg = model->config();
   const data::MappedTokens file = data::MappedTokens::open(data);
-  const std::vector<std::int64_t> vocab_ids = stored_vocab_ids(checkpoint, cfg.vocab_size);
-  const auto model_id_of = model_ids_of(vocab_ids);
+  const TokenIds token_ids(stored_vocabulary(checkpoint, cfg.vocab_size), cfg.vocab_size, checkpoint);
   const std::int64_t T = std::min<std::int64_t>(cfg.block_size, rows), S = (rows + T - 1) / T;
   if (file.size() < static_cast<std::size_t>(S * T))
     throw std::runtime_error(data + ": " + std::to_string(file.size()) + " tokens, fewer than the " +
                              std::to_string(S * T) + " asked for");
   const auto tokens = file.tokens();
   std::vector<std::int64_t> ids(static_cast<std::size_t>(S * T));
-  for (std::size_t i = 0; i < ids.size(); ++i) {
-    ids[i] = to_model_id(tokens[i], vocab_ids, model_id_of, data);
-    if (ids[i] >= cfg.vocab_size)
-      throw std::runtime_error(data + ": token id " + std::to_string(ids[i]) + " is outside the model's vocabulary");
-  }
+  token_ids.check_tokens(tokens.first(ids.size()), data);  // one line naming both
+  for (std::size_t i = 0; i < ids.size(); ++i) ids[i] = token_ids.to_model(tokens[i], data);
   const at::Tensor idx = at::from_blob(ids.data(), {S, T}, at::TensorOptions().dtype(at::kLong)).clone();
   at::NoGradGuard no_grad;
   return attention_inputs(*model, idx)[static_cast<std::size_t>(layer)].topRows(rows);

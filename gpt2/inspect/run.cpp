@@ -12,7 +12,7 @@
 #include "core/gauge_sampling.hpp"
 #include "data/token_files.hpp"
 #include "gpt2/model/checkpoint.hpp"
-#include "gpt2/model/vocab_layout.hpp"
+#include "gpt2/model/vocab_ids.hpp"
 #include "gpt2/model/runtime.hpp"
 #include "gpt2/inspect/api.hpp"
 #include "gpt2/inspect/checks.hpp"
@@ -62,12 +62,12 @@ std::unique_ptr<GPT> make_model(const InspectOptions& o, c10::Device device) {
   return m;
 }
 
-// [rows, len] token ids: evenly spread windows of the token file (window `first` on), or seeded uniform ids
-// (over `pool` when it is not empty: the ids a model laid out over GPT-2's was trained on, whose other
-// rows are 0 and would make degenerate inputs).
-at::Tensor token_rows(const InspectOptions& o, std::int64_t vocab, const std::vector<std::int64_t>& pool,
-                      std::int64_t first, std::int64_t rows, std::int64_t len, std::int64_t total_windows,
-                      c10::Device device) {
+// [rows, len] model ids: evenly spread windows of the token file (window `first` on; its ids read through
+// `ids`), or seeded uniform ids (over `pool` when it is not empty: the ids a model laid out over GPT-2's was
+// trained on, whose other rows are 0 and would make degenerate inputs).
+at::Tensor token_rows(const InspectOptions& o, std::int64_t vocab, const TokenIds& ids,
+                      const std::vector<std::int64_t>& pool, std::int64_t first, std::int64_t rows, std::int64_t len,
+                      std::int64_t total_windows, c10::Device device) {
   at::Tensor t = at::empty({rows, len}, at::TensorOptions().dtype(at::kLong));
   std::int64_t* p = t.data_ptr<std::int64_t>();
   if (o.data.empty()) {
@@ -80,13 +80,14 @@ at::Tensor token_rows(const InspectOptions& o, std::int64_t vocab, const std::ve
     return t.to(device);
   }
   const data::MappedTokens file = data::MappedTokens::open(o.data);
-  file.check_ids_below(static_cast<std::size_t>(vocab));
+  ids.check_tokens(file.tokens(), o.data);  // one line naming both when the model cannot read the file
   const auto n = static_cast<std::int64_t>(file.size());
   if (n < len) throw std::runtime_error(o.data + ": fewer tokens than one window of " + std::to_string(len));
   for (std::int64_t r = 0; r < rows; ++r) {
     const std::int64_t w = first + r;
     const std::int64_t start = total_windows > 1 ? (n - len) * w / (total_windows - 1) : 0;
-    for (std::int64_t j = 0; j < len; ++j) p[r * len + j] = file.tokens()[static_cast<std::size_t>(start + j)];
+    for (std::int64_t j = 0; j < len; ++j)
+      p[r * len + j] = ids.to_model(file.tokens()[static_cast<std::size_t>(start + j)], o.data);
   }
   return t.to(device);
 }
@@ -134,10 +135,12 @@ InspectResult run_inspect(const InspectOptions& o, io::Provenance prov) {
   Reference ref;
   ref.fp64 = fp64;
   const std::int64_t windows = o.prompts + o.sample_seqs;
-  std::vector<std::int64_t> pool = o.init_random.empty() ? trained_ids(o.checkpoint) : std::vector<std::int64_t>{};
-  std::erase_if(pool, [&](std::int64_t id) { return id >= cfg.vocab_size; });  // a foreign list: only real rows
-  ref.prompts = token_rows(o, cfg.vocab_size, pool, 0, o.prompts, o.prompt_len, windows, device);
-  const at::Tensor sample = token_rows(o, cfg.vocab_size, pool, o.prompts, o.sample_seqs, o.sample_len, windows, device);
+  // The checkpoint's vocabulary: read for its data, and carried by the canonical checkpoint written below.
+  const Vocabulary vocab = o.init_random.empty() ? stored_vocabulary(o.checkpoint, cfg.vocab_size) : Vocabulary{};
+  const TokenIds ids(vocab, cfg.vocab_size, o.init_random.empty() ? o.checkpoint : "random " + o.init_random);
+  ref.prompts = token_rows(o, cfg.vocab_size, ids, vocab.trained, 0, o.prompts, o.prompt_len, windows, device);
+  const at::Tensor sample =
+      token_rows(o, cfg.vocab_size, ids, vocab.trained, o.prompts, o.sample_seqs, o.sample_len, windows, device);
   ref.logits = model_logits(*model, ref.prompts);
   const at::Tensor ref_greedy = greedy_decode(*model, ref.prompts, o.generate);
   const std::vector<core::Mat<double>> inputs = attention_inputs(*model, sample);  // per layer [S·T, d]
@@ -215,7 +218,7 @@ InspectResult run_inspect(const InspectOptions& o, io::Provenance prov) {
     for (std::int64_t l = 0; l < L; ++l) apply_layer_gauge(*model, l, chosen_gauges[static_cast<std::size_t>(l)]);
     nlohmann::json extra = {{"canonical", {{"slice", o.canonical},
                                            {"source", o.init_random.empty() ? o.checkpoint : "random " + o.init_random}}}};
-    save_checkpoint(o.write_canonical, *model, extra);
+    save_checkpoint(o.write_canonical, *model, vocab, extra);
   }
   const GaugeCounts counts = gauge_counts(L, H, dh, dh);
   InspectResult res = log.finish(counts, model->num_parameters(false), o, seconds_since(t0));

@@ -43,15 +43,11 @@ Tensor fixed_batch(const LoadedModel& lm, const std::string& data, std::int64_t 
     throw std::runtime_error(data + ": " + std::to_string(file.size()) + " tokens, fewer than one sequence of " +
                              std::to_string(span));
   const auto tokens = file.tokens();
+  lm.ids.check_tokens(tokens, data);  // the whole file: one line naming both
   std::vector<std::int64_t> ids;
   for (std::int64_t b = 0; b < B; ++b) {
     const std::size_t start = B <= 1 ? 0 : (file.size() - span) * static_cast<std::size_t>(b) / static_cast<std::size_t>(B - 1);
-    for (std::size_t t = 0; t < span; ++t) {
-      const std::int64_t id = tokens[start + t];
-      if (!lm.compact() && id >= lm.model->config().vocab_size)
-        throw std::runtime_error(data + ": token id " + std::to_string(id) + " is outside the model's vocabulary");
-      ids.push_back(lm.to_model(id, data));
-    }
+    for (std::size_t t = 0; t < span; ++t) ids.push_back(lm.ids.to_model(tokens[start + t], data));
   }
   return at::from_blob(ids.data(), {B, T + 1}, at::TensorOptions().dtype(at::kLong)).clone().to(lm.device);
 }

@@ -6,6 +6,7 @@
 #include <iomanip>
 #include <iostream>
 #include <limits>
+#include <set>
 #include <sstream>
 
 #include <ATen/TensorOperators.h>
@@ -97,8 +98,18 @@ MergeResult run_merge_models(const MergeOptions& o, io::Provenance prov) {
   LoadedModel A = load_for_run(o.model_a, run_opts), B = load_for_run(o.model_b, run_opts);
   if (const std::string diff = config_difference(A.model->config(), B.model->config()); !diff.empty())
     throw std::runtime_error("A and B differ in their configuration: " + diff);
-  if (A.vocab_ids != B.vocab_ids)
-    throw std::runtime_error("the two checkpoints speak different vocabularies (--compact-vocab ids differ)");
+  if (A.vocab.ids != B.vocab.ids)
+    throw std::runtime_error("checkpoints " + o.model_a + " and " + o.model_b +
+                             " speak different vocabularies (their --compact-vocab id maps differ)");
+  // The merge's rows are 0 only where both ends' are: of two models laid over GPT-2 ids, the trained ids of either.
+  Vocabulary merged_vocab = A.vocab;
+  if (B.vocab.trained.empty()) {
+    merged_vocab.trained.clear();
+  } else if (!merged_vocab.trained.empty()) {
+    std::set<std::int64_t> have(A.vocab.trained.begin(), A.vocab.trained.end());
+    for (const std::int64_t id : B.vocab.trained)
+      if (have.insert(id).second) merged_vocab.trained.push_back(id);
+  }
   LoadedModel P = load_for_run(o.model_a, run_opts);  // the path's models are written into this one
   const ModelConfig& cfg = A.model->config();
   const std::int64_t T = o.seq_len > 0 ? o.seq_len : cfg.block_size;
@@ -177,8 +188,7 @@ MergeResult run_merge_models(const MergeOptions& o, io::Provenance prov) {
       nlohmann::json extra = {{"merge",
                                {{"a", o.model_a}, {"b", o.model_b}, {"t", o.t}, {"align", name}, {"slice", o.slice},
                                 {"head_cost", o.head_cost}}}};
-      if (A.compact()) extra["gaugelab_vocab_ids"] = A.vocab_ids;
-      save_checkpoint(o.run.out, *P.model, extra);
+      save_checkpoint(o.run.out, *P.model, merged_vocab, extra);
     }
   }
   log.set_summary("loss_a", res.loss_a);

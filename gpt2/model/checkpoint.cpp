@@ -14,12 +14,17 @@
 
 namespace gaugelab::gpt2 {
 
-void save_checkpoint(const std::string& dir, GPT& model, const nlohmann::json& extra) {
+void save_checkpoint(const std::string& dir, GPT& model, const Vocabulary& vocab, const nlohmann::json& extra) {
   if (!extra.is_object()) throw std::invalid_argument("save_checkpoint: extra must be a JSON object");
   nlohmann::json cfg = {{"format", kCheckpointFormat}, {"version", kCheckpointVersion},
                         {"model", model.config().to_json()}};
+  nlohmann::json vocab_keys = nlohmann::json::object();
+  put_vocabulary(vocab_keys, vocab);
+  vocabulary_of(vocab_keys, model.config().vocab_size, dir + "/config.json");  // what a reader will take back
+  cfg.update(vocab_keys);
   for (const auto& [key, value] : extra.items()) {
-    if (cfg.contains(key)) throw std::invalid_argument("save_checkpoint: extra key '" + key + "' is reserved");
+    if (cfg.contains(key) || is_vocabulary_key(key))
+      throw std::invalid_argument("save_checkpoint: extra key '" + key + "' is reserved");
     cfg[key] = value;
   }
   std::vector<safetensors::TensorData> tensors;
@@ -92,30 +97,6 @@ std::string describe_model(GPT& m) {
      << m.num_parameters(true) - m.num_parameters(false) << " multipliers (" << c.lrm.spec() << ")"
      << (c.tied_head ? "" : ", untied head");
   return os.str();
-}
-
-std::vector<std::int64_t> vocab_ids_of(const nlohmann::json& config, std::int64_t vocab_size, const std::string& what) {
-  if (!config.is_object()) return {};
-  const nlohmann::json* ids = nullptr;
-  if (config.contains("trainer") && config["trainer"].is_object() && config["trainer"].contains("vocab_ids"))
-    ids = &config["trainer"]["vocab_ids"];
-  else if (config.contains("gaugelab_vocab_ids"))
-    ids = &config["gaugelab_vocab_ids"];
-  if (ids == nullptr || ids->is_null() || (ids->is_array() && ids->empty())) return {};
-  if (!ids->is_array() || static_cast<std::int64_t>(ids->size()) != vocab_size)
-    throw std::runtime_error(what + ": vocab_ids must list one GPT-2 id per model id (" + std::to_string(vocab_size) + ")");
-  std::vector<std::int64_t> out;
-  for (const auto& v : *ids) {
-    if (!v.is_number_integer() || v.get<std::int64_t>() < 0)
-      throw std::runtime_error(what + ": vocab_ids holds a value that is not a token id");
-    out.push_back(v.get<std::int64_t>());
-  }
-  return out;
-}
-
-std::vector<std::int64_t> stored_vocab_ids(const std::string& dir, std::int64_t vocab_size) {
-  const std::string path = dir + "/config.json";
-  return vocab_ids_of(read_json_file(path), vocab_size, path);
 }
 
 }  // namespace gaugelab::gpt2

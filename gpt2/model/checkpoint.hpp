@@ -1,6 +1,7 @@
 // Our own checkpoint: a directory that resumes exactly (float32, multipliers included).
 //   DIR/config.json        {"format": "gaugelab-gpt2", "version": 1, "model": {ModelConfig::to_json()},
-//                           ...any keys the caller adds (the trainer: step, data position, RNG, ...)}
+//                           the vocabulary's keys (vocab_ids.hpp), ...any keys the caller adds (the trainer:
+//                           step, data position, RNG, ...)}
 //   DIR/model.safetensors  every parameter under its dotted name (GPT::visit), float32, no padding
 //                          removed; metadata {"format": "gaugelab-gpt2"}
 // The trainer writes further files beside these (optimizer state); loading the model ignores them.
@@ -17,15 +18,19 @@
 
 #include "gpt2/model/config.hpp"
 #include "gpt2/model/model.hpp"
+#include "gpt2/model/vocab_ids.hpp"
 
 namespace gaugelab::gpt2 {
 
 inline constexpr const char* kCheckpointFormat = "gaugelab-gpt2";  // the format tag in config.json
 inline constexpr int kCheckpointVersion = 1;
 
-/// Writes the checkpoint into `dir` (created if missing; existing files of the same names replaced).
-/// `extra` must be a JSON object whose keys are not "format", "version" or "model".
-void save_checkpoint(const std::string& dir, GPT& model, const nlohmann::json& extra = nlohmann::json::object());
+/// Writes the checkpoint into `dir` (created if missing; existing files of the same names replaced), with
+/// `vocab`, the model's vocabulary: a writer that copies a model passes its source's (stored_vocabulary), so
+/// a --compact-vocab model never loses its id map. `extra` must be a JSON object whose keys are not
+/// "format", "version", "model" or the vocabulary's.
+void save_checkpoint(const std::string& dir, GPT& model, const Vocabulary& vocab,
+                     const nlohmann::json& extra = nlohmann::json::object());
 
 struct Checkpoint {
   std::unique_ptr<GPT> model;
@@ -43,14 +48,6 @@ bool is_gaugelab_checkpoint(const std::string& dir);
 /// `lrm_for_hf` multipliers at 1).
 std::unique_ptr<GPT> load_any_model(const std::string& dir, c10::Device device,
                                     const LrmPlacement& lrm_for_hf = LrmPlacement{});
-
-/// The GPT-2 id of each model id of a --compact-vocab model, read from a config.json: ours keeps it as
-/// trainer.vocab_ids, a Hugging Face export (and our import of one) as "gaugelab_vocab_ids". Empty for a
-/// model that speaks GPT-2 ids (key absent, null, or [] as full-vocabulary runs once wrote). Throws one
-/// line naming `what` when it is not one non-negative id per model id (vocab_size of them).
-std::vector<std::int64_t> vocab_ids_of(const nlohmann::json& config, std::int64_t vocab_size, const std::string& what);
-/// vocab_ids_of(DIR/config.json) for our checkpoint or a Hugging Face directory.
-std::vector<std::int64_t> stored_vocab_ids(const std::string& dir, std::int64_t vocab_size);
 
 /// One line: "12 layers, 12 heads, d 768, context 1024, vocab 50257 (padded 50304); 124.4M parameters + 165888
 /// multipliers (...)"; the model verbs, the trainer and inspect print it first.

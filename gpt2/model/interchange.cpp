@@ -53,9 +53,16 @@ void write_json_file(const std::string& path, const nlohmann::json& j) {
   io::write_atomically(path, text.data(), text.size(), path);
 }
 
-void export_hf(GPT& m, const std::string& dir, safetensors::DType dtype) {
+void export_hf(GPT& m, const std::string& dir, const Vocabulary& vocab, safetensors::DType dtype) {
   at::NoGradGuard no_grad;
   const ModelConfig& c = m.config();
+  if (vocab.compact())
+    fail(dir, "a compact vocabulary of " + std::to_string(vocab.ids.size()) +
+                  " renumbered ids has no Hugging Face GPT-2 form (transformers applies no id map); lay the model "
+                  "over GPT-2 ids first");
+  nlohmann::json cfg = hf_config_json(c);
+  put_vocabulary(cfg, vocab);
+  vocabulary_of(cfg, c.vocab_size, dir + "/config.json");  // what a reader will take back
   if (c.qk_norm != QkNorm::none)
     fail(dir, std::string("a model with QK-norm (") + qk_norm_name(c.qk_norm) +
                   ") has no Hugging Face GPT-2 equivalent; keep our checkpoint");
@@ -95,7 +102,7 @@ void export_hf(GPT& m, const std::string& dir, safetensors::DType dtype) {
   }
   std::filesystem::create_directories(dir);
   safetensors::write_file(dir + "/model.safetensors", out, {{"format", "pt"}});
-  write_json_file(dir + "/config.json", hf_config_json(c));
+  write_json_file(dir + "/config.json", cfg);
 }
 
 std::unique_ptr<GPT> import_hf(const std::string& dir, const LrmPlacement& lrm, c10::Device device) {

@@ -17,13 +17,17 @@
 #include "gpt2/model/hf_config.hpp"
 #include "gpt2/model/model.hpp"
 #include "gpt2/model/safetensors.hpp"
+#include "gpt2/model/vocab_ids.hpp"
 
 namespace gaugelab::gpt2 {
 
 /// Writes DIR/model.safetensors and DIR/config.json. Multipliers are merged into the written weights
 /// (W = diag(r)·W̄·diag(c), transposed to Conv1D); the model itself is not changed. The vocabulary
-/// padding is sliced off. `dtype` is the stored precision (F32 keeps the weights exact).
-void export_hf(GPT& model, const std::string& dir, safetensors::DType dtype = safetensors::DType::F32);
+/// padding is sliced off; `vocab` goes into config.json (put_vocabulary). A Hugging Face GPT-2 applies no
+/// id map, so a compact vocabulary is refused (lay the model over GPT-2 ids first: vocab_layout.hpp).
+/// `dtype` is the stored precision (F32 keeps the weights exact).
+void export_hf(GPT& model, const std::string& dir, const Vocabulary& vocab,
+               safetensors::DType dtype = safetensors::DType::F32);
 
 /// Reads a Hugging Face GPT-2 directory into a new model on `device` with every multiplier at 1.
 std::unique_ptr<GPT> import_hf(const std::string& dir, const LrmPlacement& lrm, c10::Device device);

@@ -1,16 +1,13 @@
 #include "gpt2/model/vocab_layout.hpp"
 
-#include <filesystem>
 #include <stdexcept>
 #include <string>
 
 #include <ATen/core/grad_mode.h>
+#include <ATen/ops/count_nonzero.h>
 #include <ATen/ops/from_blob.h>
 #include <ATen/ops/index_copy.h>
 #include <ATen/ops/index_select.h>
-#include <nlohmann/json.hpp>
-
-#include "gpt2/model/interchange.hpp"
 
 namespace gaugelab::gpt2 {
 
@@ -48,18 +45,6 @@ void copy_with_rows(GPT& from, GPT& to, Rows rows) {
 
 }  // namespace
 
-std::vector<std::int64_t> trained_ids(const std::string& dir) {
-  std::error_code ec;
-  const std::filesystem::path cfg = std::filesystem::path(dir) / "config.json";
-  if (!std::filesystem::is_regular_file(cfg, ec)) return {};
-  const nlohmann::json j = read_json_file(cfg.string());
-  if (!j.is_object() || !j.contains("gaugelab_trained_ids") || !j["gaugelab_trained_ids"].is_array()) return {};
-  std::vector<std::int64_t> ids;
-  for (const auto& v : j["gaugelab_trained_ids"])
-    if (v.is_number_integer() && v.get<std::int64_t>() >= 0) ids.push_back(v.get<std::int64_t>());
-  return ids;
-}
-
 std::unique_ptr<GPT> select_vocab_rows(GPT& full, const std::vector<std::int64_t>& ids) {
   for (const std::int64_t id : ids)
     if (id < 0 || id >= full.config().vocab_size)
@@ -91,6 +76,26 @@ std::unique_ptr<GPT> expand_to_gpt2_vocab(GPT& compact, const std::vector<std::i
     b.index_copy_(0, index, a.narrow(0, 0, c.vocab_size));
   });
   return out;
+}
+
+std::unique_ptr<GPT> restore_compact(GPT& full, const std::vector<std::int64_t>& trained) {
+  const ModelConfig& c = full.config();
+  if (trained.empty()) return nullptr;
+  std::vector<char> kept(static_cast<std::size_t>(c.vocab_size), 0);
+  for (const std::int64_t id : trained) {
+    if (id < 0 || id >= c.vocab_size) return nullptr;
+    kept[static_cast<std::size_t>(id)] = 1;
+  }
+  std::vector<std::int64_t> others;
+  for (std::int64_t id = 0; id < c.vocab_size; ++id)
+    if (!kept[static_cast<std::size_t>(id)]) others.push_back(id);
+  at::NoGradGuard no_grad;
+  const at::Tensor index = index_tensor(others).to(full.wte.device());
+  auto zero = [&](const at::Tensor& rows) {  // rows [padded, d]: those outside `trained` all 0
+    return others.empty() || rows.index_select(0, index).count_nonzero().item<std::int64_t>() == 0;
+  };
+  if (!zero(full.wte) || (!c.tied_head && !zero(full.lm_head.weight))) return nullptr;
+  return select_vocab_rows(full, trained);
 }
 
 }  // namespace gaugelab::gpt2

@@ -73,14 +73,17 @@ std::unique_ptr<GPT> init_from_weights(const TrainOptions& o, const VocabMap& vo
   const LrmPlacement want = LrmPlacement::parse(o.multipliers);
   std::unique_ptr<GPT> m = load_any_model(o.init_from, c10::Device(c10::kCPU), want);
   std::vector<std::int32_t> ids;
-  for (const std::int64_t id : stored_vocab_ids(o.init_from, m->config().vocab_size))
+  for (const std::int64_t id : stored_vocabulary(o.init_from, m->config().vocab_size).ids)
     ids.push_back(static_cast<std::int32_t>(id));
   if (ids.empty() && !vocab.ids.empty()) {
     // A model over GPT-2 ids fine-tuned on a --compact-vocab corpus: keep the rows of the corpus's ids.
     const std::vector<std::int64_t> keep(vocab.ids.begin(), vocab.ids.end());
-    if (*std::max_element(keep.begin(), keep.end()) >= m->config().vocab_size)
-      throw io::UsageError("--init-from " + o.init_from + ": the data has token ids beyond its " +
-                           std::to_string(m->config().vocab_size) + "-id vocabulary");
+    const TokenIds rows(Vocabulary{}, m->config().vocab_size, o.init_from);
+    try {
+      rows.to_model(*std::max_element(keep.begin(), keep.end()), "--init-from with --data " + o.data);
+    } catch (const std::runtime_error& e) {
+      throw io::UsageError(e.what());
+    }
     m = select_vocab_rows(*m, keep);
     ids = vocab.ids;
   }
@@ -92,11 +95,9 @@ std::unique_ptr<GPT> init_from_weights(const TrainOptions& o, const VocabMap& vo
       throw io::UsageError(std::string("--init-from ") + o.init_from + " has " + flag + " " + std::to_string(have) +
                            ", --" + flag + " says " + std::to_string(given) + " (leave size flags out with --init-from)");
   if (ids != vocab.ids)
-    throw io::UsageError("--init-from " + o.init_from + ": its vocabulary (" +
-                         (ids.empty() ? "GPT-2 ids" : "compact, " + std::to_string(ids.size()) + " ids") +
-                         ") is not the one this run uses (" +
-                         (vocab.ids.empty() ? "GPT-2 ids" : "compact, " + std::to_string(vocab.ids.size()) + " ids") +
-                         " from --data)");
+    throw io::UsageError("--init-from " + o.init_from + ": its vocabulary (" + vocabulary_name(ids.size()) +
+                         ") is not the one --data " + o.data + " gives this run (" + vocabulary_name(vocab.ids.size()) +
+                         (o.compact_vocab ? ")" : "; --compact-vocab reads the data's ids as a compact vocabulary)"));
   if (c.lrm.spec() != want.spec()) {  // re-place the multipliers: merge, then copy every other tensor
     m->merge_multipliers();
     ModelConfig nc = c;

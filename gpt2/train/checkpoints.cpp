@@ -37,13 +37,13 @@ std::vector<fs::path> complete_checkpoints(const std::string& out) {
 }  // namespace
 
 void save_train_checkpoint(const std::string& out, std::int64_t step, GPT& model, const TrainOptimizer& opt,
-                           const nlohmann::json& trainer, std::int64_t keep) {
+                           const Vocabulary& vocab, const nlohmann::json& trainer, std::int64_t keep) {
   const fs::path dir = train_checkpoints_dir(out);
   const std::string name = train_checkpoint_name(step);
   const fs::path tmp = dir / (".tmp-" + name), final_dir = dir / name;
   fs::remove_all(tmp);
   fs::create_directories(tmp);
-  save_checkpoint(tmp.string(), model, {{"trainer", trainer}});
+  save_checkpoint(tmp.string(), model, vocab, {{"trainer", trainer}});
   safetensors::write_file((tmp / "optimizer.safetensors").string(), opt.state_tensors(),
                           {{"format", "gaugelab-gpt2-adamw"}});
   fs::remove_all(final_dir);  // a checkpoint of the same step from an earlier attempt

@@ -30,9 +30,10 @@ std::string train_checkpoints_dir(const std::string& out);  // OUT/checkpoints
 std::string train_checkpoint_name(std::int64_t step);       // step_00001000
 
 /// Writes the checkpoint of `step` atomically (temporary directory + rename), then removes all but
-/// the newest `keep` checkpoints. `trainer` is stored under config.json's "trainer" key.
+/// the newest `keep` checkpoints. `vocab` is the run's (its --compact-vocab map), `trainer` is stored under
+/// config.json's "trainer" key.
 void save_train_checkpoint(const std::string& out, std::int64_t step, GPT& model, const TrainOptimizer& opt,
-                           const nlohmann::json& trainer, std::int64_t keep);
+                           const Vocabulary& vocab, const nlohmann::json& trainer, std::int64_t keep);
 
 /// The newest complete checkpoint directory of a run, if any (leftover .tmp-* directories are removed).
 std::optional<std::string> latest_train_checkpoint(const std::string& out);

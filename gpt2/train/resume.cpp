@@ -123,7 +123,6 @@ nlohmann::json train_state_json(const TrainRun& r) {
           {"tokens_per_step", r.tokens_per_step},
           {"micro_batch", r.micro_batch},        // sequences per micro-batch (--fit-micro-batch: kept on resume)
           {"grad_accum_rank", r.grad_accum},     // micro-batches per step on each rank
-          {"vocab_ids", r.vocab_map.ids.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.vocab_map.ids)},
           {"schedule", {{"lr", r.schedule.lr}, {"min_lr", r.schedule.min_lr}, {"warmup", r.schedule.warmup},
                         {"decay_iters", r.schedule.decay_iters}, {"max_iters", r.options.max_iters}}},
           {"rng", "CPU and CUDA generators reseeded from (seed, step, rank) before every step"},
@@ -145,7 +144,11 @@ TrainState train_state_from_json(const nlohmann::json& j) {
 void save_state(TrainRun& r) {
   if (r.dist.rank == 0) {
     r.log->log().flush();
-    save_train_checkpoint(r.options.run.out, r.state.step, *r.model, *r.opt, train_state_json(r), r.options.keep_ckpts);
+    // --compact-vocab: the map; --vocab-size below GPT-2's without it: the data's own ids.
+    const Vocabulary vocab{std::vector<std::int64_t>(r.vocab_map.ids.begin(), r.vocab_map.ids.end()), {},
+                           r.vocab_map.ids.empty() && r.model->config().vocab_size < kGpt2Vocab};
+    save_train_checkpoint(r.options.run.out, r.state.step, *r.model, *r.opt, vocab, train_state_json(r),
+                          r.options.keep_ckpts);
   }
   if (r.dist.active()) r.dist.barrier();
 }

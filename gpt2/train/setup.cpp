@@ -158,10 +158,11 @@ TrainRun setup_train(const TrainOptions& o, io::Provenance prov) {
     if (saved.value("world", 1) != r.dist.world)
       throw io::UsageError("--resume: the run was trained on " + saved["world"].dump() + " ranks, this launch has " +
                            std::to_string(r.dist.world) + " (the data order depends on it)");
-    const nlohmann::json saved_ids = saved.value("vocab_ids", nlohmann::json(nullptr));
-    if ((saved_ids.is_array() ? saved_ids.get<std::vector<std::int32_t>>() : std::vector<std::int32_t>{}) !=
-        r.vocab_map.ids)
-      throw std::runtime_error(*ckpt + ": its compact vocabulary differs from the one of " + o.data);
+    const Vocabulary stored = vocabulary_of(ck.config, ck.model->config().vocab_size, *ckpt + "/config.json");
+    if (stored.ids != std::vector<std::int64_t>(r.vocab_map.ids.begin(), r.vocab_map.ids.end()))
+      throw std::runtime_error("checkpoint " + *ckpt + "'s vocabulary (" + vocabulary_name(stored.ids.size()) +
+                               ") is not the one --data " + o.data + " gives this run (" +
+                               vocabulary_name(r.vocab_map.ids.size()) + ")");
     r.model = std::move(ck.model);
     r.state = train_state_from_json(saved);
   } else if (!o.init_from.empty()) {

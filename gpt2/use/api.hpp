@@ -64,8 +64,9 @@ struct ExportOptions {
   std::string out;             // directory for model.safetensors + config.json
   bool force = false;          // replace an existing --out
   std::string dtype = "F32";   // stored precision: F32 (exact), BF16 or F16
-  std::string vocab = "gpt2";  // a --compact-vocab model: gpt2 (rows placed at their GPT-2 ids, 50257 rows;
-                               // what transformers users expect) or compact (the K renumbered rows as trained)
+  std::string vocab = "as-stored";  // as-stored: refuses a model whose rows transformers would misread; full: a
+                                    // --compact-vocab model's rows at their GPT-2 ids among 50257, the others 0;
+                                    // own: a model of fewer rows whose ids are its own tokenizer's, not GPT-2's
 };
 void run_export(const ExportOptions& options);
 

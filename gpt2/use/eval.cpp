@@ -36,12 +36,12 @@ EvalResult run_eval(const EvalOptions& o, io::Provenance prov) {
   res.val_loss = res.sequence_loss = std::numeric_limits<double>::quiet_NaN();
 
   if (!o.tokens.empty()) {
-    const std::vector<std::int64_t> ids = parse_token_ids(o.tokens, lm.id_bound(), "--tokens");  // GPT-2 ids
+    const std::vector<std::int64_t> ids = parse_token_ids(o.tokens, lm.ids, "--tokens");  // GPT-2 ids
     const auto T = static_cast<std::int64_t>(ids.size());
     if (T > cfg.block_size)
       throw io::UsageError("--tokens: " + std::to_string(T) + " tokens exceed the context " + std::to_string(cfg.block_size));
     std::vector<std::int64_t> model_ids;
-    for (const std::int64_t id : ids) model_ids.push_back(lm.to_model(id, "--tokens"));
+    for (const std::int64_t id : ids) model_ids.push_back(lm.ids.to_model(id, "--tokens"));
     const at::Tensor idx = token_tensor(model_ids, lm.device);
     at::Tensor logits;
     {
@@ -49,7 +49,7 @@ EvalResult run_eval(const EvalOptions& o, io::Provenance prov) {
       logits = lm.model->logits(idx);  // [1, T, V] float32
     }
     if (T >= 2) res.sequence_loss = lm.model->loss(idx.narrow(1, 0, T - 1), idx.narrow(1, 1, T - 1)).item<double>();
-    const std::int64_t next = lm.to_gpt2(logits.select(1, T - 1).argmax(-1).item<std::int64_t>());
+    const std::int64_t next = lm.ids.to_gpt2(logits.select(1, T - 1).argmax(-1).item<std::int64_t>());
     std::cout << "sequence   " << T << " tokens; next-token loss " << res.sequence_loss << "; predicted next id " << next
               << "\n";
     if (!o.dump_logits.empty()) {
@@ -58,9 +58,9 @@ EvalResult run_eval(const EvalOptions& o, io::Provenance prov) {
       log.declare_array("tokens", {static_cast<std::uint64_t>(T)}, io::DType::i64);
       log.declare_array("logits", {static_cast<std::uint64_t>(T), static_cast<std::uint64_t>(cfg.vocab_size)});
       // a compact model's logit column k belongs to GPT-2 id vocab_ids[k]
-      if (lm.compact()) log.declare_array("vocab_ids", {static_cast<std::uint64_t>(lm.vocab_ids.size())}, io::DType::i64);
+      if (lm.ids.compact()) log.declare_array("vocab_ids", {static_cast<std::uint64_t>(lm.ids.ids().size())}, io::DType::i64);
       log.start();
-      if (lm.compact()) log.write_array("vocab_ids", lm.vocab_ids.data(), lm.vocab_ids.size());
+      if (lm.ids.compact()) log.write_array("vocab_ids", lm.ids.ids().data(), lm.ids.ids().size());
       log.write_array("tokens", ids.data(), ids.size());
       const at::Tensor l64 = logits.squeeze(0).to(at::kCPU, at::kDouble).contiguous();
       log.write_array("logits", l64.data_ptr<double>(), static_cast<std::size_t>(l64.numel()));

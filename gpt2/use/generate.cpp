@@ -23,16 +23,28 @@ namespace gaugelab::gpt2 {
 
 namespace {
 
-// The tokenizer if its files are there and it matches the model's vocabulary, else nothing (with a note).
-std::optional<data::Gpt2Tokenizer> find_tokenizer(const GenerateOptions& o, std::int64_t vocab) {
+// The tokenizer if its files are there and it matches the ids the model reads (`vocab`), else nothing (with a
+// note). --prompt needs it: one line naming what is missing, or the checkpoint the tokenizer cannot feed.
+std::optional<data::Gpt2Tokenizer> find_tokenizer(const GenerateOptions& o, std::int64_t vocab, bool own) {
   const std::string path = o.vocab_dir.empty() ? data::Gpt2Tokenizer::default_ranks_path() : o.vocab_dir;
   if (!std::filesystem::exists(path)) {
+    if (!o.prompt.empty())
+      throw std::runtime_error("--prompt needs the GPT-2 tokenizer, not found at " + path +
+                               " (run the set-up script, or --vocab-dir)");
     std::cerr << "tokenizer  not found at " << path << ": token ids only\n";
     return std::nullopt;
   }
   data::Gpt2Tokenizer tok = o.vocab_dir.empty() ? data::Gpt2Tokenizer::from_tiktoken(path)
                                                 : data::Gpt2Tokenizer::from_vocab_dir(path);
   if (static_cast<std::int64_t>(tok.vocab_size()) != vocab) {
+    if (!o.prompt.empty())
+      throw std::runtime_error(
+          "--prompt: checkpoint " + o.checkpoint + " reads " + std::to_string(vocab) +
+          (own ? " token ids of its own tokenizer" : " token ids and carries no GPT-2 id map") + ", and the tokenizer at " +
+          path + " has " + std::to_string(tok.vocab_size()) +
+          (own ? " (give its encoder.json + vocab.bpe with --vocab-dir, or --prompt-tokens)"
+               : " (give --prompt-tokens; a --compact-vocab checkpoint re-written by an older gaugelab lost its map: "
+                 "write it again from the trained checkpoint)"));
     std::cerr << "tokenizer  has " << tok.vocab_size() << " tokens, the model " << vocab << ": token ids only\n";
     return std::nullopt;
   }
@@ -62,20 +74,19 @@ std::vector<std::vector<std::int64_t>> run_generate(const GenerateOptions& o, io
   LoadedModel lm = load_for_run(o.checkpoint, o.model);
   const ModelConfig& cfg = lm.model->config();
   // The tokenizer must cover the ids users see: GPT-2's, also for a compact model (translated at its edge).
-  const std::optional<data::Gpt2Tokenizer> tok = find_tokenizer(o, lm.compact() ? 50257 : cfg.vocab_size);
+  const std::optional<data::Gpt2Tokenizer> tok = find_tokenizer(o, lm.ids.compact() ? kGpt2Vocab : cfg.vocab_size, lm.vocab.own);
 
   std::vector<std::int64_t> prompt;
   if (!o.prompt.empty()) {
-    if (!tok) throw std::runtime_error("--prompt needs the GPT-2 tokenizer (run the set-up script, or --vocab-dir)");
     for (auto id : tok->encode(o.prompt, data::SpecialTokens::allowed)) prompt.push_back(static_cast<std::int64_t>(id));
   } else if (!o.prompt_tokens.empty()) {
-    prompt = parse_token_ids(o.prompt_tokens, lm.id_bound(), "--prompt-tokens");
-  } else if (lm.compact()) {
-    prompt = {lm.model_id_of.count(50256) ? 50256 : lm.vocab_ids.front()};  // <|endoftext|> when the data had it
+    prompt = parse_token_ids(o.prompt_tokens, lm.ids, "--prompt-tokens");
+  } else if (lm.ids.compact()) {
+    prompt = {lm.ids.contains(50256) ? 50256 : lm.ids.ids().front()};  // <|endoftext|> when the data had it
   } else {
     prompt = {cfg.vocab_size > 50256 ? 50256 : 0};  // <|endoftext|>: start of a document
   }
-  for (std::int64_t& id : prompt) id = lm.to_model(id, "the prompt");  // GPT-2 ids -> the model's (compact) ids
+  for (std::int64_t& id : prompt) id = lm.ids.to_model(id, "the prompt");  // GPT-2 ids -> the model's (compact) ids
 
   at::NoGradGuard no_grad;
   auto gen = at::make_generator<at::CPUGeneratorImpl>(o.run.seed);
@@ -100,7 +111,7 @@ std::vector<std::vector<std::int64_t>> run_generate(const GenerateOptions& o, io
       }
       seq.push_back(pick(logits.select(1, logits.size(1) - 1).squeeze(0).to(at::kCPU), o, gen));
     }
-    for (std::int64_t& id : seq) id = lm.to_gpt2(id);  // back to GPT-2 ids for printing, decoding and the log
+    for (std::int64_t& id : seq) id = lm.ids.to_gpt2(id);  // back to GPT-2 ids for printing, decoding and the log
     std::cout << "sample " << s << " ids:";
     for (std::int64_t id : seq) std::cout << " " << id;
     std::cout << "\n";

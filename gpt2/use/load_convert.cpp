@@ -28,31 +28,28 @@ LoadedModel load_for_run(const std::string& checkpoint, const ModelRunOptions& o
   out.model->train(false);
   std::cerr << "model      " << checkpoint << ": " << describe_model(*out.model) << "\n"
             << "runs on    " << out.device.str() << ", " << precision_name(out.precision) << "\n";
-  out.vocab_ids = stored_vocab_ids(checkpoint, out.model->config().vocab_size);
-  out.model_id_of = model_ids_of(out.vocab_ids);
-  if (out.compact())
-    std::cerr << "vocabulary compact: " << out.vocab_ids.size()
+  out.vocab = stored_vocabulary(checkpoint, out.model->config().vocab_size);
+  out.ids = TokenIds(out.vocab, out.model->config().vocab_size, checkpoint);
+  if (out.ids.compact())
+    std::cerr << "vocabulary compact: " << out.vocab.ids.size()
               << " ids (trained with --compact-vocab); ids in and out are GPT-2's\n";
+  if (!out.vocab.trained.empty())
+    std::cerr << "vocabulary laid over GPT-2's ids from " << out.vocab.trained.size()
+              << " trained ids (export --vocab full): the others have logit 0 and share the softmax, as in "
+                 "transformers; `import` restores the compact model\n";
   return out;
 }
 
-std::int64_t LoadedModel::id_bound() const {
-  if (!compact()) return model->config().vocab_size;
-  std::int64_t mx = 0;
-  for (const std::int64_t id : vocab_ids) mx = std::max(mx, id);
-  return mx + 1;
-}
-
-std::int64_t LoadedModel::to_model(std::int64_t id, const std::string& what) const {
-  return to_model_id(id, vocab_ids, model_id_of, what);
-}
-
-std::vector<std::int64_t> parse_token_ids(const std::vector<std::string>& ids, std::int64_t vocab, const std::string& what) {
+std::vector<std::int64_t> parse_token_ids(const std::vector<std::string>& text, const TokenIds& ids,
+                                          const std::string& what) {
   std::vector<std::int64_t> out;
-  for (const std::string& s : ids) {
+  for (const std::string& s : text) {
     const std::int64_t id = io::parse_int(s, what);
-    if (id < 0 || id >= vocab)
-      throw io::UsageError(what + ": token id " + s + " is outside the model's vocabulary [0, " + std::to_string(vocab) + ")");
+    try {
+      ids.to_model(id, what);
+    } catch (const std::runtime_error& e) {
+      throw io::UsageError(e.what());  // a flag's value: a usage error
+    }
     out.push_back(id);
   }
   return out;
@@ -72,26 +69,33 @@ void run_export(const ExportOptions& o) {
   io::prepare_output_path(o.out, o.force, {o.checkpoint});
   auto model = load_any_model(o.checkpoint, c10::Device(c10::kCPU));
   std::cerr << "model      " << o.checkpoint << ": " << describe_model(*model) << "\n";
-  const std::vector<std::int64_t> ids = stored_vocab_ids(o.checkpoint, model->config().vocab_size);
-  if (!ids.empty() && o.vocab == "gpt2") {
-    // A Hugging Face user feeds GPT-2 ids: place the K trained rows at their ids (vocab_expand.hpp).
-    model = expand_to_gpt2_vocab(*model, ids);
-    std::cerr << "vocabulary " << o.checkpoint << " was trained on " << ids.size()
+  const std::int64_t V = model->config().vocab_size;
+  Vocabulary vocab = stored_vocabulary(o.checkpoint, V);
+  // A Hugging Face GPT-2 applies no id map: transformers takes the rows' index for the GPT-2 id. A model whose
+  // rows are not GPT-2's ids is written only in a layout transformers reads right, as the flag says.
+  if (vocab.compact()) {
+    const std::string K = std::to_string(vocab.ids.size());
+    if (o.vocab != "full")
+      throw io::UsageError(o.checkpoint + " has a compact vocabulary of " + K +
+                           " trained ids (--compact-vocab), which transformers would read as GPT-2 ids 0.." +
+                           std::to_string(vocab.ids.size() - 1) + "; --vocab full lays its rows at their GPT-2 ids "
+                           "among 50257 (ids its data never had get logit 0, so transformers' loss is not the "
+                           "checkpoint's; `import` of that export restores the checkpoint exactly)");
+    model = expand_to_gpt2_vocab(*model, vocab.ids);
+    vocab = Vocabulary{{}, vocab.ids};
+    std::cerr << "vocabulary " << o.checkpoint << " was trained on " << K
               << " GPT-2 ids (--compact-vocab); exported over all 50257 with their rows at their ids and the others 0 "
                  "(logit 0 for ids its data never had; config.json gaugelab_trained_ids lists the trained ones)\n";
+  } else if (V < kGpt2Vocab && !vocab.own && o.vocab != "own") {
+    throw io::UsageError(o.checkpoint + " has " + std::to_string(V) +
+                         " token rows and no GPT-2 id map, which transformers would read as GPT-2 ids 0.." +
+                         std::to_string(V - 1) + ": if it was trained with --compact-vocab, an older gaugelab "
+                         "dropped its map (write it again from the trained checkpoint); if its ids are its own "
+                         "tokenizer's (train --vocab-size), export with --vocab own");
+  } else if (V < kGpt2Vocab) {
+    vocab.own = true;  // said by the checkpoint or by --vocab own: a reader of the export is told too
   }
-  export_hf(*model, o.out, dtype);
-  if (!ids.empty()) {  // keep the id table with the export, so our verbs (and a user) can map back
-    nlohmann::json cfg = read_json_file(o.out + "/config.json");
-    // Laid out over GPT-2 ids the model needs no translation: the trained ids are kept for masking only,
-    // under a key our readers do not take for a compact model's id map (gaugelab_vocab_ids).
-    cfg[o.vocab == "gpt2" ? "gaugelab_trained_ids" : "gaugelab_vocab_ids"] = ids;
-    write_json_file(o.out + "/config.json", cfg);
-    if (o.vocab == "compact")
-      std::cerr << "warning: " << o.checkpoint << " has a compact vocabulary of " << ids.size()
-                << " renumbered ids, exported as they are (--vocab compact); config.json gaugelab_vocab_ids maps them "
-                   "to GPT-2 ids (gaugelab's verbs apply it, transformers does not: feed it renumbered ids)\n";
-  }
+  export_hf(*model, o.out, vocab, dtype);
   std::cout << "exported " << o.checkpoint << " -> " << o.out << "/model.safetensors + config.json (" << o.dtype
             << ", multipliers merged into the weights)\n";
 }
@@ -101,12 +105,23 @@ void run_import(const ImportOptions& o) {
   io::prepare_output_path(o.out, o.force, {o.source});
   auto model = import_hf(o.source, lrm, c10::Device(c10::kCPU));
   std::cerr << "model      " << o.source << ": " << describe_model(*model) << "\n";
-  const std::vector<std::int64_t> ids = stored_vocab_ids(o.source, model->config().vocab_size);
-  nlohmann::json extra = nlohmann::json::object();
-  if (!ids.empty()) extra["gaugelab_vocab_ids"] = ids;
-  const std::vector<std::int64_t> trained = trained_ids(o.source);  // an export laid out over GPT-2 ids
-  if (!trained.empty()) extra["gaugelab_trained_ids"] = trained;
-  save_checkpoint(o.out, *model, extra);
+  Vocabulary vocab = stored_vocabulary(o.source, model->config().vocab_size);
+  if (!vocab.trained.empty()) {  // an export --vocab full of a compact model: the compact model back, exactly
+    if (auto compact = restore_compact(*model, vocab.trained)) {
+      std::cerr << "vocabulary compact again: " << vocab.trained.size()
+                << " trained ids (gaugelab_trained_ids; the other rows, all 0 as export wrote them, dropped)\n";
+      model = std::move(compact);
+      vocab = Vocabulary{vocab.trained, {}};
+    } else {
+      std::cerr << "vocabulary kept over all " << model->config().vocab_size << " ids: rows outside the "
+                << vocab.trained.size() << " ids of gaugelab_trained_ids are no longer 0 (trained since the export)\n";
+      vocab = Vocabulary{};
+    }
+  } else if (!vocab.compact() && !vocab.own && model->config().vocab_size < kGpt2Vocab) {
+    vocab.own = true;  // a Hugging Face model of its own tokenizer: its ids are that tokenizer's, none was lost
+    std::cerr << "vocabulary " << model->config().vocab_size << " ids of the model's own tokenizer (not GPT-2's)\n";
+  }
+  save_checkpoint(o.out, *model, vocab);
   std::cout << "imported " << o.source << " -> checkpoint " << o.out << " (multipliers " << lrm.spec()
             << ", all at 1)\n";
 }

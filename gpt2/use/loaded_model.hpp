@@ -4,12 +4,12 @@
 #include <cstdint>
 #include <memory>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 #include <ATen/core/Tensor.h>
 
 #include "gpt2/model/model.hpp"
+#include "gpt2/model/vocab_ids.hpp"
 #include "gpt2/use/api.hpp"
 #include "gpt2/model/runtime.hpp"
 
@@ -19,19 +19,10 @@ struct LoadedModel {
   std::unique_ptr<GPT> model;
   c10::Device device = c10::Device(c10::kCPU);
   Precision precision = Precision::fp32;
-  // A checkpoint trained with --compact-vocab predicts K renumbered ids: vocab_ids[k] is the GPT-2 id
-  // of model id k (the trainer's "vocab_ids"). Empty: the model's ids are the file's/tokenizer's ids.
-  // Users and files always speak GPT-2 ids; the verbs translate at the model's edge.
-  std::vector<std::int64_t> vocab_ids;
-  std::unordered_map<std::int64_t, std::int64_t> model_id_of;  // GPT-2 id -> model id (compact only)
-
-  bool compact() const { return !vocab_ids.empty(); }
-  /// The bound of the ids users give: the model's vocabulary, or for a compact model 1 + its largest GPT-2 id.
-  std::int64_t id_bound() const;
-  /// GPT-2 id -> model id; for a compact model an id outside its vocabulary throws naming `what`.
-  std::int64_t to_model(std::int64_t id, const std::string& what) const;
-  /// Model id -> GPT-2 id.
-  std::int64_t to_gpt2(std::int64_t id) const { return compact() ? vocab_ids.at(static_cast<std::size_t>(id)) : id; }
+  // The vocabulary stored beside the weights (a writer of a copy passes it on), and the translation of the ids
+  // users and files speak (GPT-2's) to the model's rows: a --compact-vocab model's K renumbered ids.
+  Vocabulary vocab;
+  TokenIds ids;
 };
 
 /// Loads `checkpoint` (ours or Hugging Face's) onto the requested device, in eval mode, and prints
@@ -49,13 +40,14 @@ void check_window_count(const std::string& data, std::int64_t batch_size, std::i
 
 /// Mean next-token loss of lm over `batches` fixed [batch_size, T] batches whose windows are spread
 /// evenly over the token file (the same windows for every model: comparable across checkpoints);
-/// per-batch losses are appended to `per_batch`. Ids are translated for a --compact-vocab model.
+/// per-batch losses are appended to `per_batch`. Ids are translated for a --compact-vocab model; a file with
+/// a token the model has no row for is refused first, in one line naming both.
 /// A progress line goes to stderr every 10 s.
 double validation_loss(const LoadedModel& lm, const std::string& data, std::int64_t batch_size, std::int64_t batches,
                        std::int64_t T, std::vector<double>& per_batch);
 
-/// Token ids from text ("464" ...), each checked to be in [0, vocab); `what` names the flag.
-std::vector<std::int64_t> parse_token_ids(const std::vector<std::string>& ids, std::int64_t vocab, const std::string& what);
+/// Token ids from text ("464" ...), each one the model has a row for (`ids`); `what` names the flag.
+std::vector<std::int64_t> parse_token_ids(const std::vector<std::string>& text, const TokenIds& ids, const std::string& what);
 
 /// [1, n] int64 tensor on `device`.
 at::Tensor token_tensor(const std::vector<std::int64_t>& ids, c10::Device device);

@@ -70,8 +70,10 @@ io::Options export_options(ExportOptions& o) {
       .add("force", &o.force, "replace an existing --out")
       .add("dtype", &o.dtype, "stored precision", {"F32", "BF16", "F16"})
       .add("vocab", &o.vocab,
-           "a --compact-vocab model: gpt2 (its rows at their GPT-2 ids, for transformers) or compact (as trained)",
-           {"gpt2", "compact"});
+           "as-stored (a model over GPT-2 ids; others are refused), full (a --compact-vocab model's rows at their "
+           "GPT-2 ids among 50257, the others 0: logit 0 for ids its data never had) or own (fewer rows than "
+           "GPT-2's, ids of the model's own tokenizer: train --vocab-size)",
+           {"as-stored", "full", "own"});
   opts.check([&o] {
     if (o.checkpoint.empty() || o.out.empty()) throw io::UsageError("export: need CHECKPOINT and --out DIR");
   });

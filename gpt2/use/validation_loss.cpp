@@ -94,7 +94,7 @@ void check_window_count(const std::string& data, std::int64_t batch_size, std::i
 double validation_loss(const LoadedModel& lm, const std::string& data, std::int64_t batch_size, std::int64_t batches,
                        std::int64_t T, std::vector<double>& per_batch) {
   const data::MappedTokens file = data::MappedTokens::open(token_file_of(data));
-  if (!lm.compact()) file.check_ids_below(static_cast<std::size_t>(lm.model->config().vocab_size));
+  lm.ids.check_tokens(file.tokens(), data);  // the whole file, before any batch: one line naming both
   const std::size_t span = static_cast<std::size_t>(T) + 1, B = static_cast<std::size_t>(batch_size);
   if (file.size() < span)
     throw std::runtime_error(data + ": " + std::to_string(file.size()) + " tokens, fewer than one sequence of " +
@@ -115,7 +115,7 @@ double validation_loss(const LoadedModel& lm, const std::string& data, std::int6
     std::int64_t* p = buf.data_ptr<std::int64_t>();
     for (std::size_t row = 0; row < B; ++row) {
       const std::size_t start = window_start(static_cast<std::size_t>(batch) * B + row, windows, file.size(), span);
-      for (std::size_t t = 0; t < span; ++t) p[row * span + t] = lm.to_model(tokens[start + t], data);
+      for (std::size_t t = 0; t < span; ++t) p[row * span + t] = lm.ids.to_model(tokens[start + t], data);
     }
     buf = buf.to(lm.device);
     double loss;

@@ -1,8 +1,8 @@
 """The module under NumPy 1 and NumPy 2, and the in-Python loop in one interpreter: `gaugelab train` (tiny,
 --compact-vocab) -> `gaugelab export` -> transformers' GPT2LMHeadModel in the torch venv -> a Q/K gauge of
 one head with `import gaugelab` on the float32 weights -> the logits unchanged to float32 rounding (and
-moved by a non-gauge change of the same size). The export states what ids the data never had get
-(logit 0; config.json gaugelab_trained_ids), and the test checks both.
+moved by a non-gauge change of the same size). The export (--vocab full: the compact model laid over GPT-2's
+ids) states what ids the data never had get (logit 0; config.json gaugelab_trained_ids), and the test checks both.
 The binary is GAUGELAB_BINARY, default <GAUGELAB_BUILD_DIR>/gaugelab (it needs LibTorch: `export`);
 the venv is GAUGELAB_VENV (default ~/.cache/gaugelab/venv). Each part is skipped with its reason."""
 from __future__ import annotations
@@ -55,7 +55,7 @@ def test_export_transformers_gauge_logits_in_the_venv(tmp_path):
             "--block-size", "32", "--batch-size", "2", "--max-iters", "3", "--warmup-iters", "1", "--eval-every", "3",
             "--eval-batches", "1", "--sample-tokens", "0", "--threads", "1", "--out", "run", cwd=tmp_path)
     assert r.returncode == 0, r.stderr[-2000:]
-    r = run("export", "run/checkpoints/step_00000003", "--out", "hf", cwd=tmp_path)
+    r = run("export", "run/checkpoints/step_00000003", "--out", "hf", "--vocab", "full", cwd=tmp_path)
     assert r.returncode == 0, r.stderr[-2000:]
     said = r.stdout + r.stderr
     assert "logit 0 for ids its data never had" in said and "gaugelab_trained_ids" in said, said

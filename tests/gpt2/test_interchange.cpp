@@ -78,7 +78,7 @@ TEST_CASE("imported Hugging Face GPT-2 reproduces transformers' logits and loss"
 TEST_CASE("exporting an imported model writes Hugging Face's tensors back bit for bit", "[gpt2][interchange]") {
   auto model = import_hf(kFixture, LrmPlacement{}, c10::Device(c10::kCPU));
   const std::string dir = scratch("reexport");
-  export_hf(*model, dir);
+  export_hf(*model, dir, Vocabulary{});
   const safetensors::File theirs = safetensors::read_file(kFixture + "/model.safetensors");
   const safetensors::File ours = safetensors::read_file(dir + "/model.safetensors");
   CHECK(ours.tensors.size() == theirs.tensors.size());
@@ -103,7 +103,7 @@ TEST_CASE("export merges multipliers exactly; import gives multipliers at 1 and 
     gaugelab::test::randomize_multipliers(model, 22);
     gaugelab::test::randomize_biases_norms(model, 23);
     const std::string dir = scratch("roundtrip");
-    export_hf(model, dir);
+    export_hf(model, dir, Vocabulary{});
     auto back = import_hf(dir, c.lrm, c10::Device(c10::kCPU));
     back->visit([](const std::string& name, at::Tensor& t, ParamRole role) {
       if (role == ParamRole::multiplier_qk || role == ParamRole::multiplier_other) {
@@ -131,7 +131,7 @@ TEST_CASE("transformers loads our export and computes our logits", "[gpt2][inter
   gaugelab::test::randomize_multipliers(model, 32);
   gaugelab::test::randomize_biases_norms(model, 33);
   const std::string dir = scratch("to_transformers");
-  export_hf(model, dir);
+  export_hf(model, dir, Vocabulary{});
   at::NoGradGuard no_grad;
   const at::Tensor idx = random_tokens(c.vocab_size, 2, 24);
   const at::Tensor logits = model.logits(idx).contiguous();
@@ -163,7 +163,7 @@ TEST_CASE("checkpoints round-trip every parameter and the caller's extra keys", 
   GPT model(c, 41);
   gaugelab::test::randomize_multipliers(model, 42);
   const std::string dir = scratch("ckpt");
-  save_checkpoint(dir, model, {{"step", 17}});
+  save_checkpoint(dir, model, Vocabulary{}, {{"step", 17}});
   CHECK(is_gaugelab_checkpoint(dir));
   CHECK(!is_gaugelab_checkpoint(kFixture));
   Checkpoint ck = load_checkpoint(dir, c10::Device(c10::kCPU));
@@ -178,7 +178,7 @@ TEST_CASE("checkpoints round-trip every parameter and the caller's extra keys", 
     CHECK(b[i].second.requires_grad());
   }
   CHECK(load_any_model(kFixture, c10::Device(c10::kCPU))->config().n_embd == 64);
-  CHECK_THROWS_WITH(save_checkpoint(dir, model, {{"model", 1}}), Catch::Contains("reserved"));
+  CHECK_THROWS_WITH(save_checkpoint(dir, model, Vocabulary{}, {{"model", 1}}), Catch::Contains("reserved"));
 }
 
 TEST_CASE("bad interchange directories are refused with a message naming the problem", "[gpt2][interchange]") {
@@ -228,7 +228,7 @@ TEST_CASE("bf16 and f16 exports re-import within their rounding", "[gpt2][interc
   // Weight rounding of 2^-9 (bf16) and 2^-12 (f16) through two layers: a few multiples at most.
   for (auto [dtype, tol] : {std::pair{safetensors::DType::BF16, 3e-2}, std::pair{safetensors::DType::F16, 5e-3}}) {
     const std::string dir = scratch("lowp");
-    export_hf(*model, dir, dtype);
+    export_hf(*model, dir, Vocabulary{}, dtype);
     const double err = max_rel_diff(import_hf(dir, LrmPlacement::none(), c10::Device(c10::kCPU))->logits(idx), ref);
     INFO(safetensors::dtype_name(dtype) << " error " << err);
     CHECK(err < tol);

@@ -54,6 +54,10 @@ TEST_CASE("import -> export through the verb functions keeps the weights and ref
   e.out = dir + "/hf";
   run_export(e);
   CHECK(fs::exists(dir + "/hf/model.safetensors"));
+  // The fixture's 500 ids are its own tokenizer's: import says so, and export (refusing a small model without
+  // a map, as a compact one that lost it) writes it and says so too.
+  CHECK(stored_vocabulary(ck, 500).own);
+  CHECK(stored_vocabulary(dir + "/hf", 500).own);
   CHECK_THROWS_WITH(run_export(e), Catch::Contains("already exists"));
   e.force = true;
   CHECK_NOTHROW(run_export(e));
@@ -172,7 +176,8 @@ TEST_CASE("a --compact-vocab checkpoint speaks GPT-2 ids at eval and generate: t
   // model id k stands for GPT-2 id 1000 + 7k (any increasing ids outside [0, K) make a mistranslation visible)
   std::vector<std::int64_t> vocab_ids;
   for (std::int64_t k = 0; k < K; ++k) vocab_ids.push_back(1000 + 7 * k);
-  save_checkpoint(dir + "/ckpt", *model, nlohmann::json{{"trainer", {{"vocab_ids", vocab_ids}}}});
+  // the key the trainer wrote before gaugelab_vocab_ids (trainer.vocab_ids): still read
+  save_checkpoint(dir + "/ckpt", *model, Vocabulary{}, nlohmann::json{{"trainer", {{"vocab_ids", vocab_ids}}}});
 
   at::NoGradGuard no_grad;
   std::vector<std::int64_t> model_ids = {3, 1, 4, 1, 5};

@@ -66,7 +66,7 @@ TEST_CASE("config bounds: an export whose config.json claims other sizes is refu
   const ModelConfig c = gaugelab::test::nano_config();
   GPT model(c, 5);
   const std::string dir = scratch("hostile_sizes");
-  export_hf(model, dir);
+  export_hf(model, dir, Vocabulary{});
   const nlohmann::json good = read_json_file(dir + "/config.json");
   struct Case {
     const char* key;

@@ -41,7 +41,7 @@ inline std::unique_ptr<gpt2::GPT> small_model(std::uint64_t seed, bool multiplie
 inline std::string small_checkpoint(const std::string& name, std::uint64_t seed, bool multipliers = true) {
   const std::string dir = inspect_scratch(name) + "/ckpt";
   auto m = small_model(seed, multipliers);
-  gpt2::save_checkpoint(dir, *m);
+  gpt2::save_checkpoint(dir, *m, gpt2::Vocabulary{});
   return dir;
 }
 

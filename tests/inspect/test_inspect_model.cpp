@@ -142,7 +142,7 @@ TEST_CASE("load_checkpoint_head reads a Hugging Face export the same as our chec
   const std::string ck = test::small_checkpoint("head_loader_hf", 15);
   auto m = load_any_model(ck, c10::Device(c10::kCPU));
   const std::string hf = test::inspect_scratch("head_loader_hf_export");
-  export_hf(*m, hf);
+  export_hf(*m, hf, Vocabulary{});
   for (std::int64_t h = 0; h < 2; ++h) {
     const core::AttentionHead<double> a = load_checkpoint_head(ck, 0, h), b = load_checkpoint_head(hf, 0, h);
     CHECK(rel(b.W_q, a.W_q) <= kExportRounding);

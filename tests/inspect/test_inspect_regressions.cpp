@@ -37,7 +37,7 @@ std::string known_heads_checkpoint(const std::string& name, bool reversed) {
       b.w_k().narrow(0, h * dh, dh).mul_(h == 0 ? 0.25 : 4.0);  // head 1 the larger: sorted first by the slices
     }
   const std::string dir = test::inspect_scratch(name) + "/ckpt";
-  save_checkpoint(dir, *m);
+  save_checkpoint(dir, *m, Vocabulary{});
   return dir;
 }
 

@@ -201,7 +201,7 @@ TEST_CASE("merge-models: the merged checkpoint, the path log, and one-line refus
     gpt2::ModelConfig c = test::nano_config();
     c.n_head = 4;
     gpt2::GPT m(c, 1);
-    gpt2::save_checkpoint(other, m);
+    gpt2::save_checkpoint(other, m, gpt2::Vocabulary{});
   }
   const auto mismatch = test::run_gaugelab("merge-models " + a + " " + other + " --out " + dir + "/m2 --threads 1");
   CHECK(mismatch.status == 1);

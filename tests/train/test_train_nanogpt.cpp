@@ -97,7 +97,7 @@ std::string init_checkpoint(bool lrm) {
   gpt2::GPT m(c, 1234);
   // As for the data: written aside and renamed into place; a process that loses the race drops its copy.
   const std::string tmp = dir + ".tmp." + std::to_string(::getpid());
-  gpt2::save_checkpoint(tmp, m);
+  gpt2::save_checkpoint(tmp, m, gpt2::Vocabulary{});
   std::error_code ec;
   fs::rename(tmp, dir, ec);
   if (ec) fs::remove_all(tmp);
