@@ -71,7 +71,8 @@ def test_drift_rows_give_the_median_at_the_declared_lr_and_leave_out_diverged_ru
     assert "| 0.004 [0.001, 0.02] |" in a        # over every lr; the diverged 9.0 left out
     assert "| 0.0025 [0.001, 0.004] |" in a      # the median at lr 0.1 only
     assert "| 3 |" in a
-    assert "0.052" not in a and "0.047" not in mc  # no typed seed value, no ratio to our largest
+    assert "0.052 ± 0.027" in a and "0.047" not in mc  # the seed's value beside ours (Muon's C is not the seed's C)
+    assert "| — |" in mc
 
 
 def test_a_seed_missing_a_learning_rate_is_left_out_of_the_grid_whole():
