@@ -15,7 +15,6 @@ declared); a fixture or hand-made log of another size gets "no verdict".
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from pathlib import Path
 
