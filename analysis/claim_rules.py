@@ -19,11 +19,12 @@ FAMILY_ALPHA = 0.05  # the level of every part, and of the Holm step-down over t
 
 
 class Part(tuple):
-    """(word, text), unpackable as a pair, with the p-value of the part's test (NaN: an exact check, no test)."""
+    """(word, text), unpackable as a pair, with the p-values of the part's tests: p for "yes" (its effect in the
+    claimed direction), p_no for "no" (its effect absent or opposite); NaN for an exact check, which has no test."""
 
-    def __new__(cls, word: str, text: str, p: float = math.nan):
+    def __new__(cls, word: str, text: str, p: float = math.nan, p_no: float = math.nan):
         self = super().__new__(cls, (word, text))
-        self.p = float(p)
+        self.p, self.p_no = float(p), float(p_no)
         return self
 
     @property
@@ -35,16 +36,16 @@ class Part(tuple):
         return self[1]
 
 
-def _p(part) -> float:
-    return float(getattr(part, "p", math.nan))
+def _p(part, which: str = "p") -> float:
+    return float(getattr(part, which, math.nan))
 
 
 COMBINE_RULE = (
     "a claim's verdict from its parts: every part not testable here → not testable here; every part yes → yes (each "
     "part at its own alpha: a conjunction needs no multiplicity correction); otherwise, the parts that can be tested "
     "all yes → partly; otherwise at least one yes after Holm's step-down over the parts' p-values (family alpha "
-    f"{FAMILY_ALPHA:g}; an exact check has no p and counts as it is) → partly; otherwise at least one no → no; "
-    "otherwise undecided")
+    f"{FAMILY_ALPHA:g}; an exact check has no p and counts as it is) → partly; otherwise every testable part no, or "
+    "at least one no after Holm's step-down over the parts' p-values for no → no; otherwise undecided")
 PAIRED_RULE = (
     "a paired part (x − y over the same seeds, analysis/stats.py): yes when the exact sign-flip p < alpha, the (1 − "
     "alpha) t-interval excludes 0 on the claimed side and the mean difference reaches the declared margin (the "
@@ -68,19 +69,21 @@ def paired(x, y, margin: float, name: str, claimed: str = "lower", alpha: float 
     t = stats.tost(x, y, margin, level=level) if pr.n >= 2 else None
     v = stats.verdict(pr, t, alpha=alpha)
     text = f"{name}: {pr.text('+.3g')}"
+    right = (pr.mean < 0) == (claimed == "lower")
+    p_yes = pr.p_signflip if right else 1.0
+    # the p of "no": the sign-flip p when the effect points the other way, else the TOST p of equivalence
+    p_no = min(pr.p_signflip if not right else 1.0, t.p if t is not None and math.isfinite(t.p) else 1.0)
     if v == "differ":
-        right = (pr.mean < 0) == (claimed == "lower")
         if not right:
-            return Part("no", text, pr.p_signflip)
+            return Part("no", text, p_yes, pr.p_signflip)
         if abs(pr.mean) >= margin:
-            return Part("yes", text, pr.p_signflip)
+            return Part("yes", text, p_yes, p_no)
         if t is not None and t.equivalent:
-            return Part("no", text + f", resolved but equivalent within ±{margin:g}", pr.p_signflip)
-        return Part("undecided", text + f", resolved but below the minimum effect of interest {margin:g}",
-                    pr.p_signflip)
+            return Part("no", text + f", resolved but equivalent within ±{margin:g}", p_yes, t.p)
+        return Part("undecided", text + f", resolved but below the minimum effect of interest {margin:g}", p_yes, p_no)
     if v == "equivalent":
-        return Part("no", text + f", equivalent within ±{margin:g}", pr.p_signflip)
-    return Part("undecided", text + ("" if pr.n >= 2 else " (fewer than 2 seeds)"), pr.p_signflip)
+        return Part("no", text + f", equivalent within ±{margin:g}", p_yes, t.p)
+    return Part("undecided", text + ("" if pr.n >= 2 else " (fewer than 2 seeds)"), p_yes, p_no)
 
 
 def within(value: float, bound: float, name: str, fmt: str = ".2g") -> Part:
@@ -119,17 +122,35 @@ def unless(blocker: Part | None, make: Callable[[], Part]) -> Part:
 
 # --- combining the parts ---------------------------------------------------------------------------------------
 
-def holm_survivors(parts: list, alpha: float = FAMILY_ALPHA) -> list[bool]:
-    """Per part: whether Holm's step-down at family level alpha rejects its null, over the parts that carry a p
-    (sorted ascending, the i-th of m at alpha/(m − i), stopping at the first that fails). Parts without a p: False."""
-    tested = sorted((i for i, p in enumerate(parts) if math.isfinite(_p(p))), key=lambda i: _p(parts[i]))
+def holm_survivors(parts: list, alpha: float = FAMILY_ALPHA, which: str = "p") -> list[bool]:
+    """Per part: whether Holm's step-down at family level alpha rejects its null, over the parts that carry a p-value
+    `which` ("p": for yes, "p_no": for no), sorted ascending, the i-th of m at alpha/(m − i), stopping at the first
+    that fails. Parts without that p: False."""
+    tested = sorted((i for i, p in enumerate(parts) if math.isfinite(_p(p, which))), key=lambda i: _p(parts[i], which))
     out = [False] * len(parts)
     m = len(tested)
     for rank, i in enumerate(tested):
-        if _p(parts[i]) > alpha / (m - rank):
+        if _p(parts[i], which) > alpha / (m - rank):
             break
         out[i] = True
     return out
+
+
+def _held(testable: list, word: str, alpha: float) -> tuple[bool, dict]:
+    """(whether some part with `word` holds after Holm — an exact check's counts as it is —, notes for the parts
+    of that word that do not)."""
+    which = "p" if word == "yes" else "p_no"
+    survives = holm_survivors(testable, alpha, which)
+    m = sum(math.isfinite(_p(q, which)) for q in testable)
+    held, notes = False, {}
+    for p, ok in zip(testable, survives):
+        if p[0] != word:
+            continue
+        if not math.isfinite(_p(p, which)) or ok:
+            held = True
+        else:
+            notes[id(p)] = f"{word} at its own alpha, not after Holm over {m} parts"
+    return held, notes
 
 
 def combine(parts: list, alpha: float = FAMILY_ALPHA) -> Verdict:
@@ -140,28 +161,21 @@ def combine(parts: list, alpha: float = FAMILY_ALPHA) -> Verdict:
     if all(w == NOT_TESTABLE for w in words):
         return Verdict(NOT_TESTABLE, "; ".join(p[1] for p in parts))
     testable = [p for p in parts if p[0] != NOT_TESTABLE]
-    survives = holm_survivors(testable, alpha)
+    yes_held, yes_notes = _held(testable, "yes", alpha)
+    no_held, no_notes = _held(testable, "no", alpha)
     notes = {}
-    yes_after = False
-    for p, ok in zip(testable, survives):
-        if p[0] != "yes":
-            continue
-        if not math.isfinite(_p(p)) or ok:
-            yes_after = True
-        else:
-            notes[id(p)] = f"yes at its own alpha, not after Holm over {sum(math.isfinite(_p(q)) for q in testable)} parts"
     if all(w == "yes" for w in words):
         word = "yes"
     elif all(p[0] == "yes" for p in testable):
         word = "partly"
-    elif yes_after:
-        word = "partly"
-    elif "no" in words:
+    elif yes_held:
+        word, notes = "partly", yes_notes
+    elif all(p[0] == "no" for p in testable):
         word = "no"
+    elif no_held:
+        word, notes = "no", {**yes_notes, **no_notes}
     else:
-        word = "undecided"
-    if word == "yes" or (word == "partly" and all(p[0] == "yes" for p in testable)):
-        notes = {}  # a conjunction of yes parts: no multiplicity note
+        word, notes = "undecided", {**yes_notes, **no_notes}
     return Verdict(word, "; ".join(f"{p[1]} ({notes.get(id(p), p[0])})" for p in parts))
 
 
@@ -176,15 +190,16 @@ def combine_many(parts: list[tuple[str, Part]], shown: int = 4, alpha: float = F
     `shown` labels of each word (the full list is the figure's own table)."""
     v = combine([p for _, p in parts], alpha)
     bits = []
-    survives = holm_survivors([p for _, p in parts], alpha)
-    held = [lab for (lab, p), ok in zip(parts, survives) if p[0] == "yes" and math.isfinite(_p(p)) and not ok]
+    testable = [p for _, p in parts if p[0] != NOT_TESTABLE]
     for word in ("yes", "no", "undecided", NOT_TESTABLE):
         labels = [lab for lab, p in parts if p[0] == word]
         if labels:
             more = f", … (+{len(labels) - shown})" if len(labels) > shown else ""
             bits.append(f"{word} {len(labels)}/{len(parts)}: " + ", ".join(labels[:shown]) + more)
-    if held and v.word != "yes":
-        bits.append(f"of the yes, {len(held)} not after Holm over the parts")
+    for word in ("yes", "no"):
+        dropped = len(_held(testable, word, alpha)[1])
+        if dropped and not all(p[0] == word for p in testable):
+            bits.append(f"of the {word}, {dropped} not after Holm over the parts")
     if v.word == NOT_TESTABLE:
         bits.append(parts[0][1][1])
     return Verdict(v.word, "; ".join(bits))

@@ -85,6 +85,17 @@ def test_partly_needs_holm_and_an_all_yes_needs_no_correction():
         [True, False, False]  # 0.01 ≤ 0.05/3; 0.03 > 0.05/2 stops the step-down
 
 
+def test_a_no_from_some_parts_needs_holm_too_and_an_all_no_none():
+    n1, n2 = cr.Part("no", "a", 0.9, 0.04), cr.Part("no", "b", 0.9, 0.03)
+    u = cr.Part("undecided", "c", 0.5, 0.5)
+    assert cr.combine([n1, n2]).word == "no"              # every part no: a conjunction
+    assert cr.combine([n1, u]).word == "undecided"        # one no at 0.04 of 2 parts: not after Holm (0.025)
+    assert cr.combine([cr.Part("no", "a", 0.9, 0.01), u]).word == "no"
+    assert cr.combine([cr.Part("no", "exact"), u]).word == "no"  # an exact check's no counts as it is
+    many = [("p%d" % i, cr.Part("no", "x", 0.9, 0.04)) for i in range(2)] + [("u", u)]
+    assert "of the no, 2 not after Holm" in cr.combine_many(many).detail
+
+
 def test_fisher_part():
     assert cr.fisher_more_often(8, 8, 0, 8, "x")[0] == "yes"
     assert cr.fisher_more_often(1, 3, 0, 3, "x")[0] == "undecided"
