@@ -100,11 +100,14 @@ lr-grid: deps build
 	@BUILD=$(BUILD) bash gpt2/experiments/lr_sensitivity.sh --offset
 	@$(ANALYSIS_PY) analysis/figures/fig_lr_sensitivity.py runs/lr_sensitivity runs/lr_sensitivity_offset
 
-# The seed's own regime (bf16 autocast, no biases): A B C Dcap QKclip Q x 6 lrs x 8 seeds, 288 runs, ~3 min each
-# on one core of this CPU (resumable, SHARD=i/n for several machines), then its figure and table.
+# The seed's own regime (bf16 autocast, no biases): A B C Dcap QKclip Q x 9 lrs x 8 seeds, 432 runs, ~3 min each
+# on one core of this CPU (resumable, SHARD=i/n for several machines), and its thread-count null (16 runs), then its
+# figure and table; each grid run writes its results ledger analysis/results/<grid>.csv (commit it).
 lr-grid-bf16: deps build
 	@BUILD=$(BUILD) bash gpt2/experiments/lr_sensitivity.sh --seed-regime
-	@$(ANALYSIS_PY) analysis/figures/fig_lr_sensitivity.py runs/lr_sensitivity_bf16 --out figures/lr_bf16
+	@BUILD=$(BUILD) bash gpt2/experiments/lr_sensitivity.sh --seed-regime-null
+	@$(ANALYSIS_PY) analysis/figures/fig_lr_sensitivity.py runs/lr_sensitivity_bf16 --null runs/lr_sensitivity_bf16_null \
+	  --out figures/lr_bf16
 
 bench: deps build
 	@cmake --build $(BUILD) -j $(JOBS) --target benchmarks

@@ -22,8 +22,11 @@ ANALYSIS = Path(__file__).resolve().parent
 FIGURES_DIR = ANALYSIS / "figures"
 
 # The words a claim rule may return. "undecided": the rule could not separate the outcomes with these runs
-# (too few seeds, too much noise); never read as "no effect".
-WORDS = ("yes", "no", "partly", "undecided", "—")
+# (too few seeds, too much noise); never read as "no effect". "not testable here": the runs cannot show the
+# claim at all (its reference condition shows no effect above the round-off floor the claim declares, or a
+# premise the part rests on did not come out yes); never read as "no".
+NOT_TESTABLE = "not testable here"
+WORDS = ("yes", "no", "partly", "undecided", NOT_TESTABLE, "—")
 
 
 @dataclass(frozen=True)
@@ -49,6 +52,21 @@ class Claim:
 
 
 @dataclass(frozen=True)
+class GridClaim:
+    """A claim of the paper judged on runs of a declared grid (analysis/manifest.py GRIDS) rather than on the item's
+    own inputs: the seed's claim in the seed's regime. `needs`: (grid, settings) pairs whose runs the rule reads
+    (manifest.grid(grid, settings) names them); the verdict is computed only when every one of them is here, from
+    its logs or its results ledger (analysis/results_ledger.py), and printed with where they came from. `decide`
+    gets {grid: [lr_grid.Run]}; `power` (optional) a line printed beside the verdict."""
+    label: str                                 # the row's name ("drift, in the seed's regime")
+    says: str
+    rule: str
+    needs: tuple[tuple[str, tuple[tuple[str, str], ...]], ...]
+    decide: Callable[[dict], "Verdict"]
+    power: str = ""
+
+
+@dataclass(frozen=True)
 class Figure:
     seed: str                     # "000" ... "004"; "instrument" for results beyond the seeds
     label: str                    # the paper's name for it ("Fig. 5", "Table I", "Muon counterexample")
@@ -59,6 +77,7 @@ class Figure:
     ours: Callable[[list[Path]], str] | None = None   # input logs -> our headline (None: "see figure/table")
     claim: Claim | None = None    # None: the paper states no claim this item could test
     full_scale: str = ""          # what regenerates it at the paper's scale, when that is not here
+    regime: tuple[GridClaim, ...] = ()  # the same paper item's claims judged on a declared grid (the seed's regime)
     script: str = ""              # filled by collect(): the file's stem
 
     def __post_init__(self):

@@ -15,17 +15,18 @@ declared); a fixture or hand-made log of another size gets "no verdict".
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "analysis"))
+sys.path.insert(0, str(ROOT / "analysis" / "figures"))
 
 import claim_rules  # noqa: E402
 import figure_decl as fd  # noqa: E402
 import gaugelab_log as gl  # noqa: E402
 import manifest  # noqa: E402
+import results_ledger  # noqa: E402
 
 
 SEEDS = ("000", "001", "002", "003", "004")
@@ -64,7 +65,7 @@ def render(figures: dict[str, fd.Figure] | None = None) -> str:
              "those logs. Each row is declared once, at the top of its script (analysis/figures/). `make figures` "
              "rebuilds everything (expensive runs cached under runs/), `make report` renders the narrative notebooks.",
              "", "How verdicts are computed (analysis/claim_rules.py):", "",
-             f"- {claim_rules.COMBINE_RULE};", f"- {claim_rules.PAIRED_RULE};",
+             f"- {claim_rules.COMBINE_RULE};", f"- {claim_rules.PAIRED_RULE};", f"- {claim_rules.FLOOR_RULE};",
              "- a verdict is printed only for logs of the declared run set (the commands in analysis/manifest.py at "
              "their declared size); a proxy's verdict is about the proxy, not about the paper's scale.", ""]
     for seed in SEEDS:
@@ -83,6 +84,7 @@ def render(figures: dict[str, fd.Figure] | None = None) -> str:
             if fig.claim is not None and all(fig.claim is not r[1] for r in rules):
                 rules.append((fig.label, fig.claim))
         lines.append("")
+        lines += regime_section([f for f in figures.values() if f.seed == seed and f.regime])
         if rules:
             lines += ["Claim rules (each written in its script's declaration):", ""]
             lines += [f"- **{label}** — claim: {c.says}. Rule: {c.rule}." for label, c in rules]
@@ -93,40 +95,96 @@ def render(figures: dict[str, fd.Figure] | None = None) -> str:
     return "\n".join(lines)
 
 
+def regime_row(gc: fd.GridClaim, root: Path = ROOT, results: Path | None = None) -> tuple[str, str]:
+    """(where its runs came from, its verdict) for a claim judged on declared grids: computed only when every run it
+    needs is here, from the logs or the results ledger; else "not run here" naming the run set."""
+    results = results or results_ledger.RESULTS
+    got, where = {}, []
+    for name, settings in gc.needs:
+        names = results_ledger.declared_runs(name, dict(settings))
+        g = results_ledger.load_grid(name, root, results)
+        missing = g.have(names) if g else names
+        if missing:
+            return ("—", f"not run here (run set: {len(names)} runs of grid {name}"
+                         f"{' (' + ', '.join(f'{k} {v}' for k, v in settings) + ')' if settings else ''}, "
+                         f"{len(names) - len(missing)} present; `python3 analysis/make_figures.py --grid {name}`)")
+        got[name] = [r for r in g.runs if r.run in set(names)]
+        where.append(g.source)
+    try:
+        return "; ".join(where), str(gc.decide(got))
+    except (KeyError, ValueError, IndexError) as e:
+        return "; ".join(where), f"no verdict (the runs could not be read: {e})"
+
+
+def regime_section(figs: list[fd.Figure], root: Path = ROOT, results: Path | None = None) -> list[str]:
+    """The seed's claims judged in the seed's regime (declared grids), one row per GridClaim."""
+    if not figs:
+        return []
+    out = ["The same claims in the seed's regime (bf16 autocast, no biases: the grids of analysis/manifest.py, read "
+           "from their logs when present, else from their results ledger analysis/results/<grid>.csv):", "",
+           "| item | claim | rule | runs read | verdict (computed) |", "| --- | --- | --- | --- | --- |"]
+    for fig in figs:
+        for gc in fig.regime:
+            where, verdict = regime_row(gc, root, results)
+            power = f" — {gc.power}" if gc.power else ""
+            out.append(f"| {fig.label}: {gc.label} | {gc.says} | {gc.rule} | {where} | {verdict}{power} |")
+    return out + [""]
+
+
 def instrument_section(figures: dict[str, fd.Figure] | None = None) -> list[str]:
-    """Beyond the seeds: the learning-rate-sensitivity grid's table, when `make lr-grid` has made it."""
+    """Beyond the seeds: the learning-rate-sensitivity grids' tables, computed from their logs or ledgers."""
     out = ["## Beyond the seeds: the instability instrument", "",
            "Learning-rate sensitivity of the Q/K-gauge handlings (A, B, C, D, QK-norm, E; AdamW and Muon) on the "
            "Shakespeare corpus (gpt2/README.md, \"The instability instrument\"; `make lr-grid`, "
            "`analysis/figures/fig_lr_sensitivity.py`). No seed runs this experiment, so there is no paper column; the "
-           "seed-000 claim it tests is that GaugeFix alone (B) is less stable than weight decay (A). From the "
-           "protocol's balanced start (every multiplier 1, no biases) B ≡ C up to rounding: r_Q and r_K get "
-           "identical gradients, so there is no drift to fix (gpt2/README.md, \"Why B ≡ C\"); B − C is the noise "
-           "floor and B − A the effect of the Q/K decay. The offset family (prefix \"offset start\") starts each "
-           "head off the balanced slice by a pure gauge move (`--qk-gauge-init 1`), so that the handlings have "
-           "something to act on.", ""]
+           "seed-000 claim it tests is that GaugeFix alone (B) is less stable than weight decay (A). In float32 from "
+           "the protocol's balanced start (every multiplier 1, no biases) B ≡ C up to rounding: r_Q and r_K get "
+           "identical gradients, so there is no drift to fix (gpt2/README.md, \"Why B ≡ C\"); there B − C is the noise "
+           "floor and B − A the effect of the Q/K decay. Under bf16 autocast rounding breaks the tie (C drifts, B does "
+           "not), so B − C is GaugeFix's effect there and the grid's null is the same condition under two thread "
+           "counts. The offset family (prefix \"offset start\") starts each head off the balanced slice by a pure gauge "
+           "move (`--qk-gauge-init 1`), so that the handlings have something to act on.", ""]
     for fig in (f for f in (figures or {}).values() if f.seed == "instrument"):
         row = row_of(fig)
         out += [f"`make figures` draws `figures/{fig.script}.py` from a demo slice ({len(fig.inputs)} runs: "
                 f"{', '.join(fig.inputs)}; {row.state}); a slice decides nothing, so the verdicts below come only from "
-                "the full grid's table when `make lr-grid` has made it.", ""]
-    out += grid_table("", "lr-grid", "~1 h")
+                "the full grids.", ""]
+    out += grid_table(("lr_sensitivity", "lr_sensitivity_offset"), "lr-grid", "~6.6 core-hours")
     out += ["### The seed's regime: bf16 autocast, no biases", "",
             "The same instrument in the regime seed 000 trained in (bf16 autocast with master weights, multipliers and "
             "AdamW's state in float32; no biases), A, B, C against the magnitude controls Dcap, QK-Clip and QK-norm, "
-            "8 seeds × 6 learning rates (`make lr-grid-bf16`, resumable; its figure `figures/lr_bf16/`).", ""]
-    out += grid_table("lr_bf16", "lr-grid-bf16", "~7 h")
+            "8 seeds × 9 learning rates from 3.73e-4 to 1.0 so that every optimum can be interior and the top can fail "
+            "(`make lr-grid-bf16`, resumable; its figure `figures/lr_bf16/`; its null: grid lr_sensitivity_bf16_null).", ""]
+    out += grid_table(("lr_sensitivity_bf16",), "lr-grid-bf16", "~22 core-hours", null="lr_sensitivity_bf16_null")
     return out
 
 
-def grid_table(folder: str, target: str, cost: str) -> list[str]:
-    """The LR-sensitivity table that `make TARGET` writes under figures/FOLDER, when it holds the full grid."""
-    table = Path(os.environ.get("GAUGELAB_FIGURES", ROOT / "figures")) / folder / "table_lr_sensitivity.md"
-    if table.exists() and "Run set: the full grid" in table.read_text():
-        return [table.read_text().strip(), ""]
-    if table.exists():
-        return [f"(the table in {table.parent.name}/ is from a slice, not the full grid: run `make {target}`, {cost} "
-                "on 2 cores)", ""]
+def grid_table(names: tuple[str, ...], target: str, cost: str, null: str = "", root: Path = ROOT,
+               results: Path | None = None) -> list[str]:
+    """The LR-sensitivity table of grids `names`, computed from their logs or results ledgers (which one is said);
+    without either, the grid's archived table (analysis/results/<grid>.archived.md) when one is kept, else a line
+    saying what makes it."""
+    import fig_lr_sensitivity as lrs
+
+    results = results or results_ledger.RESULTS
+    grids = [g for g in (results_ledger.load_grid(n, root, results) for n in names) if g is not None]
+    if grids:
+        runs = [r for g in grids for r in g.runs]
+        nul = results_ledger.load_grid(null, root, results) if null else None
+        where = "; ".join(f"grid {g.name}: {g.source}" for g in grids)
+        return [*lrs.table_lines(runs, where, null_runs=nul.runs if nul else None,
+                                 at_lr=float(manifest.SEED_REGIME_LR), null_where=nul.source if nul else ""), ""]
+    archived = [results / f"{n}.archived.md" for n in names if (results / f"{n}.archived.md").exists()]
+    if archived:
+        text = "\n".join(ln for ln in archived[0].read_text().splitlines() if not ln.startswith("<!--")
+                         and not ln.endswith("-->"))
+        return [text.strip(), "",
+                "Known limits of that run set, which the declared grid now addresses: it does not bracket the optimum "
+                "(A, B, C, Dcap and QK-Clip were best at its lowest learning rate, which inflates Wortsman's sensitivity "
+                "of a condition whose optimum moved), and its \"stopped\" counts only non-finite losses, which a "
+                "600-step run cannot reach (logits stay finite as the softmax turns one-hot), so 0/48 is not "
+                f"robustness. Re-run: `make {target}` ({cost} on 2 cores, resumable), then its ledger is written and "
+                "this table is recomputed.", ""]
     return [f"(not made here: run `make {target}`, {cost} on 2 cores)", ""]
 
 

@@ -159,6 +159,12 @@ def run_grid(build: Path, name: str, overrides: dict, jobs: int, shard: tuple[in
         raise SystemExit(f"[grid] {name}: {len(failed)} run(s) failed, e.g. {failed[0]} (output in {failed[0]}.txt)")
     print(f"[grid] {name}: shard {i}/{n} done; logs under {runs and Path(next(iter(runs.values()))['out_arg']).parent}",
           flush=True)
+    # The results ledger (analysis/results/<grid>.csv, to be committed): the grid's finished runs so far, so that its
+    # results outlive the logs. Only for the declared grid (settings appended with KEY+=, e.g. a device, allowed).
+    if all(k.endswith("+") for k in overrides):
+        import results_ledger
+
+        print(f"[grid] {name}: ledger {results_ledger.write(name).relative_to(ROOT)} (commit it)", flush=True)
 
 
 def parse_sets(items: list[str]) -> dict:

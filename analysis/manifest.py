@@ -236,18 +236,23 @@ def _lr_grid(p: dict) -> dict:
     runs: the grid's lr is that of the AdamW groups, Muon's own 10x it; the projections (P*) run under AdamW only.
     min-lr = lr/10 (nanoGPT's ratio). A run's directory: <root>/[M]<key>_lr<lr>_s<seed>."""
     out = {}
+    threads = _words(p.get("threads", "")) or [""]  # a grid that declares thread counts runs each, suffix _t<n>
     for seed in _words(p["seeds"]):
         for lr in _words(p["lrs"]):
             for opt in _words(p["optimizers"]):
                 for cond in _words(p["conditions"]):
                     if opt == "muon" and cond.startswith("P"):
                         continue
-                    args = ["--config", p["config"], "--data", p["data"], "--lr", lr, "--min-lr", str(float(lr) / 10),
+                    min_lr = p.get("min_lr") or str(float(lr) / 10)  # a grid of one lr may state the protocol's
+                    args = ["--config", p["config"], "--data", p["data"], "--lr", lr, "--min-lr", min_lr,
                             "--seed", seed, "--condition", cond]
                     if opt == "muon":
                         args += ["--optimizer", "muon", "--muon-lr", str(float(lr) * 10)]
-                    run_dir = f"{p['root']}/{'M' if opt == 'muon' else ''}{cond}_lr{lr}_s{seed}"
-                    out[run_dir] = _train_run(run_dir, args + _words(p["extra"]), [p["config"]])
+                    for th in threads:
+                        run_dir = f"{p['root']}/{'M' if opt == 'muon' else ''}{cond}_lr{lr}_s{seed}" + (
+                            f"_t{th}" if th else "")
+                        out[run_dir] = _train_run(run_dir, args + _words(p["extra"]) + (["--threads", th] if th else []),
+                                                  [p["config"]])
     return out
 
 
@@ -273,6 +278,20 @@ def _seed000_grid(p: dict) -> dict:
 
 _LR_DEFAULTS = {"config": "gpt2/configs/lr-sensitivity-cpu.ini", "data": "runs/data/shakespeare", "extra": "",
                 "lrs": "1e-3 2.68e-3 7.2e-3 1.93e-2 5.18e-2 0.139 0.373 1.0"}  # log-spaced by 10^(3/7)
+# The learning rates of the seed's-regime grid, declared 2026-11-29 before its new runs: 3.73e-4 through 1.0, log-spaced
+# by 10^(3/7) like the others, so that every condition's optimum can be interior (the first 288 runs, over 2.68e-3 ..
+# 0.373, had A, B, C, Dcap and QK-Clip best at the lowest lr) and the top can fail (1.0 collapsed every condition in the
+# float32 grid). The earlier six are a subset, named as before, so their runs count.
+_BF16_LRS = "3.73e-4 1e-3 2.68e-3 7.2e-3 1.93e-2 5.18e-2 0.139 0.373 1.0"
+# The learning rate seed 000's claims are judged at in its regime, declared 2026-11-29 before any run of the null and
+# before any per-lr drift of the bf16 grid was read: the seed's protocol lr 6e-4 lies below the first bf16 grid, and
+# 2.68e-3 is that grid's lr nearest to it in log-distance (0.65 decade); it is also where A, B and C had their best
+# loss there (FIGURES.md), the nearest the grid comes to the seed's tuned protocol. It is in the bracketing grid too.
+SEED_REGIME_LR = "2.68e-3"
+# Seed 000's protocol (its §5.1, gpt2/configs/gpt2-124m-owt.ini): AdamW at 6e-4, cosine to 6e-5, warm-up 2 000 of
+# 20 000 iterations, bf16. The late-instability experiment runs that lr and schedule, step for step.
+SEED000_LR, SEED000_MIN_LR, SEED000_ITERS, SEED000_WARMUP = "6e-4", "6e-5", "20000", "2000"
+SEEDS_20 = " ".join(str(s) for s in range(1, 21))
 _OWT = "gpt2/configs/gpt2-124m-owt.ini"
 GRIDS = {
     # ~55 s per run on an idle core: 14 conditions (A B C D Dcap Q E, AdamW and Muon) + N P Pa Pu x 8 lrs x 3 seeds
@@ -283,12 +302,30 @@ GRIDS = {
     "lr_sensitivity_offset": ({**_LR_DEFAULTS, "root": "runs/lr_sensitivity_offset", "conditions": "A B C D",
                                "optimizers": "adamw", "seeds": "42 123 456", "extra": "--qk-gauge-init 1"}, _lr_grid),
     # the seed's own regime: bf16 autocast (master weights, multipliers and AdamW's state in float32, as the seed's),
-    # no biases; A, B, C against the magnitude controls Dcap, QK-Clip and QK-norm; 8 seeds x 6 lrs (1e-3 and 1.0
-    # left out: under-trained and collapsed for every condition) = 288 runs, ~3 min each under bf16 on this CPU
+    # no biases; A, B, C against the magnitude controls Dcap, QK-Clip and QK-norm; 8 seeds x 9 lrs bracketing every
+    # optimum (_BF16_LRS) = 432 runs (288 of them the first grid's), ~3 min each under bf16 on this CPU
     "lr_sensitivity_bf16": ({**_LR_DEFAULTS, "root": "runs/lr_sensitivity_bf16", "conditions": "A B C Dcap QKclip Q",
                              "optimizers": "adamw", "seeds": "42 123 456 789 1001 2002 3003 4004",
-                             "lrs": "2.68e-3 7.2e-3 1.93e-2 5.18e-2 0.139 0.373",
-                             "extra": "--precision bf16 --bias false"}, _lr_grid),
+                             "lrs": _BF16_LRS, "extra": "--precision bf16 --bias false"}, _lr_grid),
+    # the bf16 grid's real null: condition C at the seed-regime lr, 8 seeds (the grid's), each under --threads 1 and
+    # --threads 2: another split of the CPU kernels' reductions, the same math, paired by seed (16 runs, ~50 min on
+    # one core). Should the two thread counts give bit-identical runs on a machine, the null reads exactly 0 there
+    # and says only that its kernels split no reduction by thread.
+    "lr_sensitivity_bf16_null": ({**_LR_DEFAULTS, "root": "runs/lr_sensitivity_bf16_null", "conditions": "C",
+                                  "optimizers": "adamw", "seeds": "42 123 456 789 1001 2002 3003 4004",
+                                  "lrs": SEED_REGIME_LR, "threads": "1 2",
+                                  "extra": "--precision bf16 --bias false"}, _lr_grid),
+    # seed 000's late instability as a declared experiment: bf16, no biases, the seed's lr and schedule step for step
+    # (6e-4 cosine to 6e-5, warm-up 2 000 of 20 000 steps) on the grid's CPU model; failure by the trainer's spike rule
+    # (summary `stable`), 20 seeds per arm for A, B, C (one-sided Fisher power 0.85 at failure rates 1/3 vs 0, printed
+    # beside the verdict). 60 runs of 20 000 steps (~100 min each under bf16 on one core of this CPU; 10M tokens, ~7
+    # epochs of the corpus), checkpointed every 1 000 steps: resumable across days, SHARD=i/n across machines; on a
+    # GPU add --set extra+="--device cuda" and --jobs 8.
+    "late_instability_bf16": ({**_LR_DEFAULTS, "root": "runs/late_instability_bf16", "conditions": "A B C",
+                               "optimizers": "adamw", "seeds": SEEDS_20, "lrs": SEED000_LR, "min_lr": SEED000_MIN_LR,
+                               "extra": f"--precision bf16 --bias false --max-iters {SEED000_ITERS} --warmup-iters "
+                                        f"{SEED000_WARMUP} --eval-every 1000 --ckpt-every 1000 --log-heads-every 100"},
+                              _lr_grid),
     # the same regime on a GPU, a larger model (gpt2/configs/lr-sensitivity-gpu.ini: 6 x 384, context 512, 1000 steps)
     # at 16 seeds x 6 lrs x 6 conditions = 576 runs (~20-40 s each on one H100, estimated; several share the card:
     # --jobs 8), in time-boxed shards (scripts/gpu-grid.sh); plus the CUDA-stop test: A and C at the three largest
@@ -321,6 +358,7 @@ GRIDS = {
 # A grid whose runs read a corpus prepared by one of EXPERIMENTS names it here: the runner makes it first.
 GRID_NEEDS = {"lr_sensitivity": ["shakespeare_data"], "lr_sensitivity_offset": ["shakespeare_data"],
               "lr_sensitivity_bf16": ["shakespeare_data"], "lr_sensitivity_demo": ["shakespeare_data"],
+              "lr_sensitivity_bf16_null": ["shakespeare_data"], "late_instability_bf16": ["shakespeare_data"],
               "lr_sensitivity_gpu": ["shakespeare_data"], "lr_sensitivity_gpu_math": ["shakespeare_data"]}
 
 

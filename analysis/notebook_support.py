@@ -70,3 +70,38 @@ def show_table(name: str) -> None:
     """Shows figures/NAME.md (a table written by figstyle.save_table or a table script)."""
     md = FIGURES / f"{name}.md"
     show_markdown(md.read_text() if md.exists() else f"*{name}.md is missing: run `make figures` first.*")
+
+
+# --- numbers rendered from the logs, never typed into the prose --------------------------------------------------
+
+def _figure_row(script: str):
+    import figure_index
+
+    figs = manifest.figures()
+    if script not in figs:
+        raise KeyError(f"no figure script {script!r} under analysis/figures/")
+    return figs[script], figure_index.row_of(figs[script])
+
+
+def headline(script: str) -> str:
+    """The figure's own headline ('ours' of its declaration) computed from its logs, or why there is none."""
+    fig, row = _figure_row(script)
+    return row.ours if row.state == "made" else f"{fig.label}: {row.state}"
+
+
+def show_headline(script: str) -> None:
+    fig, _ = _figure_row(script)
+    show_markdown(f"**Ours ({fig.label}, computed from its logs):** {headline(script)}")
+
+
+def show_verdict(script: str) -> None:
+    """The claim's verdict as the figure index computes it (its declared rule on its logs), and for seed 000 its
+    claims judged in the seed's regime (from the grids' logs or results ledgers)."""
+    import figure_index
+
+    fig, row = _figure_row(script)
+    lines = [f"**Verdict ({fig.label}, computed):** {row.verdict if row.state == 'made' else row.state}"]
+    for gc in fig.regime:
+        where, verdict = figure_index.regime_row(gc)
+        lines.append(f"- *{gc.label}* ({where}): {verdict}" + (f" — {gc.power}" if gc.power else ""))
+    show_markdown("\n".join(lines))

@@ -454,3 +454,82 @@ def sensitivity_per_seed(L) -> np.ndarray:
         if col.size:
             out[s] = float(np.mean(col - col.min()))
     return out
+
+
+# ---------------------------------------------------------------- event counts: Fisher's exact test and its power
+
+def fisher_one_sided_p(k_a: int, n_a: int, k_b: int, n_b: int) -> float:
+    """One-sided Fisher exact p of "a's event rate exceeds b's": with the k = k_a + k_b events fixed, the
+    hypergeometric P(K_a ≥ k_a) = Σ_{i ≥ k_a} C(n_a, i)·C(n_b, k − i) / C(n_a + n_b, k). No event at all gives 1."""
+    if not (0 <= k_a <= n_a and 0 <= k_b <= n_b):
+        raise ValueError(f"event counts must lie in [0, n]: {k_a}/{n_a}, {k_b}/{n_b}")
+    k = k_a + k_b
+    total = math.comb(n_a + n_b, k)
+    return sum(math.comb(n_a, i) * math.comb(n_b, k - i) for i in range(k_a, min(k, n_a) + 1)) / total
+
+
+def fisher_power(rate_a: float, rate_b: float, n_a: int, n_b: int, alpha: float = 0.05) -> float:
+    """Power of the one-sided Fisher test (fisher_one_sided_p < alpha, strictly) when a's runs fail independently
+    with probability rate_a and b's with rate_b: Σ over all outcomes (k_a, k_b) of their binomial probabilities
+    where the test rejects. Exact (full enumeration of the (n_a + 1)(n_b + 1) outcomes)."""
+    if not (0 <= rate_a <= 1 and 0 <= rate_b <= 1):
+        raise ValueError(f"rates must lie in [0, 1], got {rate_a}, {rate_b}")
+
+    def binom(n: int, k: int, r: float) -> float:
+        return math.comb(n, k) * r ** k * (1 - r) ** (n - k)
+
+    return sum(binom(n_a, ka, rate_a) * binom(n_b, kb, rate_b)
+               for ka in range(n_a + 1) for kb in range(n_b + 1) if fisher_one_sided_p(ka, n_a, kb, n_b) < alpha)
+
+
+# ---------------------------------------------------------------- failure by the loss, sensitivity at the own optimum
+
+def failed_by_loss(L, excess: float = 1.0) -> np.ndarray:
+    """[n_lr, n_seed] bool: a run failed when its final loss is at least `excess` nats above its seed's best over the
+    grid (min over the lrs of that column), or is NaN (stopped). A seed with no finite loss fails everywhere."""
+    L = np.asarray(L, dtype=float)
+    if L.ndim != 2:
+        raise ValueError(f"L must be [n_lr, n_seed], got shape {L.shape}")
+    best = np.array([L[np.isfinite(L[:, s]), s].min() if np.isfinite(L[:, s]).any() else math.nan
+                     for s in range(L.shape[1])])
+    with np.errstate(invalid="ignore"):
+        return ~np.isfinite(L) | ~(L < best[None, :] + excess)
+
+
+@dataclass(frozen=True)
+class OwnOptimum:
+    """Per seed: the sensitivity around that seed's own best lr, the best lr, and whether it is at the grid's edge."""
+    sensitivity: np.ndarray   # [n_seed] mean of (L − L*) over the lrs within ±decades of the seed's best lr
+    best_lr: np.ndarray       # [n_seed] the seed's best lr (NaN for a seed with no finite loss)
+    at_edge: np.ndarray       # [n_seed] bool: the best lr is the smallest or the largest lr the seed ran
+    window: np.ndarray        # [n_seed] how many lrs the ±decades window held
+
+
+def sensitivity_around_optimum(L, lrs, decades: float = 1.0) -> OwnOptimum:
+    """Learning-rate sensitivity measured around each seed's own optimum: for a [n_lr, n_seed] array of final losses
+    (diverged runs clipped by the caller, as for sensitivity_per_seed) on the learning rates `lrs` [n_lr], per seed
+    s with best lr* = argmin L[:, s]: mean over the lrs with |log10 lr − log10 lr*| ≤ decades of (L − L*).
+
+    Unlike Wortsman's mean over the whole grid it does not grow when the optimum moves toward the grid's edge
+    (with L quadratic in log lr, an optimum at the edge of a 6-point grid scores 55/19 ≈ 2.9× a central one under
+    Wortsman's mean); a window cut by the edge is still one-sided, so at_edge flags it. NaN cells are left out."""
+    L = np.asarray(L, dtype=float)
+    x = np.log10(np.asarray(lrs, dtype=float))
+    if L.ndim != 2 or L.shape[0] != x.size:
+        raise ValueError(f"L must be [n_lr, n_seed] with n_lr = {x.size} learning rates, got shape {L.shape}")
+    if np.isinf(L).any():
+        raise ValueError("infinite loss in L (clip diverged runs before computing sensitivity)")
+    n = L.shape[1]
+    sens, best, edge, win = np.full(n, math.nan), np.full(n, math.nan), np.zeros(n, bool), np.zeros(n, int)
+    for s in range(n):
+        ok = ~np.isnan(L[:, s])
+        if not ok.any():
+            continue
+        xs, col = x[ok], L[ok, s]
+        i = int(np.argmin(col))
+        near = np.abs(xs - xs[i]) <= decades + 1e-9
+        sens[s] = float(np.mean(col[near] - col[i]))
+        best[s] = 10 ** xs[i]
+        edge[s] = xs[i] == xs.min() or xs[i] == xs.max()
+        win[s] = int(near.sum())
+    return OwnOptimum(sens, best, edge, win)

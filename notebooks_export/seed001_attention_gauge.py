@@ -19,7 +19,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.join(os.environ.get("GAUGELAB_ROOT", "."), "analysis"))  # run from the repo root, or via make report
-from notebook_support import show_figure, show_markdown, show_table, summary  # noqa: E402
+from notebook_support import show_figure, show_headline, show_table, show_verdict  # noqa: E402
 
 # %% [markdown]
 # ## Tables 3–4 — assumption checks
@@ -53,15 +53,17 @@ show_table("table_seed001_counts")
 # so naive parameter averaging fails and averaging after gauge alignment (canonical slice, Hungarian
 # head matching, per-head Procrustes) is meaningful; it reports no number. **We measure** the validation
 # loss along the linear path between models trained from different seeds, B aligned to A level by level
-# (`gaugelab merge-models`): a residual-stream permutation, then Algorithm 3, then the MLP's hidden units.
-# With the full experiment (`make figures MERGE=full`: 6 pairs of 2000-step models) the naive barrier is
-# ~2.5 nats; the residual permutation removes most of it (~1.7), Algorithm 3 a little more (~1.55 with the
-# QR slice; the Gram slice and no slice are within the pairs' spread), and MLP weight matching raises it
-# again (~1.8). Alignment helps, as predicted, but no level gives a barrier-free path at this scale.
+# (`gaugelab merge-models`): a residual-stream permutation, then Algorithm 3 (the attention alignment the
+# seed proposes), then the MLP's hidden units. The claim is judged on Algorithm 3's own step — the barrier
+# after the attention alignment minus the barrier before it, per pair — not on the MLP matching, which is not
+# the seed's proposal. The barriers per level come from the logs below (`make figures MERGE=full` runs
+# 6 pairs of 2000-step models; the default is one pair, which cannot decide the claim).
 
 # %%
 show_figure("fig_seed001_merge_barrier")
 show_table("table_seed001_merge_barrier")
+show_headline("fig_seed001_merge_barrier")
+show_verdict("table_seed001_merge_barrier")
 
 # %% [markdown]
 # ## Prop. 9, §5.1, §5.3 — curvature along the orbits and sharpness on the quotient
@@ -69,28 +71,27 @@ show_table("table_seed001_merge_barrier")
 # **The seed predicts** zero curvature along every Lie-algebra direction at a critical point (at least
 # L·h(d_k² + d_v²) zero eigenvalues) and asks for sharpness to be measured on the quotient.
 # **We measure** (`gaugelab hessian`, Hessian-vector products by double backward, Lanczos) on a trained
-# model, as loaded and under random gauges of the same function: along the orbits the curvature equals
-# −∇L·a (a the orbit's acceleration), the form Prop. 9 takes away from a critical point, to ~1e-6; the
-# top eigenvalue of H moves by ~70 % under gauges of condition number 10, and so does that of the
-# Euclidean quotient P·H·P (the top eigenvector is horizontal already). Only in a gauge-covariant metric
-# (each factor's move measured through its partner) is the top eigenvalue a property of the function
-# (it changes at the float32 level). The Euclidean projection alone does not make sharpness gauge-invariant.
+# model, as loaded and under random gauges of the same function: the curvature along the orbits against −∇L·a
+# (a the orbit's acceleration, the form Prop. 9 takes away from a critical point), and how far the top
+# eigenvalue of H, of the Euclidean quotient P·H·P and of a gauge-covariant metric (each factor's move measured
+# through its partner) moves under gauges of condition number 10. The sizes are the table's and the headline's
+# below, computed from the log; the verdict says which of them are gauge-invariant.
 
 # %%
 show_table("table_seed001_sharpness")
+show_headline("table_seed001_sharpness")
+show_verdict("table_seed001_sharpness")
 
 # %% [markdown]
 # ## App. H.2 — gauge-orthogonal gradients (Alg. 2 and Remark 51)
 #
 # `gaugelab train --grad-projection exact|approx` projects the attention gradients before the optimizer
 # (`--projection-target update` projects AdamW's step instead). The raw gradient is already horizontal
-# (Prop. 38), so the exact projection changes a run only at float32 rounding; AdamW's update is not
-# (on the seed-42 model of the merge experiment ~19 % of its norm is vertical, median over heads:
-# `analysis/head_projection_error.py`), and Alg. 2 is far from the exact projection on trained heads
-# (relative error ~1.9 on AdamW's direction, ~0.9 on random ones) — larger than the vertical part it
-# is meant to remove. In the learning-rate grid (conditions N, P, Pa, Pu, 96 runs; `gpt2/README.md`) no
-# projection improves learning-rate robustness beyond the grid's noise floor (P − N, zero in exact arithmetic, is
-# −0.03), and Alg. 2 makes it worse (+0.06, at the highest learning rate).
+# (Prop. 38), so the exact projection changes a run only at float32 rounding; AdamW's update is not.
+# How much of AdamW's update is vertical on a trained head, and how far Alg. 2 is from the exact projection,
+# `analysis/head_projection_error.py` measures on a checkpoint (the merge experiment's model); whether any
+# projection changes learning-rate robustness, the learning-rate grid's rows N, P, Pa, Pu say, beside that
+# grid's measured null P − N (zero in exact arithmetic): `make lr-grid`, its table in the figure index.
 
 # %% [markdown]
 # ## Where ours differs, and why

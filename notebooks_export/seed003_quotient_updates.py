@@ -16,7 +16,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.join(os.environ.get("GAUGELAB_ROOT", "."), "analysis"))  # run from the repo root, or via make report
-from notebook_support import show_figure, show_markdown, show_summary, show_table, summary  # noqa: E402
+from notebook_support import show_figure, show_headline, show_markdown, show_summary, show_table, show_verdict, summary  # noqa: E402
 
 # %% [markdown]
 # ## §2 The smallest failure: one GD step on f(a, b) = ½(ab − 1)²
@@ -29,21 +29,25 @@ from notebook_support import show_figure, show_markdown, show_summary, show_tabl
 s = summary("toy_factor_scalar")
 show_summary(s)
 show_figure("fig_seed003_factor_scalar")
+show_headline("fig_seed003_factor_scalar")
+show_verdict("fig_seed003_factor_scalar")
 
 # %% [markdown]
-# **Difference.** None in substance: closed form and simulation agree to ~1e-13 relative, and the
-# seed's "order ½·10¹²" is our 4.98·10¹¹. The sweep and the corrected step are ours.
+# **Difference.** None in substance: closed form and simulation agree to round-off (the summary above), and
+# the seed's "order ½·10¹²" is the loss after the step in our headline. The sweep and the corrected step are ours.
 #
 # ## §3 Matrix factors and the opposite-Gram correction
 
 # %%
 show_figure("fig_seed003_factor_matrix")
+show_verdict("fig_seed003_factor_matrix")
 
 # %% [markdown]
 # **Difference.** The seed gives the formulas only; the gauge family (singular values spread
 # log-evenly over [1/K, K]), the sizes and the sweep are our choices, stated in the caption. The
 # corrected step's spread sits at the round-off of the representative itself, which grows with the
-# gauge's conditioning — a floating-point fact, not a failure of the correction.
+# gauge's conditioning — a floating-point fact, not a failure of the correction; the claim is therefore
+# decided on the spread in units of that round-off, per K.
 #
 # ## §4 Decoupled weight decay and §5 the hyperball
 
@@ -60,7 +64,7 @@ show_table("table_seed003_muon")
 # %% [markdown]
 # **Difference.** The seed states Θ(ρ²η²K²) without numbers; our table adds Newton–Schulz in float64
 # (closed form via the quintic's action on each singular value) and bf16-emulated, which has no
-# closed form and differs from the fp64 one by a few per cent.
+# closed form and differs from the fp64 one (by how much: the table).
 #
 # ## §7/§9 The one-step head diagnostic (`gaugelab diag heads`)
 #

@@ -28,12 +28,48 @@ def test_every_grid_builds_unique_runs(name):
 
 def test_seed_regime_grid_is_the_declared_one():
     runs = manifest.grid("lr_sensitivity_bf16")
-    assert len(runs) == 6 * 6 * 8
+    assert len(runs) == 6 * 9 * 8
     for e in runs.values():
         assert e["args"][-4:] == ["--precision", "bf16", "--bias", "false"]
     seeds = [e["args"][e["args"].index("--seed") + 1] for e in runs.values()]
     first = len(runs) // 8
     assert set(seeds[:first]) == {"42"}, "seeds outermost: the first seed's runs come first"
+    lrs = sorted({float(e["args"][e["args"].index("--lr") + 1]) for e in runs.values()})
+    assert lrs[0] < 4e-4 and lrs[-1] == 1.0  # brackets: from ~3.7e-4 through 1.0, log-spaced
+    assert all(abs(b / a - 10 ** (3 / 7)) < 0.01 * b / a for a, b in zip(lrs, lrs[1:]))
+
+
+def test_the_first_bf16_grids_runs_keep_their_names_in_the_bracketing_grid():
+    old = manifest.grid("lr_sensitivity_bf16", {"lrs": "2.68e-3 7.2e-3 1.93e-2 5.18e-2 0.139 0.373"})
+    assert len(old) == 288 and set(old) <= set(manifest.grid("lr_sensitivity_bf16"))
+    assert manifest.SEED_REGIME_LR in old_lrs(old)
+
+
+def old_lrs(runs: dict) -> set[str]:
+    return {e["args"][e["args"].index("--lr") + 1] for e in runs.values()}
+
+
+def test_the_bf16_null_runs_one_condition_under_two_thread_counts_paired_by_seed():
+    runs = manifest.grid("lr_sensitivity_bf16_null")
+    assert len(runs) == 16 and old_lrs(runs) == {manifest.SEED_REGIME_LR}
+    by = {}
+    for d, e in runs.items():
+        a = e["args"]
+        assert a[a.index("--condition") + 1] == "C" and a[-2] == "--threads"
+        by.setdefault(a[a.index("--seed") + 1], set()).add(a[-1])
+    assert len(by) == 8 and all(t == {"1", "2"} for t in by.values())
+
+
+def test_the_late_instability_experiment_is_the_seeds_protocol_at_twenty_seeds_per_arm():
+    runs = manifest.grid("late_instability_bf16")
+    assert len(runs) == 3 * 20
+    for e in runs.values():
+        a = e["args"]
+        val = lambda flag: a[a.index(flag) + 1]  # noqa: E731
+        assert val("--lr") == "6e-4" and val("--min-lr") == "6e-5" and val("--max-iters") == "20000"
+        assert val("--warmup-iters") == "2000" and val("--precision") == "bf16" and e["resumable"]
+        assert int(val("--ckpt-every")) <= 1000  # resumable across days without losing more than 1 000 steps
+    assert {e["args"][e["args"].index("--condition") + 1] for e in runs.values()} == {"A", "B", "C"}
 
 
 def test_muon_rows_skip_the_projections_and_take_ten_times_the_lr():

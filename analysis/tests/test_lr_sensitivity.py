@@ -58,20 +58,21 @@ def test_curves_follow_the_table_order_adamw_before_muon_balanced_before_offset(
     assert lrs.labels_in_order(runs) == ["A", "C", "MA", "MB", "oA"]
 
 
-def test_drift_rows_put_seed_000s_drift_beside_ours_and_leave_out_diverged_runs():
-    def run(label, key, drift, diverged=False, muon=False):
-        return lrs.Run(label, 0.1, 1, 2.0, diverged, 10.0, np.array([]), np.array([]), np.array([]), key=key,
+def test_drift_rows_give_the_median_at_the_declared_lr_and_leave_out_diverged_runs():
+    def run(label, key, drift, lr=0.1, diverged=False, muon=False):
+        return lrs.Run(label, lr, 1, 2.0, diverged, 10.0, np.array([]), np.array([]), np.array([]), key=key,
                        title=label, muon=muon, drift=drift, eff_imbalance=0.3)
-    runs = [run("A", "A", 1e-3), run("A", "A", 4e-3), run("A", "A", 9.0, diverged=True), run("B", "B", 0.0),
-            run("MC", "C", 2e-3, muon=True), run("Q", "Q", math.nan)]
+    runs = [run("A", "A", 1e-3), run("A", "A", 4e-3), run("A", "A", 2e-2, lr=1.0), run("A", "A", 9.0, diverged=True),
+            run("B", "B", 0.0), run("MC", "C", 2e-3, muon=True), run("Q", "Q", math.nan)]
     info = {r.cond: r for r in runs}
-    rows = lrs.drift_rows(runs, ["A", "B", "MC", "Q"], info)
+    rows = lrs.drift_rows(runs, ["A", "B", "MC", "Q"], info, at_lr=0.1)
     assert len(rows) == 3  # Q logged no drift (no multipliers)
     a, b, mc = rows
-    assert "0.0025 [0.001, 0.004]" in a and "0.052 ± 0.027" in a and "| 13 |" in a  # 0.052 / 0.004; the diverged 9.0 left out
-    assert "| 2 |" in a
-    assert "the seed's is 0 too" in b
-    assert "0.047" not in mc and "| — |" in mc  # Muon's C is not the seed's C
+    assert "| 0.004 [0.001, 0.02] |" in a        # over every lr; the diverged 9.0 left out
+    assert "| 0.0025 [0.001, 0.004] |" in a      # the median at lr 0.1 only
+    assert "| 3 |" in a
+    assert "0.052 ± 0.027" in a and "0.047" not in mc  # the seed's value beside ours (Muon's C is not the seed's C)
+    assert "| — |" in mc
 
 
 def test_a_seed_missing_a_learning_rate_is_left_out_of_the_grid_whole():
@@ -80,3 +81,66 @@ def test_a_seed_missing_a_learning_rate_is_left_out_of_the_grid_whole():
     runs = [run(0.1, 1, 2.0), run(1.0, 1, 3.0), run(0.1, 2, 1.0)]  # seed 2 has not run lr 1 yet
     lr, seeds, L = lrs.grid(runs, "A", 10.0)
     assert list(lr) == [0.1, 1.0] and seeds == [1] and L.shape == (2, 1)
+
+
+# --- the table on synthetic grids: the edge flag, the failure rule, the bf16 relabelling, the thread-count null ------
+
+import grid_logs  # noqa: E402
+import lr_grid  # noqa: E402
+
+LRS9 = ["3.73e-4", "1e-3", "2.68e-3", "7.2e-3", "1.93e-2", "5.18e-2", "0.139", "0.373", "1.0"]
+SEEDS8 = [42, 123, 456, 789, 1001, 2002, 3003, 4004]
+
+
+def _runs(paths):
+    return [lr_grid.load(p) for p in paths]
+
+
+def test_the_table_flags_an_optimum_at_the_grids_edge_and_not_a_centred_one(tmp_path):
+    paths = grid_logs.quadratic_grid(tmp_path, "AQ", LRS9[2:8], SEEDS8, {"A": 2.68e-3, "Q": 1.93e-2})
+    lines = lrs.table_lines(_runs(paths), "synthetic")
+    a = next(ln for ln in lines if ln.startswith("| A: WD on Q/K"))
+    q = next(ln for ln in lines if ln.startswith("| QK-norm"))
+    assert "optimum at the grid's edge" in a and "(8/8 seeds at an edge)" in a
+    assert "optimum at the grid's edge" not in q and "(0/8 seeds at an edge)" in q
+
+
+def test_failure_by_the_loss_rule_gives_an_lr_at_50_percent(tmp_path):
+    # curvature 3 nats per decade²: the runs one decade and more above the best fail by the +1 nat rule
+    paths = grid_logs.quadratic_grid(tmp_path, "A", LRS9, SEEDS8, {"A": 2.68e-3}, curvature=3.0, noise=0.5)
+    runs = _runs(paths)
+    fails = lr_grid.failed(runs, "A", lr_grid.initial_loss(runs))
+    assert not any(f for (lr, _), f in fails.items() if lr <= 2.68e-3 * 1.01)
+    assert all(f for (lr, _), f in fails.items() if lr >= 0.139)
+    row = next(ln for ln in lrs.table_lines(runs, "synthetic") if ln.startswith("| A: WD on Q/K"))
+    cells = [c.strip() for c in row.split("|")]
+    assert cells[9].endswith(f"/{len(runs)}") and int(cells[9].split("/")[0]) > 0
+    assert cells[10] != "—"  # a fit or a separated bracket, never blank
+
+
+def test_b_minus_c_is_a_null_in_float32_and_gaugefixs_effect_in_bf16(tmp_path):
+    for precision in ("fp32", "bf16"):
+        paths = grid_logs.quadratic_grid(tmp_path / precision, "ABC", LRS9[2:5], SEEDS8,
+                                         {"A": 2.68e-3, "B": 2.68e-3, "C": 2.68e-3}, precision=precision)
+        text = "\n".join(lrs.table_lines(_runs(paths), "synthetic"))
+        if precision == "fp32":
+            assert "B − C (equal by construction" in text and "GaugeFix's effect in bf16" not in text
+        else:
+            assert "B − C: GaugeFix's effect in bf16" in text and "equal by construction" not in text
+            assert "lr_sensitivity_bf16_null, not present" in text
+
+
+def test_the_thread_count_null_pairs_by_seed(tmp_path):
+    main = grid_logs.quadratic_grid(tmp_path / "g", "AC", LRS9[2:4], SEEDS8, {"A": 2.68e-3, "C": 2.68e-3})
+    null = []
+    for t in (1, 2):
+        null += grid_logs.quadratic_grid(tmp_path / "n", "C", ["2.68e-3"], SEEDS8, {"C": 2.68e-3}, threads=t)
+    text = "\n".join(lrs.table_lines(_runs(main), "synthetic", null_runs=_runs(null), at_lr=2.68e-3, null_where="n"))
+    assert "C at lr 0.00268, threads 1 − 2, final_val" in text and "log10 drift" in text and "n=8 (null)" in text
+
+
+def test_the_signed_logit_maximum_is_shown_where_logged_else_max_abs_marked(tmp_path):
+    signed = [grid_logs.run_log(tmp_path / f"s{s}", "A", 0.1, s, 5.0, signed_logit=-3.0 + s) for s in range(3)]
+    plain = [grid_logs.run_log(tmp_path / f"p{s}", "A", 0.1, s, 5.0) for s in range(3)]
+    assert lrs.logit_cell(_runs(signed)) == "-1"
+    assert lrs.logit_cell(_runs(plain)) == "|·| 50"

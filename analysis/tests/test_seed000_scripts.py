@@ -17,7 +17,7 @@ from conftest import _extendable, write_root
 ANALYSIS = Path(__file__).resolve().parent.parent
 
 
-def write_train_log(path: Path, condition: str, seed: int, every: int, steps: int = 40) -> Path:
+def write_train_log(path: Path, condition: str, seed: int, every: int, steps: int = 40, drift_top: float = 0.05) -> Path:
     rng = np.random.default_rng(seed + 7 * every)
     cfg = {"condition": condition, "gaugefix_every": every, "n_layer": 2, "n_head": 2, "n_embd": 32,
            "block_size": 16, "max_iters": steps}
@@ -26,7 +26,7 @@ def write_train_log(path: Path, condition: str, seed: int, every: int, steps: in
     val = np.full(steps, np.nan)
     val[::10] = loss[::10] + 0.05
     drift = np.full(steps, np.nan)
-    drift[::5] = 0.0 if condition == "B" and every == 1 else np.linspace(0, 0.05, steps)[::5]
+    drift[::5] = 0.0 if condition == "B" and every == 1 else np.linspace(0, drift_top, steps)[::5] * (1 + seed / 1e3)
     s_qk = 1 + np.linspace(0, 1, steps // 5)[:, None, None] * np.ones((1, 2, 2))
     with h5py.File(path, "w", libver="latest") as f:
         write_root(f, "gpt2/train", "gaugelab train", cfg, seed, 1)
@@ -90,3 +90,24 @@ def test_wrong_kind_is_refused(tmp_path):
     r = subprocess.run([sys.executable, str(ANALYSIS / "figures" / "table_seed000_main.py"), str(p)], capture_output=True,
                        text=True, env=dict(os.environ, GAUGELAB_FIGURES=str(tmp_path)), cwd=ANALYSIS)
     assert r.returncode != 0 and "gpt2/train" in r.stderr
+
+
+@pytest.mark.parametrize("script", ["table_seed000_main", "table_seed000_frequency", "fig_seed000_series"])
+def test_a_proxy_without_drift_is_not_testable_and_one_with_drift_is_decided(script, tmp_path):
+    """float32 proxy-like drift (~1e-7 in every condition): every part of seed 000's claims is "not testable here",
+    never "no"; the same logs with a drift of 0.05 in A and C give the rule's own yes / no / undecided."""
+    import importlib
+
+    mod = importlib.import_module(script)
+    for top, testable in ((1e-7, False), (0.05, True)):
+        d = tmp_path / f"top{top:g}"
+        d.mkdir()
+        grid = [write_train_log(d / f"{c}_{s}.h5", c, s, 1 if c == "B" else 0, drift_top=top) for c in "ABC"
+                for s in (42, 123, 456)]
+        freq = [write_train_log(d / f"B_N{n}.h5", "B", 42, n, drift_top=top) for n in (1, 10, 100, 1000)]
+        freq.append(write_train_log(d / "A_freq.h5", "A", 42, 0, drift_top=top))
+        v = mod.FIGURE.claim.decide(freq if "frequency" in script else grid)
+        if testable:
+            assert v.word != "not testable here" and "not testable here" not in v.detail, v
+        else:
+            assert v.word == "not testable here" and "≤ floor 1e-05" in v.detail, v

@@ -334,3 +334,64 @@ def test_sensitivity_per_seed_hand_computation():
         stats.sensitivity_per_seed(np.ones(3))
     with pytest.raises(ValueError):
         stats.sensitivity_per_seed(np.array([[1.0], [np.inf]]))
+
+
+# ---------------------------------------------------------------- Fisher's exact test and its power
+
+def test_fisher_one_sided_p_is_the_hypergeometric_tail():
+    assert math.isclose(stats.fisher_one_sided_p(3, 3, 0, 3), 1 / 20)          # C(3,3)C(3,0)/C(6,3)
+    assert math.isclose(stats.fisher_one_sided_p(4, 8, 0, 8), 70 / 1820)       # C(8,4)/C(16,4)
+    assert stats.fisher_one_sided_p(0, 5, 0, 5) == 1.0
+    # against enumeration of the tables with the same margins
+    k_a, n_a, k_b, n_b = 3, 6, 1, 7
+    k = k_a + k_b
+    tail = sum(math.comb(n_a, i) * math.comb(n_b, k - i) for i in range(k_a, min(k, n_a) + 1))
+    assert math.isclose(stats.fisher_one_sided_p(k_a, n_a, k_b, n_b), tail / math.comb(n_a + n_b, k))
+
+
+@pytest.mark.parametrize("n, quoted", [(3, 0.0), (8, 0.26), (20, 0.85)])
+def test_fisher_power_at_one_third_against_zero_reproduces_the_quoted_values(n, quoted):
+    """The audit's numbers: one-sided Fisher power at failure rates 1/3 (B) vs 0 (A), n seeds per arm. With 0 failures
+    in A, the test rejects when B has at least k* failures (3 seeds: never, p = 1/20 is not < 0.05; 8: k* = 4; 20:
+    k* = 5), so the power is the binomial tail P(Bin(n, 1/3) ≥ k*)."""
+    power = stats.fisher_power(1 / 3, 0.0, n, n)
+    assert abs(power - quoted) < 0.005, power
+    kstar = next((k for k in range(n + 1) if stats.fisher_one_sided_p(k, n, 0, n) < 0.05), None)
+    tail = 0.0 if kstar is None else sum(math.comb(n, k) * (1 / 3) ** k * (2 / 3) ** (n - k) for k in range(kstar, n + 1))
+    assert math.isclose(power, tail, rel_tol=1e-12, abs_tol=1e-15)
+
+
+# ---------------------------------------------------------------- failure by the loss, the own-optimum sensitivity
+
+def test_failed_by_loss_is_one_nat_above_the_seeds_best_or_stopped():
+    L = np.array([[5.0, 6.0], [5.9, 6.5], [6.0, np.nan]])  # [lr, seed]
+    assert stats.failed_by_loss(L).tolist() == [[False, False], [False, False], [True, True]]
+
+
+def _quadratic(x_best, n=6):
+    x = np.arange(n, dtype=float)
+    return 10 ** (x * 3 / 7 - 3), ((x - x_best) ** 2 * 0.3 + 5.0)[:, None] * np.ones((1, 4))
+
+
+def test_sensitivity_around_the_own_optimum_flags_an_edge_and_does_not_inflate_it():
+    """The same curvature in log lr, optimum at the grid's edge vs inside: Wortsman's mean over the grid scores the
+    edge 55/19 ≈ 2.9× the centred one (the audit's figure); the own-optimum window does not inflate it, and flags it."""
+    lrs, centred = _quadratic(2.0)
+    _, edge = _quadratic(0.0)
+    w = stats.sensitivity_per_seed(edge) / stats.sensitivity_per_seed(centred)
+    assert np.allclose(w, 55 / 19)
+    c, e = stats.sensitivity_around_optimum(centred, lrs), stats.sensitivity_around_optimum(edge, lrs)
+    assert not c.at_edge.any() and e.at_edge.all()
+    assert np.allclose(c.best_lr, lrs[2]) and np.allclose(e.best_lr, lrs[0])
+    assert np.all(c.window == 5) and np.all(e.window == 3)  # ±1 decade = ±2 steps of 3/7 decade; cut by the edge
+    assert np.all(e.sensitivity <= c.sensitivity)            # no edge inflation
+    assert np.allclose(c.sensitivity, 0.3 * (4 + 1 + 0 + 1 + 4) / 5)
+
+
+def test_sensitivity_around_optimum_leaves_out_missing_cells_and_checks_shapes():
+    lrs, L = _quadratic(2.0)
+    L[4, 0] = np.nan
+    o = stats.sensitivity_around_optimum(L, lrs)
+    assert o.window[0] == 4 and o.window[1] == 5
+    with pytest.raises(ValueError):
+        stats.sensitivity_around_optimum(L, lrs[:3])

@@ -47,7 +47,8 @@ const std::vector<Condition>& table() {
        {{"multipliers", "none"}, {"grad-projection", "approx"}, {"projection-target", "update"}}, false, false, {}, "N"},
       // Rows added later go last, so that a log's condition_index keeps its meaning across versions.
       {"Beff", "B: GaugeFix (effective norms)",
-       "per-head Q/K gauge (R+)^h moved to equal norms of the effective Q and K maps (function kept)",
+       "per-head Q/K gauge (R+)^h moved to the minimum-norm representative of the effective Q and K maps (equal "
+       "norms; function kept)",
        {{"gaugefix-mode", "effective"}}, false, true, {H::gauge_fix}, "A"},
       {"Erms", "E at the raw step size", "E's corrected increments rescaled per block to the raw increment's RMS",
        {{"quotient-scale", "rms"}}, false, false, {H::quotient}, "A"},

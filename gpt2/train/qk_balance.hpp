@@ -5,7 +5,7 @@
 // Per layer and head i: n_Q,i, n_K,i = Frobenius norms of head i's rows of the effective maps W_Q,eff,
 // W_K,eff [d, d] (every multiplier merged), and ρ_i = log(n_Q,i / n_K,i). Seed 000's drift |log(s_Q/s_K)|
 // sees only the row multipliers; ρ also sees W̄ and the column multipliers, so a model balanced by seed
-// 000's GaugeFix (drift 0) can still carry a large ρ — the imbalance the optimizer's step sees.
+// 000's GaugeFix (drift 0) can still carry a large ρ, which no multiplier-only measure shows.
 //
 // Group removed by gauge_fix_effective: the per-head scalar Q/K gauge (ℝ₊)^h, r_Q/g, b_Q/g, r_K·g, b_K·g
 // (the same pairing as seed 000's GaugeFix, head_gauge.hpp; every logit unchanged). Representative:

@@ -8,9 +8,10 @@
 //
 // Group removed by the balancing fix: the per-head scalar Q/K gauge (ℝ₊)^h, q_i ↦ q_i/g_i, k_i ↦ g_i·k_i
 // (every logit q_i·k_i unchanged; biases move with their rows). Representative: n_Q,i = n_K,i, i.e.
-// g_i = √((n_Q,i + ε)/(n_K,i + ε)): the point of the orbit where the head's logit scale is carried
-// equally by the effective Q and K maps — the quantity an optimizer's step actually sees — rather
-// than by the multipliers alone (seed 000 §3.3's representative, gauge_fix_lrm.hpp).
+// g_i = √((n_Q,i + ε)/(n_K,i + ε)): the minimum-norm representative of the effective maps on the
+// orbit (n_Q² + n_K² is least where they are equal), instead of seed 000 §3.3's balance of the
+// multipliers alone (gauge_fix_lrm.hpp). Not a representative the optimizer singles out: the motion
+// W̄'s steps drive does not depend on this gauge, and the multiplier steps move least at s_Q = s_K.
 #pragma once
 
 #include <cmath>

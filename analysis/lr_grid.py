@@ -1,0 +1,205 @@
+"""The learning-rate grids' runs (analysis/manifest.py GRIDS, run by make_figures.py --grid): one record per run,
+read from its trainer log or from a row of the grid's results ledger (analysis/results_ledger.py), and the grid's
+arrays per condition (final loss [lr, seed]) that fig_lr_sensitivity.py and the seed-000 claims compute on.
+
+The failure rule is declared here, once: a run failed when it stopped (non-finite loss or gradient), when the
+trainer's spike rule called it unstable (gpt2/README.md, "Instability rule": at least --unstable-spikes (10)
+steps whose gradient norm exceeds 10 × the median of the previous 100, after warm-up), or when, at a learning rate
+above its seed's best, its final validation loss is at least FAILURE_EXCESS nats above that best (below the best lr
+a high loss is under-training, not a failure of stability).
+"""
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+import gaugelab_log as gl
+import stats
+
+# Declared on 2026-11-29, before any run of the bracketing grid: one nat above the seed's best final validation loss
+# is a failed run. The bf16 grid's best-lr losses lie within ~0.05 nats of each other across conditions and its
+# Wortsman sensitivities are ~0.36 nats (FIGURES.md), so one nat is far outside the spread of runs that trained, and
+# below the ~4 nats between a trained run and the initial loss ln V ≈ 9.9, so a collapse to the unigram plateau or
+# worse counts.
+FAILURE_EXCESS = 1.0
+
+
+@dataclass
+class Run:
+    cond: str            # the run's condition label as the trainer logged it (conditions.hpp): key, "M" for
+                         # Muon, "o" for a gauge-offset start, e.g. "oMB"
+    lr: float
+    seed: int
+    final_val: float     # NaN if diverged
+    diverged: bool       # stopped by the trainer (non-finite loss or gradient)
+    first_loss: float
+    step: np.ndarray = field(default_factory=lambda: np.array([]))   # /heads/step (empty from a ledger row)
+    attn: np.ndarray = field(default_factory=lambda: np.array([]))   # [records] max |attention logit| over layers, heads
+    sqk: np.ndarray = field(default_factory=lambda: np.array([]))    # [records] max s_Q·s_K (NaN without multipliers)
+    key: str = ""        # the conditions table's key ("B")
+    title: str = ""      # its title as logged ("Muon, B: GaugeFix, offset start")
+    reference: str = ""  # the label it is compared with ("oMA"; "" for a reference itself)
+    index: int = 0       # the row's place in the conditions table (the order of curves and table rows)
+    muon: bool = False
+    offset: bool = False
+    stop: str = ""       # a diverged run's cause: "non-finite loss" or "non-finite gradient" (the loss still finite)
+    drift: float = math.nan          # final Q/K drift max_h |log(s_Q/s_K)| of the multipliers (seed 000 eq. 3)
+    eff_imbalance: float = math.nan  # final max_h |log(‖W_Q,eff‖/‖W_K,eff‖)| of the effective maps (what no fix sees)
+    best_val: float = math.nan
+    stable: bool = True              # the trainer's spike rule (and not diverged)
+    n_spikes: int = 0
+    steps: int = 0
+    precision: str = ""
+    threads: int = 0
+    attn_max: float = math.nan         # largest max |logit| over the run's samples
+    attn_signed_max: float = math.nan  # largest signed logit (Kimi K2's S_max) where the log has it, else NaN
+    sqk_max: float = math.nan
+    run: str = ""                      # the run's directory name inside its grid's root
+    git_sha: str = ""
+
+    def __post_init__(self):
+        if math.isnan(self.attn_max) and len(self.attn) and np.isfinite(self.attn).any():
+            self.attn_max = float(np.nanmax(self.attn))
+        if math.isnan(self.sqk_max) and len(self.sqk) and np.isfinite(self.sqk).any():
+            self.sqk_max = float(np.nanmax(self.sqk))
+
+
+# The signed attention-logit maximum (what QK-Clip bounds): read from /heads/<name> when the trainer logs it.
+SIGNED_LOGIT = "attn_logit_max_signed"
+
+
+def label_of(summ: dict, path) -> tuple[str, str, str, str, int]:
+    """(label, key, title, reference, index) as the trainer logged them in /summary."""
+    if "condition_label" not in summ:
+        raise ValueError(f"{path}: the log names no condition label (a run from before the conditions table); "
+                         "rerun it with this gaugelab")
+    ref = str(summ.get("condition_reference", "-"))
+    return (str(summ["condition_label"]), str(summ.get("condition", "")), str(summ.get("condition_title", "")),
+            "" if ref == "-" else ref, int(summ.get("condition_index", 0)))
+
+
+def _max_over_heads(h: dict, name: str) -> np.ndarray:
+    if name in h and len(h.get("step", [])) and np.isfinite(h[name]).any():
+        return np.nanmax(h[name], axis=(1, 2))
+    return np.full(len(h.get("step", [])), math.nan)
+
+
+def load(path: Path) -> Run | None:
+    """The run's results from its log, or None for a run still going or cut off (neither completed nor diverged)."""
+    with gl.open_log(path) as f:
+        prov = gl.provenance(f)
+        cfg = prov.get("config", {})
+        if isinstance(cfg, str):
+            cfg = json.loads(cfg)
+        s = gl.series(f)
+        h = gl.heads(f)
+        summ = gl.summary(f)
+    diverged = bool(int(summ.get("diverged", 0)))
+    if not diverged and not int(summ.get("completed", 0)):
+        return None
+    label, key, title, reference, index = label_of(summ, path)
+    final_val = float(summ.get("final_val_loss", math.nan))
+    attn = _max_over_heads(h, "attn_logit_max") if "attn_logit_max" in h else np.array([])
+    signed = _max_over_heads(h, SIGNED_LOGIT)
+    stop = str(summ.get("stop_reason", ""))
+    if diverged and stop not in ("non-finite loss", "non-finite gradient"):  # a log from before stop_reason
+        last_loss = float(s["loss"][-1]) if len(s["loss"]) else math.nan
+        stop = "non-finite gradient" if math.isfinite(last_loss) else "non-finite loss"
+    return Run(label, float(cfg["lr"]), int(cfg.get("seed", 0)), math.nan if diverged else final_val,
+               diverged, float(s["loss"][0]) if len(s["loss"]) else math.nan, np.asarray(h.get("step", [])), attn,
+               _max_over_heads(h, "s_qk"),
+               key=key, title=title or label, reference=reference, index=index,
+               muon=str(summ.get("optimizer", cfg.get("optimizer", "adamw"))) == "muon",
+               offset=float(cfg.get("qk-gauge-init", 0) or 0) > 0, stop=stop if diverged else "",
+               drift=float(summ.get("final_drift_max", math.nan)),
+               eff_imbalance=float(summ.get("final_eff_imbalance_max", math.nan)),
+               best_val=float(summ.get("best_val_loss", math.nan)),
+               stable=bool(int(summ.get("stable", 0 if diverged else 1))) and not diverged,
+               n_spikes=int(summ.get("n_spikes", 0)), steps=int(summ.get("steps", 0)),
+               precision=str(summ.get("precision", cfg.get("precision", ""))),
+               threads=int(cfg.get("threads", prov.get("threads", 0)) or 0),
+               attn_signed_max=float(np.nanmax(signed)) if np.isfinite(signed).any() else math.nan,
+               run=Path(path).parent.name if Path(path).name == "log.h5" else Path(path).stem,
+               git_sha=str(prov.get("git_sha", "")))
+
+
+def find_logs(items: list[str]) -> list[Path]:
+    out: list[Path] = []
+    for it in items:
+        p = Path(it)
+        if p.is_dir():
+            out += sorted(q for q in p.glob("*/log.h5"))
+        else:
+            out.append(p)
+    return out
+
+
+def initial_loss(runs: list[Run]) -> float:
+    """L0: the mean step-1 training loss of the runs (≈ ln V), where a diverged run is counted."""
+    return float(np.nanmean([r.first_loss for r in runs]))
+
+
+def labels_in_order(runs: list[Run]) -> list[str]:
+    """Every label of `runs`, in the conditions table's order: AdamW before Muon, balanced before offset."""
+    first = {}
+    for r in runs:
+        first.setdefault(r.cond, r)
+    return sorted(first, key=lambda c: (first[c].offset, first[c].muon, first[c].index))
+
+
+def grid(runs: list[Run], cond: str, L0: float) -> tuple[np.ndarray, list[int], np.ndarray]:
+    """lrs [n], seeds [m], clipped final losses [n, m], over the seeds that ran every one of the condition's lrs: a
+    seed still running (or cut short) would have its sensitivity taken over fewer lrs, so it is left out whole."""
+    rs = [r for r in runs if r.cond == cond]
+    lrs = np.array(sorted({r.lr for r in rs}))
+    seeds = sorted({r.seed for r in rs})
+    L = np.full((len(lrs), len(seeds)), math.nan)
+    for r in rs:
+        v = L0 if r.diverged or not math.isfinite(r.final_val) else min(r.final_val, L0)
+        L[np.searchsorted(lrs, r.lr), seeds.index(r.seed)] = v
+    whole = ~np.isnan(L).any(axis=0)
+    return lrs, [s for s, w in zip(seeds, whole) if w], L[:, whole]
+
+
+def paired_by_seed(runs: list[Run], c: str, ref: str, L0: float, fn=stats.sensitivity_per_seed
+                   ) -> tuple[np.ndarray, np.ndarray] | None:
+    """Per-seed statistic `fn` ([n_lr, n_seed] losses -> [n_seed]; Wortsman's sensitivity by default) of c and ref
+    over the seeds both ran on the same learning rates, in seed order."""
+    lrs_c, seeds_c, Lc = grid(runs, c, L0)
+    lrs_r, seeds_r, Lr = grid(runs, ref, L0)
+    if len(lrs_c) != len(lrs_r) or not np.allclose(lrs_c, lrs_r):
+        return None
+    common = [s for s in seeds_c if s in seeds_r]
+    if not common:
+        return None
+    return (fn(Lc[:, [seeds_c.index(s) for s in common]]), fn(Lr[:, [seeds_r.index(s) for s in common]]))
+
+
+def failed(runs: list[Run], cond: str, L0: float) -> dict[tuple[float, int], bool]:
+    """(lr, seed) -> whether that run of `cond` failed by the module's failure rule, over the seeds that ran every lr."""
+    lrs, seeds, L = grid(runs, cond, L0)
+    L = np.where(L >= L0, np.nan, L)  # at the initial loss: stopped, or never left it
+    bad = stats.failed_by_loss(L, FAILURE_EXCESS)
+    above = np.zeros_like(bad)
+    for j in range(L.shape[1]):
+        ok = np.isfinite(L[:, j])
+        above[:, j] = np.arange(len(lrs)) > (int(np.nanargmin(L[:, j])) if ok.any() else -1)
+    by = {(r.lr, r.seed): r for r in runs if r.cond == cond}
+    return {(float(lr), s): bool((bad[i, j] and (above[i, j] or not np.isfinite(L[i, j])))
+                                 or by[(float(lr), s)].diverged or not by[(float(lr), s)].stable)
+            for i, lr in enumerate(lrs) for j, s in enumerate(seeds)}
+
+
+def at(runs: list[Run], key: str, lr: float, **match) -> dict[int, Run]:
+    """seed -> the run of condition key `key` (AdamW, balanced start) at learning rate lr (relative tolerance 1e-6),
+    with every attribute in `match` equal (e.g. threads=2)."""
+    out = {}
+    for r in runs:
+        if r.key == key and not r.muon and not r.offset and math.isclose(r.lr, lr, rel_tol=1e-6) and \
+                all(getattr(r, k) == v for k, v in match.items()):
+            out[r.seed] = r
+    return out

@@ -1,0 +1,167 @@
+#!/usr/bin/env python3
+"""The results ledger: a grid's per-run results kept in the repository (analysis/results/<grid>.csv), because
+experiments span sessions and machines and run logs are never committed. One row per finished run (lr_grid.Run's
+scalar fields), a header of '#' lines naming the grid, its run set (how many of the declared runs it holds, and
+where their logs were), the commits of the binaries that made them and the date it was written.
+
+The analysis reads a grid's runs through load_grid(): its logs when they are present, else its ledger, and says
+which it used (GridRuns.source). `results_ledger.py write GRID` writes the ledger from the logs (make_figures.py
+--grid does it by itself when a grid's last run finishes); `results_ledger.py show GRID` prints where the runs
+would be read from.
+"""
+from __future__ import annotations
+
+import argparse
+import csv
+import datetime as _dt
+import io
+import math
+import sys
+from dataclasses import dataclass, fields
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "analysis"))
+
+import lr_grid  # noqa: E402
+import manifest  # noqa: E402
+
+RESULTS = ROOT / "analysis" / "results"
+
+# The ledger's columns: lr_grid.Run's scalar fields (the per-step arrays stay in the logs), in this order.
+COLUMNS = ("run", "cond", "key", "title", "reference", "index", "muon", "offset", "lr", "seed", "precision", "threads",
+           "steps", "diverged", "stop", "stable", "n_spikes", "first_loss", "final_val", "best_val", "drift",
+           "eff_imbalance", "attn_max", "attn_signed_max", "sqk_max", "git_sha")
+_TYPES = {f.name: f.type for f in fields(lr_grid.Run)}
+
+
+def ledger_path(name: str, results: Path = RESULTS) -> Path:
+    return results / f"{name}.csv"
+
+
+def grid_root(name: str, root: Path = ROOT) -> Path:
+    return root / manifest.GRIDS[name][0]["root"]
+
+
+def declared_runs(name: str, overrides: dict | None = None) -> list[str]:
+    """The run directory names (inside the grid's root) the grid declares, in run order."""
+    return [Path(d).name for d in manifest.grid(name, overrides)]
+
+
+def _cell(v) -> str:
+    if isinstance(v, bool):
+        return "1" if v else "0"
+    if isinstance(v, float):
+        return "nan" if math.isnan(v) else repr(v)
+    return str(v)
+
+
+def _parse(name: str, text: str):
+    t = _TYPES[name]
+    if t in ("bool", bool):
+        return text == "1"
+    if t in ("int", int):
+        return int(text)
+    if t in ("float", float):
+        return float(text)
+    return text
+
+
+def dumps(name: str, runs: list[lr_grid.Run], where: str, written: str | None = None) -> str:
+    """The ledger's text for the finished runs of grid `name` whose logs were under `where`."""
+    order = {n: i for i, n in enumerate(declared_runs(name))}
+    declared = set(order)
+    mine = sorted((r for r in runs if r.run in declared), key=lambda r: order[r.run])
+    shas = sorted({r.git_sha for r in mine if r.git_sha}) or ["unknown"]
+    written = written or _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%MZ")
+    out = io.StringIO()
+    out.write(f"# grid {name} (analysis/manifest.py GRIDS): {len(mine)} of its {len(declared)} declared runs finished, "
+              f"read from the logs under {where}\n")
+    out.write(f"# commit of the binaries that made them: {', '.join(shas)}\n")
+    out.write(f"# written {written} by analysis/results_ledger.py; the analysis reads this file when the logs are absent\n")
+    w = csv.writer(out, lineterminator="\n")
+    w.writerow(COLUMNS)
+    for r in mine:
+        w.writerow([_cell(getattr(r, c)) for c in COLUMNS])
+    return out.getvalue()
+
+
+@dataclass
+class Ledger:
+    runs: list
+    header: list[str]   # the '#' lines, without the '#'
+
+
+def loads(text: str) -> Ledger:
+    header = [ln[1:].strip() for ln in text.splitlines() if ln.startswith("#")]
+    body = [ln for ln in text.splitlines() if ln and not ln.startswith("#")]
+    rows = list(csv.reader(body))
+    if not rows or tuple(rows[0]) != COLUMNS[: len(rows[0])] or not set(rows[0]) >= {"run", "cond", "lr", "seed"}:
+        raise ValueError(f"not a results ledger: its columns are {rows[0] if rows else 'none'}")
+    cols = rows[0]
+    runs = [lr_grid.Run(**{c: _parse(c, v) for c, v in zip(cols, row)}) for row in rows[1:]]
+    return Ledger(runs, header)
+
+
+def write(name: str, root: Path = ROOT, results: Path = RESULTS) -> Path:
+    """Writes analysis/results/<name>.csv from the grid's logs; refuses when no finished run is there."""
+    where = grid_root(name, root)
+    runs = [r for r in (lr_grid.load(p) for p in lr_grid.find_logs([str(where)])) if r is not None]
+    if not runs:
+        raise SystemExit(f"results_ledger: no finished run of grid {name} under {where}")
+    rel = where.relative_to(root) if where.is_relative_to(root) else where
+    path = ledger_path(name, results)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(dumps(name, runs, str(rel)))
+    return path
+
+
+@dataclass
+class GridRuns:
+    name: str
+    runs: list            # lr_grid.Run, finished runs of the declared run set only
+    source: str           # where they were read from, for printing beside a verdict
+    declared: int         # how many runs the grid declares
+
+    def have(self, names: list[str]) -> list[str]:
+        """The names among `names` that are not here (an empty list: every one is)."""
+        got = {r.run for r in self.runs}
+        return [n for n in names if n not in got]
+
+
+def load_grid(name: str, root: Path = ROOT, results: Path = RESULTS) -> GridRuns | None:
+    """The grid's finished runs: from its logs when they hold at least as many as its ledger, else from the ledger;
+    None when neither is here."""
+    declared = declared_runs(name)
+    where = grid_root(name, root)
+    logs = [r for r in (lr_grid.load(p) for p in lr_grid.find_logs([str(where)])) if r is not None] \
+        if where.is_dir() else []
+    logs = [r for r in logs if r.run in declared]
+    path = ledger_path(name, results)
+    led = loads(path.read_text()) if path.exists() else None
+    rel = where.relative_to(root) if where.is_relative_to(root) else where
+    if logs and (led is None or len(logs) >= len(led.runs)):
+        return GridRuns(name, logs, f"the logs under {rel} ({len(logs)} of {len(declared)} runs)", len(declared))
+    if led is not None:
+        runs = [r for r in led.runs if r.run in declared]
+        stamp = "; ".join(led.header[1:3]) if len(led.header) >= 3 else ""
+        return GridRuns(name, runs, f"the ledger analysis/results/{path.name} ({len(runs)} of {len(declared)} runs; "
+                                    f"{stamp})", len(declared))
+    return None
+
+
+def main(argv: list[str]) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("action", choices=("write", "show"))
+    ap.add_argument("grid", choices=sorted(manifest.GRIDS))
+    a = ap.parse_args(argv)
+    if a.action == "write":
+        print(f"wrote {write(a.grid)}")
+        return 0
+    g = load_grid(a.grid)
+    print(f"{a.grid}: " + (g.source if g else "no logs and no ledger here"))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,117 @@
+"""The results ledger (analysis/results_ledger.py) keeps a grid's per-run results in the repository: written from
+synthetic logs it reads back the same runs; the analysis reads the logs when they are here and the ledger when they
+are not, and says which; a seed-000 claim judged in the seed's regime prints its verdict only when its run set is
+here (from either), else "not run here"; the archived bf16 table agrees with FIGURES.md."""
+from __future__ import annotations
+
+import math
+import re
+import shutil
+from pathlib import Path
+
+
+import figure_index
+import grid_logs
+import lr_grid
+import manifest
+import results_ledger as rl
+import table_seed000_main as t1
+
+ANALYSIS = Path(__file__).resolve().parents[1]
+SEEDS8 = [42, 123, 456, 789, 1001, 2002, 3003, 4004]
+
+
+def _bf16_slice(root: Path, drift: dict) -> None:
+    """The runs of the seed-regime drift claim (A, B, C at the declared lr, 8 seeds) under root's grid directory."""
+    grid_logs.quadratic_grid(root / "runs" / "lr_sensitivity_bf16", "ABC", [manifest.SEED_REGIME_LR], SEEDS8,
+                             {k: 2.68e-3 for k in "ABC"}, drift=drift)
+
+
+def test_a_ledger_written_from_logs_reads_back_the_same_runs(tmp_path):
+    _bf16_slice(tmp_path, {"A": 3e-3, "B": 1.5e-7, "C": 3e-3})
+    path = rl.write("lr_sensitivity_bf16", root=tmp_path, results=tmp_path / "results")
+    text = path.read_text()
+    assert text.startswith("# grid lr_sensitivity_bf16") and "24 of its 432 declared runs" in text
+    assert "commit of the binaries that made them: abc1234" in text and "# written " in text
+    back = rl.loads(text).runs
+    logs = [r for r in (lr_grid.load(p) for p in lr_grid.find_logs([str(tmp_path / "runs/lr_sensitivity_bf16")]))]
+    assert len(back) == len(logs) == 24
+    by = {r.run: r for r in logs}
+    for r in back:
+        o = by[r.run]
+        for c in rl.COLUMNS:
+            a, b = getattr(r, c), getattr(o, c)
+            assert (isinstance(a, float) and math.isnan(a) and math.isnan(b)) or a == b, (c, a, b)
+
+
+def test_the_analysis_reads_logs_when_present_else_the_ledger_and_says_which(tmp_path):
+    _bf16_slice(tmp_path, {"A": 3e-3, "B": 1.5e-7, "C": 3e-3})
+    results = tmp_path / "results"
+    rl.write("lr_sensitivity_bf16", root=tmp_path, results=results)
+    g = rl.load_grid("lr_sensitivity_bf16", tmp_path, results)
+    assert g.source.startswith("the logs under runs/lr_sensitivity_bf16 (24 of 432 runs)")
+    shutil.rmtree(tmp_path / "runs")  # another machine: the logs are gone, the ledger is committed
+    g = rl.load_grid("lr_sensitivity_bf16", tmp_path, results)
+    assert g.source.startswith("the ledger analysis/results/lr_sensitivity_bf16.csv (24 of 432 runs")
+    assert "commit of the binaries" in g.source and len(g.runs) == 24
+    assert rl.load_grid("lr_sensitivity_bf16_null", tmp_path, results) is None
+
+
+def test_the_regime_drift_claim_is_judged_from_logs_or_ledger_and_not_run_without_them(tmp_path):
+    gc = next(c for c in t1.REGIME if c.label.startswith("drift"))
+    results = tmp_path / "results"
+    where, verdict = figure_index.regime_row(gc, tmp_path, results)
+    assert verdict.startswith("not run here (run set: 24 runs of grid lr_sensitivity_bf16") and "0 present" in verdict
+    _bf16_slice(tmp_path, {"A": 3e-3, "B": 1.5e-7, "C": 3e-3})
+    where, verdict = figure_index.regime_row(gc, tmp_path, results)
+    assert verdict.startswith("yes:") and "log10 final drift A − B" in verdict and "the logs under" in where
+    rl.write("lr_sensitivity_bf16", root=tmp_path, results=results)
+    shutil.rmtree(tmp_path / "runs")
+    where2, verdict2 = figure_index.regime_row(gc, tmp_path, results)
+    assert verdict2 == verdict and "the ledger" in where2
+
+
+def test_the_regime_drift_claim_is_not_testable_when_the_reference_shows_no_drift(tmp_path):
+    gc = next(c for c in t1.REGIME if c.label.startswith("drift"))
+    _bf16_slice(tmp_path, {"A": 1e-7, "B": 1.5e-7, "C": 1.2e-7})  # the float32 proxy's picture
+    _, verdict = figure_index.regime_row(gc, tmp_path, tmp_path / "results")
+    assert verdict.startswith("not testable here:") and "≤ floor 1e-05" in verdict
+
+
+def test_the_null_and_the_late_instability_verdicts_need_their_run_sets(tmp_path):
+    null = next(c for c in t1.REGIME if c.label.startswith("its null"))
+    late = next(c for c in t1.REGIME if c.label.startswith("late"))
+    for gc, n in ((null, 16), (late, 60)):
+        _, verdict = figure_index.regime_row(gc, tmp_path, tmp_path / "results")
+        assert verdict.startswith(f"not run here (run set: {n} runs")
+    for t in (1, 2):
+        grid_logs.quadratic_grid(tmp_path / "runs" / "lr_sensitivity_bf16_null", "C", [manifest.SEED_REGIME_LR],
+                                 SEEDS8, {"C": 2.68e-3}, drift={"C": 3e-3}, threads=t)
+    _, verdict = figure_index.regime_row(null, tmp_path, tmp_path / "results")
+    assert verdict.startswith("yes:") and "threads 1 − 2" in verdict
+    assert "0.85 at 20 seeds per arm" in late.power and "0.26 at 8" in late.power and "0.00 at 3" in late.power
+
+
+def test_late_instability_verdict_counts_spike_rule_failures(tmp_path):
+    late = next(c for c in t1.REGIME if c.label.startswith("late"))
+    root = tmp_path / "runs" / "late_instability_bf16"
+    for name in rl.declared_runs("late_instability_bf16"):
+        key, seed = name.split("_")[0], int(name.split("_s")[1])
+        grid_logs.run_log(root / name, key, 6e-4, seed, 5.0, stable=not (key == "B" and seed <= 8))
+    _, verdict = figure_index.regime_row(late, tmp_path, tmp_path / "results")
+    assert verdict.startswith("yes:") and "failed seeds B vs A: 8/20 vs 0/20" in verdict
+
+
+def test_the_archived_bf16_table_is_tagged_and_agrees_with_figures_md():
+    """Its per-run data are lost; its numbers stay, tagged with run set and commit, and FIGURES.md shows the same."""
+    archived = (ANALYSIS / "results" / "lr_sensitivity_bf16.archived.md").read_text()
+    assert "run set runs/lr_sensitivity_bf16" in archived and "02c5b48" in archived and "674654a" in archived
+    figures = (ANALYSIS / "FIGURES.md").read_text()
+    rows = [ln for ln in archived.splitlines() if ln.startswith("| ") and re.search(r"\d\.\d", ln)]
+    assert len(rows) >= 13  # 6 sensitivity rows, the B − C row, 6 drift rows
+    table_rows = [(ln.split("|")[1].strip(), ln) for ln in figures.splitlines() if ln.startswith("| ")]
+    for row in rows:
+        label = row.split("|")[1].strip()
+        nums = re.findall(r"[-+]?\d+\.\d+(?:e[-+]?\d+)?", row)
+        match = [ln for lab, ln in table_rows if lab == label and all(n in ln for n in nums)]
+        assert match, f"FIGURES.md lacks the archived row {label!r} with its numbers {nums}"
