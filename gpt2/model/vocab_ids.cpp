@@ -98,8 +98,8 @@ void TokenIds::refuse(std::int64_t id, const std::string& what) const {
                              "'s compact vocabulary of " + std::to_string(ids_.size()) +
                              " trained ids (--compact-vocab: the GPT-2 ids of its training data)");
   throw std::runtime_error(
-      what + ": token id " + std::to_string(id) + " is outside " + ck + "'s vocabulary of " + std::to_string(vocab_size_) +
-      " ids" + (own_ ? " (its own tokenizer's, not GPT-2's)" : "") +
+      what + ": token id " + std::to_string(id) + " is outside " + ck + "'s vocabulary of " +
+      std::to_string(vocab_size_) + " ids" + (own_ ? " (its own tokenizer's, not GPT-2's)" : "") +
       (vocab_size_ < kGpt2Vocab && !own_
            ? ", and it carries no GPT-2 id map (a --compact-vocab checkpoint re-written by an older gaugelab lost "
              "its map: write it again from the trained checkpoint)"

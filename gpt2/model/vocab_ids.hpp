@@ -1,10 +1,11 @@
 // A checkpoint's vocabulary beside its weights, and the one translation of token ids every reader shares.
 // Files and users speak GPT-2 ids; a --compact-vocab model numbers its K token rows 0..K-1, and ids[k] is the
 // GPT-2 id of model id k. A model of fewer rows than GPT-2's without that map speaks its own tokenizer's ids
-// (an imported Hugging Face model, train --vocab-size), and says so, or it is a compact model whose map was lost. Every writer of a model directory (the trainer, inspect --write-canonical, export,
-// import, merge-models) stores a Vocabulary through put_vocabulary, and every reader takes it back through
-// vocabulary_of; the model verbs, inspect and the landscape verbs pair a model with token ids through TokenIds,
-// which refuses in one line, naming both, a token the model cannot read.
+// (an imported Hugging Face model, train --vocab-size), and says so, or it is a compact model whose map was
+// lost. Every writer of a model directory (the trainer, inspect --write-canonical, export, import,
+// merge-models) stores a Vocabulary through put_vocabulary, and every reader takes it back through
+// vocabulary_of; the model verbs, inspect and the landscape verbs pair a model with token ids through
+// TokenIds, which refuses in one line, naming both, a token the model cannot read.
 //   config.json "gaugelab_vocab_ids":   [K] the compact map (our checkpoints; older trainer checkpoints kept it
 //                                        as trainer.vocab_ids, still read)
 //   config.json "gaugelab_trained_ids": the ids a model laid over GPT-2's 50 257 (export --vocab full) was
@@ -25,7 +26,7 @@ namespace gaugelab::gpt2 {
 inline constexpr std::int64_t kGpt2Vocab = 50257;  // GPT-2's tokenizer: ids 0..50256
 
 struct Vocabulary {
-  std::vector<std::int64_t> ids;      // [K] GPT-2 id of model id k (--compact-vocab); empty: the model's ids are the data's
+  std::vector<std::int64_t> ids;      // [K] GPT-2 id of model id k (--compact-vocab); empty: rows are the data's ids
   std::vector<std::int64_t> trained;  // a model laid over GPT-2 ids from a compact one: the ids its data had
   bool own = false;                   // its rows are its own tokenizer's ids (no map, and none lost)
   bool compact() const { return !ids.empty(); }

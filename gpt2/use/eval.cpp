@@ -58,7 +58,8 @@ EvalResult run_eval(const EvalOptions& o, io::Provenance prov) {
       log.declare_array("tokens", {static_cast<std::uint64_t>(T)}, io::DType::i64);
       log.declare_array("logits", {static_cast<std::uint64_t>(T), static_cast<std::uint64_t>(cfg.vocab_size)});
       // a compact model's logit column k belongs to GPT-2 id vocab_ids[k]
-      if (lm.ids.compact()) log.declare_array("vocab_ids", {static_cast<std::uint64_t>(lm.ids.ids().size())}, io::DType::i64);
+      if (lm.ids.compact())
+        log.declare_array("vocab_ids", {static_cast<std::uint64_t>(lm.ids.ids().size())}, io::DType::i64);
       log.start();
       if (lm.ids.compact()) log.write_array("vocab_ids", lm.ids.ids().data(), lm.ids.ids().size());
       log.write_array("tokens", ids.data(), ids.size());

@@ -40,8 +40,8 @@ std::optional<data::Gpt2Tokenizer> find_tokenizer(const GenerateOptions& o, std:
     if (!o.prompt.empty())
       throw std::runtime_error(
           "--prompt: checkpoint " + o.checkpoint + " reads " + std::to_string(vocab) +
-          (own ? " token ids of its own tokenizer" : " token ids and carries no GPT-2 id map") + ", and the tokenizer at " +
-          path + " has " + std::to_string(tok.vocab_size()) +
+          (own ? " token ids of its own tokenizer" : " token ids and carries no GPT-2 id map") +
+          ", and the tokenizer at " + path + " has " + std::to_string(tok.vocab_size()) +
           (own ? " (give its encoder.json + vocab.bpe with --vocab-dir, or --prompt-tokens)"
                : " (give --prompt-tokens; a --compact-vocab checkpoint re-written by an older gaugelab lost its map: "
                  "write it again from the trained checkpoint)"));
@@ -74,7 +74,8 @@ std::vector<std::vector<std::int64_t>> run_generate(const GenerateOptions& o, io
   LoadedModel lm = load_for_run(o.checkpoint, o.model);
   const ModelConfig& cfg = lm.model->config();
   // The tokenizer must cover the ids users see: GPT-2's, also for a compact model (translated at its edge).
-  const std::optional<data::Gpt2Tokenizer> tok = find_tokenizer(o, lm.ids.compact() ? kGpt2Vocab : cfg.vocab_size, lm.vocab.own);
+  const std::optional<data::Gpt2Tokenizer> tok =
+      find_tokenizer(o, lm.ids.compact() ? kGpt2Vocab : cfg.vocab_size, lm.vocab.own);
 
   std::vector<std::int64_t> prompt;
   if (!o.prompt.empty()) {

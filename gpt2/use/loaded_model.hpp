@@ -47,7 +47,8 @@ double validation_loss(const LoadedModel& lm, const std::string& data, std::int6
                        std::int64_t T, std::vector<double>& per_batch);
 
 /// Token ids from text ("464" ...), each one the model has a row for (`ids`); `what` names the flag.
-std::vector<std::int64_t> parse_token_ids(const std::vector<std::string>& text, const TokenIds& ids, const std::string& what);
+std::vector<std::int64_t> parse_token_ids(const std::vector<std::string>& text, const TokenIds& ids,
+                                          const std::string& what);
 
 /// [1, n] int64 tensor on `device`.
 at::Tensor token_tensor(const std::vector<std::int64_t>& ids, c10::Device device);

@@ -281,7 +281,8 @@ TEST_CASE("vocabulary writers: a --compact-vocab model keeps its id map and loss
 
   // The front door: the same refusals exit non-zero and write nothing.
   for (const auto& [args, says, out] :
-       {std::tuple{"export " + r.ckpt + " --out " + r.root + "/hf_cli", std::string("--vocab full"), r.root + "/hf_cli"},
+       {std::tuple{"export " + r.ckpt + " --out " + r.root + "/hf_cli", std::string("--vocab full"),
+                   r.root + "/hf_cli"},
         {"export " + mapless + " --out " + r.root + "/hf_cli", std::string("no GPT-2 id map"), r.root + "/hf_cli"},
         {"train" + r.train_flags + " --max-iters 2 --init-from " + mapless + " --out " + r.root + "/finetune",
          std::string("no GPT-2 id map"), r.root + "/finetune/checkpoints"}}) {
@@ -294,7 +295,8 @@ TEST_CASE("vocabulary writers: a --compact-vocab model keeps its id map and loss
   // train --resume on data whose ids changed since the checkpoint: refused, naming both (the last check: it
   // rewrites the run's data).
   write_tokens(r.val, toks);
-  const test::ProcessResult p = test::run_gaugelab("train --resume" + r.train_flags + " --max-iters 5 --out " + r.root + "/run");
+  const test::ProcessResult p =
+      test::run_gaugelab("train --resume" + r.train_flags + " --max-iters 5 --out " + r.root + "/run");
   INFO(p.output);
   CHECK(p.status != 0);
   CHECK(p.output.find("step_00000004's vocabulary (compact, " + K + " ids) is not the one --data " + r.data) !=
