@@ -159,7 +159,7 @@ def combine(parts: list, alpha: float = FAMILY_ALPHA) -> Verdict:
         return Verdict("undecided", "no part could be evaluated")
     words = [p[0] for p in parts]
     if all(w == NOT_TESTABLE for w in words):
-        return Verdict(NOT_TESTABLE, "; ".join(p[1] for p in parts))
+        return Verdict(NOT_TESTABLE, "; ".join(dict.fromkeys(p[1] for p in parts)))  # one reason once
     testable = [p for p in parts if p[0] != NOT_TESTABLE]
     yes_held, yes_notes = _held(testable, "yes", alpha)
     no_held, no_notes = _held(testable, "no", alpha)

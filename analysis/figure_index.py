@@ -15,6 +15,7 @@ declared); a fixture or hand-made log of another size gets "no verdict".
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from pathlib import Path
 
@@ -168,14 +169,18 @@ def grid_table(names: tuple[str, ...], target: str, cost: str, null: str = "", r
 
     results = results or results_ledger.RESULTS
     grids = [g for g in (results_ledger.load_grid(n, root, results) for n in names) if g is not None]
-    if grids:
+    archived = [results / f"{n}.archived.md" for n in names if (results / f"{n}.archived.md").exists()]
+    kept = int(re.search(r"(\d+) runs", archived[0].read_text()).group(1)) if archived else 0
+    here = sum(len(g.runs) for g in grids)
+    if grids and here >= kept:  # a re-run replaces an archived table once it holds at least as many runs
         runs = [r for g in grids for r in g.runs]
         nul = results_ledger.load_grid(null, root, results) if null else None
         where = "; ".join(f"grid {g.name}: {g.source}" for g in grids)
         return [*lrs.table_lines(runs, where, null_runs=nul.runs if nul else None,
                                  at_lr=float(manifest.SEED_REGIME_LR), null_where=nul.source if nul else ""), ""]
-    archived = [results / f"{n}.archived.md" for n in names if (results / f"{n}.archived.md").exists()]
     if archived:
+        rerun = ([f"The re-run so far: {'; '.join(f'grid {g.name}: {g.source}' for g in grids)} — fewer than the "
+                  f"archived {kept}, so the archived table stands until it has them.", ""] if grids else [])
         text = "\n".join(ln for ln in archived[0].read_text().splitlines() if not ln.startswith("<!--")
                          and not ln.endswith("-->"))
         return [text.strip(), "",
@@ -184,7 +189,7 @@ def grid_table(names: tuple[str, ...], target: str, cost: str, null: str = "", r
                 "of a condition whose optimum moved), and its \"stopped\" counts only non-finite losses, which a "
                 "600-step run cannot reach (logits stay finite as the softmax turns one-hot), so 0/48 is not "
                 f"robustness. Re-run: `make {target}` ({cost} on 2 cores, resumable), then its ledger is written and "
-                "this table is recomputed.", ""]
+                "this table is recomputed.", "", *rerun]
     return [f"(not made here: run `make {target}`, {cost} on 2 cores)", ""]
 
 

@@ -4,8 +4,8 @@ experiments span sessions and machines and run logs are never committed. One row
 scalar fields), a header of '#' lines naming the grid, its run set (how many of the declared runs it holds, and
 where their logs were), the commits of the binaries that made them and the date it was written.
 
-The analysis reads a grid's runs through load_grid(): its logs when they are present, else its ledger, and says
-which it used (GridRuns.source). `results_ledger.py write GRID` writes the ledger from the logs (make_figures.py
+The analysis reads a grid's runs through load_grid(): each run from its log when that is here, else from the
+ledger, and says which it used (GridRuns.source). `results_ledger.py write GRID` writes the ledger from the logs (make_figures.py
 --grid does it by itself when a grid's last run finishes); `results_ledger.py show GRID` prints where the runs
 would be read from.
 """
@@ -76,7 +76,7 @@ def dumps(name: str, runs: list[lr_grid.Run], where: str, written: str | None = 
     written = written or _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%MZ")
     out = io.StringIO()
     out.write(f"# grid {name} (analysis/manifest.py GRIDS): {len(mine)} of its {len(declared)} declared runs finished, "
-              f"read from the logs under {where}\n")
+              f"read from {where}\n")
     out.write(f"# commit of the binaries that made them: {', '.join(shas)}\n")
     out.write(f"# written {written} by analysis/results_ledger.py; the analysis reads this file when the logs are absent\n")
     w = csv.writer(out, lineterminator="\n")
@@ -104,15 +104,14 @@ def loads(text: str) -> Ledger:
 
 
 def write(name: str, root: Path = ROOT, results: Path = RESULTS) -> Path:
-    """Writes analysis/results/<name>.csv from the grid's logs; refuses when no finished run is there."""
-    where = grid_root(name, root)
-    runs = [r for r in (lr_grid.load(p) for p in lr_grid.find_logs([str(where)])) if r is not None]
-    if not runs:
-        raise SystemExit(f"results_ledger: no finished run of grid {name} under {where}")
-    rel = where.relative_to(root) if where.is_relative_to(root) else where
+    """Writes analysis/results/<name>.csv from the grid's logs here, keeping the runs the ledger already holds whose
+    logs are elsewhere (another machine's); refuses when no finished run is here."""
+    g = load_grid(name, root, results)
+    if g is None:
+        raise SystemExit(f"results_ledger: no finished run of grid {name} under {grid_root(name, root)}")
     path = ledger_path(name, results)
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(dumps(name, runs, str(rel)))
+    path.write_text(dumps(name, g.runs, g.source.rsplit(":", 1)[0]))
     return path
 
 
@@ -130,24 +129,26 @@ class GridRuns:
 
 
 def load_grid(name: str, root: Path = ROOT, results: Path = RESULTS) -> GridRuns | None:
-    """The grid's finished runs: from its logs when they hold at least as many as its ledger, else from the ledger;
-    None when neither is here."""
+    """The grid's finished runs: those whose logs are here, and from its ledger those whose logs are not (a run in
+    both is read from its log); None when neither is here. The source names both counts."""
     declared = declared_runs(name)
     where = grid_root(name, root)
     logs = [r for r in (lr_grid.load(p) for p in lr_grid.find_logs([str(where)])) if r is not None] \
         if where.is_dir() else []
-    logs = [r for r in logs if r.run in declared]
+    logs = [r for r in logs if r.run in set(declared)]
     path = ledger_path(name, results)
     led = loads(path.read_text()) if path.exists() else None
+    have = {r.run for r in logs}
+    extra = [r for r in led.runs if r.run in set(declared) and r.run not in have] if led else []
+    if not logs and not extra:
+        return None
     rel = where.relative_to(root) if where.is_relative_to(root) else where
-    if logs and (led is None or len(logs) >= len(led.runs)):
-        return GridRuns(name, logs, f"the logs under {rel} ({len(logs)} of {len(declared)} runs)", len(declared))
-    if led is not None:
-        runs = [r for r in led.runs if r.run in declared]
+    parts = [f"the logs under {rel} ({len(logs)} runs)"] if logs else []
+    if extra:
         stamp = "; ".join(led.header[1:3]) if len(led.header) >= 3 else ""
-        return GridRuns(name, runs, f"the ledger analysis/results/{path.name} ({len(runs)} of {len(declared)} runs; "
-                                    f"{stamp})", len(declared))
-    return None
+        parts.append(f"the ledger analysis/results/{path.name} ({len(extra)} runs{'; ' + stamp if stamp else ''})")
+    n = len(logs) + len(extra)
+    return GridRuns(name, logs + extra, f"{' and '.join(parts)}: {n} of {len(declared)} runs", len(declared))
 
 
 def main(argv: list[str]) -> int:
