@@ -26,11 +26,11 @@ TORCH_PREFIX = $(shell [ "$(WITH_TORCH)" = ON ] && $(VENV)/bin/python -W ignore 
 all: build
 
 deps:
-	@bash scripts/install-deps.sh
+	@GAUGELAB_VENV=$(VENV) bash scripts/install-deps.sh
 
 # What `make demo` needs: the same without the test-only references (transformers, safetensors).
 deps-demo:
-	@GAUGELAB_DEPS=demo bash scripts/install-deps.sh
+	@GAUGELAB_DEPS=demo GAUGELAB_VENV=$(VENV) bash scripts/install-deps.sh
 
 configure:
 	@cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) -DGAUGELAB_WITH_TORCH=$(WITH_TORCH) \

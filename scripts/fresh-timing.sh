@@ -4,6 +4,9 @@
 # on disk, the whole `make demo`, then `make test` after it. One line per step, with the machine's load.
 # Usage: scripts/fresh-timing.sh [WORK_DIR]   (default: a new temporary folder; the clone is made from this
 # checkout's HEAD, so uncommitted changes are not measured). FRESH_TEST=0: stop after the demo.
+# FRESH_BARE=1: a new user's home as well (HOME=WORK_DIR/home, empty): the venv with the PyPI torch wheel, pip's
+# cache and the assets are downloaded and installed inside the clock. The Debian packages stay as they are (removing
+# them would break this machine): the line "Debian packages" says how many were already present.
 set -euo pipefail
 src=$(cd "$(dirname "$0")/.." && pwd)
 work=${1:-$(mktemp -d)}
@@ -12,9 +15,14 @@ rm -rf "$clone"
 git clone -q "$src" "$clone"
 cd "$clone"
 export CCACHE_DISABLE=1
+if [ "${FRESH_BARE:-0}" = 1 ]; then
+  rm -rf "$work/home" && mkdir -p "$work/home"
+  export HOME="$work/home"
+fi
 t0=$(date +%s)
 line() { printf '%-44s %6d s   (load %s, %s cores)\n' "$1" "$(( $2 ))" "$(cut -d' ' -f1-3 /proc/loadavg)" "$(nproc)"; }
-echo "fresh clone of $(git rev-parse --short HEAD) in $clone, ccache off"
+echo "fresh clone of $(git rev-parse --short HEAD) in $clone, ccache off, HOME=$HOME$([ "${FRESH_BARE:-0}" = 1 ] && echo ' (empty: the venv, pip cache and assets inside the clock)')"
+echo "Debian packages: $(dpkg-query -W -f='${Status}\n' 2>/dev/null | grep -c 'install ok installed') installed before the clock (not counted)"
 # the first figure: watch figures/ while make demo runs
 first=""
 ( make demo > "$work/demo.log" 2>&1; echo $? > "$work/demo.rc" ) &
