@@ -21,7 +21,7 @@ export CCACHE_BASEDIR := $(CURDIR)
 
 TORCH_PREFIX = $(shell [ "$(WITH_TORCH)" = ON ] && $(VENV)/bin/python -W ignore -c 'import torch.utils; print(torch.utils.cmake_prefix_path)' 2>/dev/null)
 
-.PHONY: all deps deps-demo configure build test test-cpp test-py test-py-debian test-py-venv test-asan fuzz demo figures lr-grid lr-grid-bf16 bench report clean
+.PHONY: all deps deps-demo configure build test test-cpp test-py test-py-debian test-py-venv build-asan test-asan fuzz demo figures lr-grid lr-grid-bf16 bench report clean
 
 all: build
 
@@ -56,9 +56,11 @@ test-cpp:
 # Every test that needs no LibTorch, under ASan+UBSan (leaks included), plus the fuzz targets' build.
 # allocator_may_return_null: an impossible allocation throws std::bad_alloc as it does without ASan (the
 # flag-bounds tests ask for terabytes on purpose and expect the one-line "out of memory" refusal).
-test-asan:
+build-asan:
 	@cmake -S . -B $(ASAN_BUILD) -G Ninja $(ASAN_CMAKE_ARGS) >/dev/null
 	@cmake --build $(ASAN_BUILD) -j $(JOBS)
+
+test-asan: build-asan
 	@cd $(ASAN_BUILD) && ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
 	  ctest --output-on-failure -j $(JOBS) --timeout 900
 
