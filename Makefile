@@ -21,7 +21,7 @@ export CCACHE_BASEDIR := $(CURDIR)
 
 TORCH_PREFIX = $(shell [ "$(WITH_TORCH)" = ON ] && $(VENV)/bin/python -W ignore -c 'import torch.utils; print(torch.utils.cmake_prefix_path)' 2>/dev/null)
 
-.PHONY: all deps deps-demo configure build test test-cpp test-py test-py-debian test-py-venv build-asan test-asan fuzz demo figures lr-grid lr-grid-bf16 bench report clean
+.PHONY: all deps deps-demo configure build setup-build test test-cpp test-py test-py-debian test-py-venv build-asan test-asan fuzz demo figures lr-grid lr-grid-bf16 bench report clean
 
 all: build
 
@@ -42,13 +42,18 @@ build: configure
 # The venv's Python run (one process, ~20 s) goes beside CTest, whose -j $(JOBS) leaves ~7 % of the cores idle
 # (cases waiting on timeouts, child processes and the disk); its output is printed after CTest's. Then Debian's
 # run. Every part runs whatever another gave; make fails if any did.
-test: deps build
+test: setup-build
 	@log=$(abspath $(BUILD))/test-py-venv.log; \
 	$(MAKE) --no-print-directory test-py-venv > $$log 2>&1 & venv=$$!; \
 	$(MAKE) --no-print-directory test-cpp; cpp=$$?; \
 	wait $$venv; v=$$?; echo "== python/tests under the venv's Python (run beside CTest; $$log):"; cat $$log; \
 	$(MAKE) --no-print-directory test-py-debian; deb=$$?; \
 	[ $$cpp = 0 ] && [ $$v = 0 ] && [ $$deb = 0 ] || { echo "make test: failed (ctest exit $$cpp, venv pytest $$v, Debian pytest $$deb)"; exit 1; }
+
+# The set-up and the build side by side (scripts/build-overlapped.sh): on a new machine the torch-free half builds
+# while the venv's torch wheel installs.
+setup-build:
+	@VENV=$(VENV) JOBS=$(JOBS) BUILD_TYPE=$(BUILD_TYPE) CMAKE_ARGS="$(CMAKE_ARGS)" bash scripts/build-overlapped.sh $(BUILD)
 
 test-cpp:
 	@cd $(BUILD) && ctest --output-on-failure -j $(JOBS) --timeout 600
@@ -84,8 +89,8 @@ test-py-venv:
 
 # Builds only the two executables the demo runs (never the tests, benchmarks or fuzz targets): the torch-free
 # gaugelab first, whose toys, sweeps and diagnostics are run and drawn while the LibTorch half compiles.
-demo: deps-demo configure
-	@JOBS=$(JOBS) bash scripts/demo.sh $(BUILD)
+demo:
+	@VENV=$(VENV) JOBS=$(JOBS) BUILD_TYPE=$(BUILD_TYPE) CMAKE_ARGS="$(CMAKE_ARGS)" bash scripts/demo.sh $(BUILD)
 
 # MERGE=full: the merge-barrier experiment at full size (4 seeds x 2000 steps, 6 pairs; ~15 min more on 2 cores)
 figures: build

@@ -5,17 +5,34 @@
 # Order, so that a first figure is on disk within minutes: build the torch-free `gaugelab` (toys, sweeps,
 # diagnostics); build `gaugelab-torch` in the background while those experiments run and their figures are
 # drawn (each path printed as it is written); then the GPT-2 experiments and the rest. Builds no test,
-# benchmark or fuzz target. Expects a configured build directory (`make demo` configures it).
+# benchmark or fuzz target. The set-up overlaps the build (scripts/setup_lib.sh): on a new machine the venv's torch
+# wheel installs while the torch-free half is built and its figures drawn.
 set -euo pipefail
 build=${1:-build}
 jobs=${JOBS:-$(nproc)}
 cd "$(dirname "$0")/.."
 start=$(date +%s)
 stamp() { echo "[demo] $(( $(date +%s) - start )) s: $*"; }
+setup_t0=$start
+export GAUGELAB_DEPS=demo
+# shellcheck source=scripts/setup_lib.sh
+. scripts/setup_lib.sh
+setup_system
+deps_log="$build/deps-python.log"
+if setup_torch_present; then
+  GAUGELAB_VENV="$VENV" bash scripts/install-deps.sh
+  setup_configure_full "$build"
+  torch_ready=1
+else
+  setup_python_start "$deps_log"
+  setup_configure_torch_free "$build"
+  torch_ready=0
+fi
 cmake --build "$build" -j "$jobs" --target gaugelab
 stamp "torch-free gaugelab built; building the LibTorch half (gaugelab-torch) in the background"
 torch_log="$build/demo-torch-build.log"
-( cmake --build "$build" -j "$jobs" --target gaugelab-torch > "$torch_log" 2>&1; echo $? > "$torch_log.rc" ) &
+( { [ "$torch_ready" = 1 ] || { setup_python_wait "$deps_log" && setup_configure_full "$build"; }; } > "$torch_log" 2>&1 &&
+  cmake --build "$build" -j "$jobs" --target gaugelab-torch >> "$torch_log" 2>&1; echo $? > "$torch_log.rc" ) &
 torch_pid=$!
 /usr/bin/python3 analysis/make_figures.py --build "$build" --tier torch-free --slice demo
 stamp "the torch-free figures are drawn (under figures/); waiting for gaugelab-torch"

