@@ -49,7 +49,7 @@ setup_python_wait() {
 setup_configure_torch_free() {
   # shellcheck disable=SC2086  # CMAKE_ARGS is a list of arguments, as in the Makefile
   cmake -S . -B "$1" -G Ninja -DCMAKE_BUILD_TYPE="$BUILD_TYPE" -DGAUGELAB_WITH_TORCH=OFF -DGAUGELAB_PYTHON=OFF \
-    -DGAUGELAB_VENV="$VENV" $CMAKE_ARGS >/dev/null ||
+    $CMAKE_ARGS >/dev/null ||
     { echo "configuring $1 without LibTorch failed; retry with: make configure WITH_TORCH=OFF" >&2; return 1; }
 }
 

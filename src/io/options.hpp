@@ -54,7 +54,7 @@ struct OptionSpec {
   std::function<void(const std::string&)> set;  // parse text into the field; throws UsageError
   std::function<nlohmann::json()> get;          // current value as JSON
   std::function<std::string()> show;            // current value as text (defaults in --help)
-  std::optional<Range> range;                   // the declared range, when one is: the check, --help's
+  std::optional<Range> range{};                 // the declared range, when one is: the check, --help's
                                                 // "(> 0)" and --describe-options all read this one copy
 };
 
