@@ -27,7 +27,9 @@ setup_python_start() {
   local log=$1
   mkdir -p "$(dirname "$log")"
   rm -f "$log.rc"
-  ( GAUGELAB_VENV="$VENV" GAUGELAB_DEPS_PART=python bash scripts/install-deps.sh > "$log" 2>&1; echo $? > "$log.rc" ) &
+  ( t=$(date +%s); GAUGELAB_VENV="$VENV" GAUGELAB_DEPS_PART=python bash scripts/install-deps.sh > "$log" 2>&1; rc=$?
+    echo "[set-up] the venv, its torch wheel and the assets took $(( $(date +%s) - t )) s (exit $rc)" >> "$log"
+    echo $rc > "$log.rc" ) &
   setup_python_pid=$!
   setup_say "installing the venv and its torch wheel in the background (log: $log)"
 }
@@ -42,7 +44,7 @@ setup_python_wait() {
     echo "set-up failed at the venv and its torch wheel (log: $log); retry with: make deps" >&2
     return 1
   fi
-  setup_say "the venv and its torch wheel are installed"
+  setup_say "the venv and its torch wheel are installed ($(tail -1 "$log" | sed 's/^\[set-up\] //'))"
 }
 
 # Configures BUILD ($1) without LibTorch and without the Python module (neither is installed yet).

@@ -19,6 +19,7 @@
 #include "gpt2/inspect/log.hpp"
 #include "gpt2/inspect/layer_tensors.hpp"
 #include "gpt2/inspect/transforms.hpp"
+#include "io/elapsed.hpp"
 #include "io/options.hpp"
 #include "io/run_log.hpp"
 
@@ -92,10 +93,6 @@ at::Tensor token_rows(const InspectOptions& o, std::int64_t vocab, const TokenId
   return t.to(device);
 }
 
-double seconds_since(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
-
 }  // namespace
 
 InspectResult run_inspect(const InspectOptions& o, io::Provenance prov) {
@@ -155,14 +152,14 @@ InspectResult run_inspect(const InspectOptions& o, io::Provenance prov) {
     if (const auto r = qk_row_scales(*model, l)) log.lrm(l, lrm_head_stats(r->r_q, r->r_k, r->b_q, r->b_k, H));
   std::cerr << "inputs     " << o.prompts << " prompts x " << o.prompt_len << " tokens, sample " << o.sample_seqs << " x "
             << o.sample_len << (o.data.empty() ? " (seeded uniform ids)" : " from " + o.data) << " ["
-            << seconds_since(t0) << " s]\n";
+            << io::seconds_since(t0) << " s]\n";
 
   // Tables 3–4.
   for (std::int64_t l = 0; l < L; ++l) {
     log.projections(l, projection_spectra(ref.layers[static_cast<std::size_t>(l)], o.rank_tol));
     log.bilinear(l, bilinear_rank(ref.layers[static_cast<std::size_t>(l)], o.rank_tol));
   }
-  std::cerr << "tables 3-4 done [" << seconds_since(t0) << " s]\n";
+  std::cerr << "tables 3-4 done [" << io::seconds_since(t0) << " s]\n";
 
   // Tables 5–6: random elements of G_max on the whole model.
   core::Rng rng(o.run.seed);
@@ -176,7 +173,7 @@ InspectResult run_inspect(const InspectOptions& o, io::Provenance prov) {
     }
     log.valid(t, compare(*model, ref, perms));
   }
-  std::cerr << "tables 5-6 done [" << seconds_since(t0) << " s]\n";
+  std::cerr << "tables 5-6 done [" << io::seconds_since(t0) << " s]\n";
 
   // Table 7: the invalid families.
   const std::vector<core::Permutation> identity(static_cast<std::size_t>(L), core::identity_permutation(H));
@@ -186,7 +183,7 @@ InspectResult run_inspect(const InspectOptions& o, io::Provenance prov) {
       apply_invalid(*model, f, rng, o.invalid_kappa);
       log.invalid(f, t, compare(*model, ref, identity));
     }
-  std::cerr << "table 7 done [" << seconds_since(t0) << " s]\n";
+  std::cerr << "table 7 done [" << io::seconds_since(t0) << " s]\n";
 
   // Tables 8–9: each slice fitted on the sample's first half, applied to the model; its metrics read
   // back from the moved model on the held-out half (and, for contrast, on the fit half), exactness
@@ -211,7 +208,7 @@ InspectResult run_inspect(const InspectOptions& o, io::Provenance prov) {
     log.exactness(s, o, exactness(*model, ref, ref_greedy));
     if (s == chosen) chosen_gauges = gauges;
   }
-  std::cerr << "tables 8-9 done [" << seconds_since(t0) << " s]\n";
+  std::cerr << "tables 8-9 done [" << io::seconds_since(t0) << " s]\n";
 
   restore(*model, pristine);
   if (!o.write_canonical.empty()) {
@@ -221,7 +218,7 @@ InspectResult run_inspect(const InspectOptions& o, io::Provenance prov) {
     save_checkpoint(o.write_canonical, *model, vocab, extra);
   }
   const GaugeCounts counts = gauge_counts(L, H, dh, dh);
-  InspectResult res = log.finish(counts, model->num_parameters(false), o, seconds_since(t0));
+  InspectResult res = log.finish(counts, model->num_parameters(false), o, io::seconds_since(t0));
   if (!o.write_canonical.empty())
     std::cout << "canonical  " << o.canonical << " slice written to " << o.write_canonical << "\n";
   return res;

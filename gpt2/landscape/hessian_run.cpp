@@ -18,6 +18,7 @@
 #include "gpt2/inspect/layer_tensors.hpp"
 #include "gpt2/landscape/api.hpp"
 #include "gpt2/landscape/log_columns.hpp"
+#include "io/elapsed.hpp"
 #include "gpt2/landscape/hessian.hpp"
 #include "gpt2/model/head_projection.hpp"
 #include "gpt2/model/runtime.hpp"
@@ -33,7 +34,7 @@ using at::Tensor;
 using landscape_log::f;
 using landscape_log::i;
 using landscape_log::s;
-using landscape_log::seconds_since;
+using io::seconds_since;
 
 /// The fixed batch: B windows of T + 1 tokens spread evenly over the file, as model ids [B, T + 1].
 Tensor fixed_batch(const LoadedModel& lm, const std::string& data, std::int64_t B, std::int64_t T) {

@@ -1,7 +1,5 @@
-// The small helpers the landscape verbs' logs share: table column constructors and elapsed seconds.
+// The small helpers the landscape verbs' logs share: table column constructors.
 #pragma once
-
-#include <chrono>
 
 #include "io/run_log_types.hpp"
 
@@ -10,9 +8,5 @@ namespace gaugelab::gpt2::landscape_log {
 inline io::Column f(const char* n) { return {n, io::DType::f64}; }    // float64 column
 inline io::Column i(const char* n) { return {n, io::DType::i64}; }    // int64 column
 inline io::Column s(const char* n) { return {n, io::DType::str, 16}; }  // short string column
-
-inline double seconds_since(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
 
 }  // namespace gaugelab::gpt2::landscape_log

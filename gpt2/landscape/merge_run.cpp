@@ -19,6 +19,7 @@
 #include "gpt2/landscape/align_model.hpp"
 #include "gpt2/landscape/api.hpp"
 #include "gpt2/landscape/log_columns.hpp"
+#include "io/elapsed.hpp"
 #include "gpt2/model/checkpoint.hpp"
 #include "gpt2/model/runtime.hpp"
 #include "gpt2/use/loaded_model.hpp"
@@ -33,7 +34,7 @@ namespace {
 using landscape_log::f;
 using landscape_log::i;
 using landscape_log::s;
-using landscape_log::seconds_since;
+using io::seconds_since;
 
 struct Parsed {
   AlignLevel level;

@@ -12,14 +12,13 @@
 #include "gpt2/model/torch_info.hpp"
 #include "gpt2/train/checkpoints.hpp"
 #include "gpt2/train/conditions.hpp"
+#include "gpt2/train/not_measured.hpp"
 #include "gpt2/train/qk_balance.hpp"
 #include "gpt2/train/report.hpp"
 
 namespace gaugelab::gpt2 {
 
 namespace {
-
-double nan() { return std::numeric_limits<double>::quiet_NaN(); }
 
 // Which path a piece with its own CUDA kernel takes in this run: the model's rule (kernel_path.hpp), not a copy.
 std::string kernel_line(KernelPath k, const TrainRun& r) {
@@ -150,7 +149,7 @@ TrainResult finish_train(TrainRun& r, double seconds) {
   log.set_summary("final_val_loss", s.final_val_loss);
   log.set_summary("final_drift_max", s.final_drift_max);
   log.set_summary("final_drift_mean", s.final_drift_mean);
-  log.set_summary("max_drift_max", r.has_heads ? s.max_drift_max : nan());
+  log.set_summary("max_drift_max", r.has_heads ? s.max_drift_max : not_measured());
   log.set_summary("n_spikes", s.n_spikes);
   log.set_summary("stable", std::int64_t{res.stable ? 1 : 0});
   log.set_summary("diverged", std::int64_t{s.diverged ? 1 : 0});

@@ -12,6 +12,7 @@
 #include <limits>
 
 #include "gpt2/train/checkpoints.hpp"
+#include "gpt2/train/not_measured.hpp"
 #include "io/options.hpp"
 #include "io/run_log_reader.hpp"
 #include "io/stop_signal.hpp"
@@ -20,11 +21,6 @@ namespace gaugelab::gpt2 {
 
 namespace fs = std::filesystem;
 
-namespace {
-
-double nan() { return std::numeric_limits<double>::quiet_NaN(); }
-
-}  // namespace
 
 // Settings a resumed run must share with the run it continues are the options declared identity() (they
 // decide the data order, the model, or the optimizer's trajectory); anything else (max-iters, cadences,
@@ -130,7 +126,7 @@ nlohmann::json train_state_json(const TrainRun& r) {
 }
 
 TrainState train_state_from_json(const nlohmann::json& j) {
-  auto num = [&](const char* k) { return j.contains(k) && j[k].is_number() ? j[k].get<double>() : nan(); };
+  auto num = [&](const char* k) { return j.contains(k) && j[k].is_number() ? j[k].get<double>() : not_measured(); };
   TrainState s;
   s.step = j.at("step").get<std::int64_t>();
   s.tokens = j.at("tokens").get<std::int64_t>();

@@ -20,6 +20,7 @@
 #include "gpt2/train/conditions.hpp"
 #include "gpt2/train/gauge_start.hpp"
 #include "gpt2/train/micro_batch.hpp"
+#include "gpt2/train/not_measured.hpp"
 #include "gpt2/train/build_run.hpp"
 #include "gpt2/train/matmul_peak.hpp"
 #include "gpt2/train/report.hpp"
@@ -32,11 +33,6 @@ namespace gaugelab::gpt2 {
 
 namespace fs = std::filesystem;
 
-namespace {
-
-double nan() { return std::numeric_limits<double>::quiet_NaN(); }
-
-}  // namespace
 
 OptimizerSettings optimizer_settings(const TrainOptions& o, c10::Device device) {
   OptimizerSettings s;
@@ -167,15 +163,15 @@ TrainRun setup_train(const TrainOptions& o, io::Provenance prov) {
     r.state = train_state_from_json(saved);
   } else if (!o.init_from.empty()) {
     r.model = init_from_weights(o, r.vocab_map, r.device);
-    r.state.best_val_loss = r.state.final_val_loss = nan();
-    r.state.final_drift_max = r.state.final_drift_mean = nan();
+    r.state.best_val_loss = r.state.final_val_loss = not_measured();
+    r.state.final_drift_max = r.state.final_drift_mean = not_measured();
   } else {
     const ModelConfig mc =
         build_model_config(o, r.vocab_map.ids.empty() ? 0 : static_cast<std::int64_t>(r.vocab_map.ids.size()));
     r.model = std::make_unique<GPT>(mc, o.run.seed);
     r.model->to(r.device);
-    r.state.best_val_loss = r.state.final_val_loss = nan();
-    r.state.final_drift_max = r.state.final_drift_mean = nan();
+    r.state.best_val_loss = r.state.final_val_loss = not_measured();
+    r.state.final_drift_max = r.state.final_drift_mean = not_measured();
   }
   const ModelConfig& mc = r.model->config();
   r.model->set_twice_differentiable(o.attention == "math");  // the plain-ops attention path (model.hpp)
