@@ -10,8 +10,10 @@ declared size, and the figures that read only those; see demo_slice()).
 
 An argument may name another experiment's run directory as "{run:NAME}" (e.g. a checkpoint inside a
 training run): resolve() replaces it by that directory, wherever the runner put it."""
+import json
 import os
 import re
+from pathlib import Path
 
 # The merge-barrier experiment (seed 001 §7.4 / Alg. 3, gpt2/experiments/merge_barrier.sh): by default a cheap
 # slice (2 seeds x 600 steps, one pair, ~3 min on 2 cores); `make figures MERGE=full` (GAUGELAB_MERGE=full) trains
@@ -19,6 +21,12 @@ import re
 _MERGE_FULL = os.environ.get("GAUGELAB_MERGE", "") == "full"
 _MERGE_SEEDS = (42, 123, 456, 789) if _MERGE_FULL else (42, 123)
 _MERGE_ITERS = 2000 if _MERGE_FULL else 600
+
+
+# The trainer's conditions table (gpt2/train/conditions.hpp) as `gaugelab train --describe-conditions` writes it:
+# key -> row (bundle, hooks, optimizers, ...). tests/train/test_train_key_lists.cpp fails when this copy and the
+# table differ, so the grids read the table's columns, never a key's spelling.
+CONDITIONS = {row["key"]: row for row in json.loads((Path(__file__).parent / "conditions.json").read_text())}
 
 
 def resolve(argv: list[str], run_dir) -> list[str]:
@@ -233,7 +241,8 @@ def _lr_grid(p: dict) -> dict:
     """The instability instrument (Wortsman et al. 2023; gpt2/README.md "The instability instrument"): final validation
     loss over log-spaced learning rates per condition (a key of gpt2/train/conditions.hpp), optimizer and seed. Seeds
     outermost, so a grid stopped part-way holds every condition and lr at the seeds it reached (still paired). Muon
-    runs: the grid's lr is that of the AdamW groups, Muon's own 10x it; the projections (P*) run under AdamW only.
+    runs: the grid's lr is that of the AdamW groups, Muon's own 10x it; a condition runs under the optimizers its row
+    allows (the projections: AdamW only).
     min-lr = lr/10 (nanoGPT's ratio). A run's directory: <root>/[M]<key>_lr<lr>_s<seed>."""
     out = {}
     threads = _words(p.get("threads", "")) or [""]  # a grid that declares thread counts runs each, suffix _t<n>
@@ -241,7 +250,7 @@ def _lr_grid(p: dict) -> dict:
         for lr in _words(p["lrs"]):
             for opt in _words(p["optimizers"]):
                 for cond in _words(p["conditions"]):
-                    if opt == "muon" and cond.startswith("P"):
+                    if opt not in CONDITIONS[cond]["optimizers"]:  # the table's optimizers column
                         continue
                     min_lr = p.get("min_lr") or str(float(lr) / 10)  # a grid of one lr may state the protocol's
                     args = ["--config", p["config"], "--data", p["data"], "--lr", lr, "--min-lr", min_lr,

@@ -62,6 +62,11 @@ void resume_defaults(io::Options& opts, const std::string& out) {
 }  // namespace
 
 int verb_train(const Args& args) {
+  // The conditions table as JSON (gpt2/train/conditions.hpp conditions_json): analysis/conditions.json is this.
+  if (args.size() == 1 && args[0] == "--describe-conditions") {
+    std::cout << gpt2::conditions_json() << "\n";
+    return 0;
+  }
   gpt2::TrainOptions o;
   o.run.seed = 42;  // the paper's first seed
   io::Options opts("train",

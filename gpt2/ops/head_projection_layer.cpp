@@ -47,19 +47,14 @@ void store_blocks(const Tensor& x, Tensor& g, Tensor& gb, std::int64_t s, std::i
 
 }  // namespace
 
-const char* grad_projection_name(GradProjection p) {
-  switch (p) {
-    case GradProjection::none: return "none";
-    case GradProjection::approx: return "approx";
-    case GradProjection::exact: return "exact";
-  }
-  return "?";
-}
+const char* grad_projection_name(GradProjection p) { return core::choice_name(grad_projection_table(), p); }
 
 GradProjection parse_grad_projection(const std::string& name) {
-  for (GradProjection p : {GradProjection::none, GradProjection::approx, GradProjection::exact})
-    if (name == grad_projection_name(p)) return p;
-  throw std::invalid_argument("unknown gradient projection '" + name + "' (none, approx, exact)");
+  const auto& t = grad_projection_table();
+  const std::size_t i = core::choice_index(t, name);
+  if (i == t.size())
+    throw std::invalid_argument("unknown gradient projection '" + name + "' (" + core::choice_list(t) + ")");
+  return t[i].value;
 }
 
 void project_layer_gradients(const Tensor& w_attn, const Tensor& b_attn, const Tensor& w_proj, Tensor& g_attn,

@@ -10,9 +10,10 @@
 
 #include <ATen/core/Tensor.h>
 
+#include "gpt2/ops/grad_projection.hpp"
+
 namespace gaugelab::gpt2 {
 
-enum class GradProjection { none, approx, exact };
 const char* grad_projection_name(GradProjection p);             // "none", "approx", "exact"
 GradProjection parse_grad_projection(const std::string& name);  // throws std::invalid_argument
 

@@ -38,6 +38,7 @@
 #include "gpt2/ops/qk_layer.hpp"
 #include "gpt2/ops/quotient_layer.hpp"
 #include "gpt2/train/conditions.hpp"
+#include "gpt2/train/hook_registry.hpp"
 
 namespace gaugelab::gpt2 {
 namespace {
@@ -286,27 +287,14 @@ void project_layer_gradients_op(const Tensor& w_attn, const OptTensor& b_attn, c
   });
 }
 
-const char* hook_name(StepHookKind h) {
-  switch (h) {
-    case StepHookKind::gauge_fix: return "gauge_fix";
-    case StepHookKind::qk_cap: return "qk_cap";
-    case StepHookKind::quotient: return "quotient";
-    case StepHookKind::qk_clip: return "qk_clip";
-  }
-  return "?";
-}
-
-// The trainer's conditions table (gpt2/train/conditions.hpp) as JSON rows, for gaugelab.torch's groups
-// and step hooks: the Python layer reads the table instead of declaring the conditions again.
-std::string conditions_json() {
+// The hook registry (gpt2/train/hook_registry.hpp) as JSON rows {name, flags}: gaugelab.torch's attach dispatches
+// on these names (a name it has no handler for is refused).
+std::string step_hooks_json() {
   nlohmann::json rows = nlohmann::json::array();
-  for (const Condition& c : conditions()) {
-    nlohmann::json bundle = nlohmann::json::object(), hooks = nlohmann::json::array();
-    for (const FlagValue& f : c.bundle) bundle[f.flag] = f.value;
-    for (const StepHookKind h : c.hooks) hooks.push_back(hook_name(h));
-    rows.push_back({{"key", c.key}, {"title", c.title}, {"acts_on", c.acts_on}, {"bundle", bundle},
-                    {"decays_qk", c.decays_qk}, {"needs_qk_rows", c.needs_qk_rows}, {"hooks", hooks},
-                    {"compared_with", c.compared_with}});
+  for (const StepHookRow& h : step_hook_rows()) {
+    nlohmann::json flags = nlohmann::json::array();
+    for (const char* f : h.flags) flags.push_back(f);
+    rows.push_back({{"name", h.name}, {"flags", flags}});
   }
   return rows.dump();
 }
@@ -357,5 +345,6 @@ TORCH_LIBRARY(gaugelab, m) {
         "Tensor(b!)? g_battn, Tensor(c!) g_proj, int heads, str mode) -> ()",
         &project_layer_gradients_op);
   m.def("conditions() -> str", &conditions_json);
+  m.def("step_hooks() -> str", &step_hooks_json);
   m.def("lrm_placement(str spec) -> str", &lrm_placement_json);
 }

@@ -4,7 +4,7 @@
 // them; `gaugelab train --help` lists every key): the table says what each condition decays, which flags it
 // fixes and which per-step hooks it runs.
 // The options are declared once, in declare_train_options (gpt2/train/options.cpp): type, range,
-// choices and whether a resumed run must keep the value.
+// choices (each an enum with its table of words: choices.hpp) and whether a resumed run must keep the value.
 // The run directory (--out DIR) holds log.h5 (kind "gpt2/train") and checkpoints/ (checkpoints.hpp).
 #pragma once
 
@@ -14,6 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "gpt2/train/choices.hpp"
 #include "io/provenance.hpp"
 #include "io/run_flags.hpp"
 
@@ -57,7 +58,7 @@ struct TrainOptions {
                                     // the W ranks runs grad_accum / W of them; refused when W does not divide it
   std::int64_t batch_tokens = 0;    // tokens per optimizer step in all; sets grad_accum = batch_tokens /
                                     // (batch_size·block_size) (must divide); 0 = use --grad-accum
-  std::string fit_micro_batch = "off";  // on: the step's sequences re-split into the largest micro-batch that fits
+  Switch fit_micro_batch = Switch::off;  // on: the step's sequences re-split into the largest micro-batch that fits
                                         // (a divisor of them; same data, same mean loss: train/micro_batch.hpp)
   double fit_memory = 0.9;          // the share of the device's memory a fitted micro-batch may use
   std::int64_t max_iters = 20000;   // optimizer steps
@@ -67,12 +68,12 @@ struct TrainOptions {
   std::int64_t lr_decay_iters = 0;  // cosine reaches min_lr here; 0 = max_iters
 
   // --- optimizer ---
-  std::string optimizer = "adamw"; // adamw, or muon: Muon on the hidden matrices, AdamW on the rest
+  core::RuleKind optimizer = core::RuleKind::adamw;  // adamw, or muon: Muon on the hidden matrices, AdamW on the rest
                                    // (MuonWithAuxAdam; gpt2/train/muon.hpp)
   double muon_lr = 0.02;           // Muon's η at the schedule's peak (scaled by lr(it)/--lr each step)
   double muon_momentum = 0.95;     // Muon's β (Nesterov)
   double muon_wd = 0.01;           // Muon's decoupled weight decay (replaces --weight-decay on those matrices)
-  std::string muon_qkv = "split";  // split: W_Q, W_K, W_V orthogonalised apart; fused: c_attn as one matrix
+  MuonQkv muon_qkv = MuonQkv::split;  // split: W_Q, W_K, W_V orthogonalised apart; fused: c_attn as one matrix
 
   // --- AdamW and its parameter groups (gpt2/model/lrm.hpp ParamRole) ---
   double beta1 = 0.9;
@@ -91,36 +92,36 @@ struct TrainOptions {
   // --- condition and GaugeFix ---
   std::string condition = "A";      // a key of conditions.hpp (condition_keys())
   std::int64_t gaugefix_every = 1;  // conditions with GaugeFix: after every N-th optimizer step
-  std::string gaugefix_mode = "head";  // GaugeFix: head (one g per head, seed 000) or coordinate (one g per
+  GaugeFixMode gaugefix_mode = GaugeFixMode::head;  // GaugeFix: head (one g per head, seed 000) or coordinate (one g per
                                       // coordinate: the full diagonal gauge of the head)
   bool gaugefix_vo = false;         // GaugeFix: also balance each head's V row and O column multipliers
   double qk_gauge_init = 0;         // σ of a gauge-offset start (gauge_start.hpp): each head's Q/K multipliers
                                     // moved to r_Q/g, r_K·g, g = exp(σ·z), z ~ N(0,1), the function unchanged;
                                     // 0 = the balanced start of LRM (every multiplier 1)
-  std::string magnitude = "wd";     // the control of s_Q·s_K: set by the condition (D: wd, Dcap: cap)
+  Magnitude magnitude = Magnitude::wd;  // the control of s_Q·s_K: set by the condition (D: wd, Dcap: cap)
   double qk_cap = 4.0;              // condition Dcap: the largest s_Q·s_K a head keeps
   double qk_clip_tau = 100;         // condition QKclip: τ, the largest attention logit a head keeps (Kimi K2's 100)
-  std::string qk_clip_on = "weights";  // QKclip: rescale the heads' W̄_Q, W̄_K rows (weights, as Kimi K2) or their
+  QkClipOn qk_clip_on = QkClipOn::weights;  // QKclip: rescale the heads' W̄_Q, W̄_K rows (weights, as Kimi K2) or their
                                     // r_Q, r_K multipliers (the same function; the multipliers then carry it)
-  std::string quotient = "full";    // condition E: full Grams, or diagonal (their diagonals)
+  QuotientGram quotient = QuotientGram::full;  // condition E: full Grams, or diagonal (their diagonals)
   std::int64_t quotient_every = 1;  // condition E with full: full Grams every k-th step, diagonal between
   double quotient_damping = 1e-3;   // condition E: λ added to each Gram
   bool quotient_vo = true;          // condition E: also correct the V/O pair
-  std::string quotient_scale = "none";  // condition E: none, or rms (each corrected block rescaled to the raw
+  QuotientScale quotient_scale = QuotientScale::none;  // condition E: none, or rms (each corrected block rescaled to the raw
                                     // increment's RMS, condition Erms: the correction's direction without its
                                     // ~40x step inflation, which otherwise acts as a learning-rate shift)
-  std::string grad_projection = "none";  // attention gradients made gauge-orthogonal before clipping and the
+  GradProjection grad_projection = GradProjection::none;  // attention gradients made gauge-orthogonal before clipping and the
                                     // optimizer (seed 001 Alg. 2 / Remark 51; model/head_projection.hpp):
                                     // none, approx (Alg. 2) or exact (Sylvester); needs attention without multipliers
-  std::string projection_target = "gradient";  // what --grad-projection projects: gradient (before clipping; the
+  ProjectionTarget projection_target = ProjectionTarget::gradient;  // what --grad-projection projects: gradient (before clipping; the
                                     // raw gradient is already horizontal by Prop. 38, so exact changes it only at
                                     // rounding) or update (the optimizer's step, after it: Adam's is not horizontal)
   double gaugefix_eps = 1e-12;      // ε of seed 000 eq. 4
-  std::string state_transport = "none";  // Adam state under the fix: none (the paper), vector, covector
+  StateTransport state_transport = StateTransport::none;  // Adam state under the fix: none (the paper), vector, covector
 
   // --- where and how ---
   std::string device = "cpu";       // cpu, cuda, cuda:N (a data-parallel rank uses cuda:LOCAL_RANK)
-  std::string attention = "sdpa";   // sdpa (the fused kernel the device's PyTorch picks) or math (plain matmul,
+  Attention attention = Attention::sdpa;  // sdpa (the fused kernel the device's PyTorch picks) or math (plain matmul,
                                     // mask, softmax, matmul: the same function to rounding; the decisive test of
                                     // whether CUDA's fused kernel causes the non-finite stops of the LR grid)
   std::string precision = "fp32";   // fp32, or bf16 autocast (parameters and Adam state stay float32)
@@ -131,9 +132,9 @@ struct TrainOptions {
   // parity rows have passed on a card (scripts/gpu-bench.sh runs them, and its timed rows ask for fused).
   std::string ln_kernel = "aten";
   std::string lrm_kernel = "aten";
-  std::string cuda_graph = "off";  // on: each micro-step's forward and backward captured once and replayed
+  Switch cuda_graph = Switch::off;  // on: each micro-step's forward and backward captured once and replayed
                                    // (train/step_graph.hpp); off until it has run on a card
-  std::string dist_backend = "auto";  // data parallel: auto (nccl on cuda, gloo on cpu), gloo, nccl
+  DistBackend dist_backend = DistBackend::automatic;  // data parallel: auto (nccl on cuda, gloo on cpu), gloo, nccl
   double dist_timeout_s = 600;      // a collective waiting longer than this fails the run (dead rank)
 
   // --- evaluation, logging, checkpoints ---
@@ -153,7 +154,7 @@ struct TrainOptions {
   std::int64_t profile_steps = 2;   // train/step_profiler.hpp): the CPU operators and the device's kernels
 
   // --- instability rule ---
-  std::string spike_on = "total";   // the norm the rule watches: total (every parameter, the paper's), clipped
+  SpikeOn spike_on = SpikeOn::total;  // the norm the rule watches: total (every parameter, the paper's), clipped
                                     // (the clipped set) or multipliers
   double spike_factor = 10;         // step is a spike if that norm > factor × running median (after warm-up)
   std::int64_t spike_window = 100;  // steps in the running median

@@ -1,8 +1,9 @@
 #include "gpt2/train/conditions.hpp"
 
-#include <cstdio>
+#include <nlohmann/json.hpp>
 
 #include "gpt2/train/api.hpp"
+#include "gpt2/train/hook_registry.hpp"
 #include "io/options.hpp"
 
 namespace gaugelab::gpt2 {
@@ -38,13 +39,17 @@ const std::vector<Condition>& table() {
       {"N", "N: no multipliers (nanoGPT)", "nothing: nanoGPT's GPT-2 without multipliers",
        {{"multipliers", "none"}}, false, false, {}, ""},
       {"P", "P: N + exact gradient projection", "attention gradients made gauge-orthogonal (Sylvester, Remark 51)",
-       {{"multipliers", "none"}, {"grad-projection", "exact"}, {"projection-target", "gradient"}}, false, false, {}, "N"},
+       {{"multipliers", "none"}, {"grad-projection", "exact"}, {"projection-target", "gradient"}}, false, false, {}, "N",
+       {core::RuleKind::adamw}},  // the grids run the projections under AdamW only
       {"Pa", "Pa: N + Alg. 2 gradient projection", "attention gradients projected by seed 001 Alg. 2",
-       {{"multipliers", "none"}, {"grad-projection", "approx"}, {"projection-target", "gradient"}}, false, false, {}, "N"},
+       {{"multipliers", "none"}, {"grad-projection", "approx"}, {"projection-target", "gradient"}}, false, false, {}, "N",
+       {core::RuleKind::adamw}},  // the grids run the projections under AdamW only
       {"Pu", "Pu: N + exact projection of the update", "the optimizer's attention update made gauge-orthogonal",
-       {{"multipliers", "none"}, {"grad-projection", "exact"}, {"projection-target", "update"}}, false, false, {}, "N"},
+       {{"multipliers", "none"}, {"grad-projection", "exact"}, {"projection-target", "update"}}, false, false, {}, "N",
+       {core::RuleKind::adamw}},  // the grids run the projections under AdamW only
       {"Pau", "Pau: N + Alg. 2 projection of the update", "the optimizer's attention update projected by Alg. 2",
-       {{"multipliers", "none"}, {"grad-projection", "approx"}, {"projection-target", "update"}}, false, false, {}, "N"},
+       {{"multipliers", "none"}, {"grad-projection", "approx"}, {"projection-target", "update"}}, false, false, {}, "N",
+       {core::RuleKind::adamw}},  // the grids run the projections under AdamW only
       // Rows added later go last, so that a log's condition_index keeps its meaning across versions.
       {"Beff", "B: GaugeFix (effective norms)",
        "per-head Q/K gauge (R+)^h moved to the minimum-norm representative of the effective Q and K maps (equal "
@@ -54,12 +59,6 @@ const std::vector<Condition>& table() {
        {{"quotient-scale", "rms"}}, false, false, {H::quotient}, "A"},
   };
   return rows;
-}
-
-std::string num(double v) {
-  char b[32];
-  std::snprintf(b, sizeof b, "%g", v);
-  return b;
 }
 
 }  // namespace
@@ -99,9 +98,8 @@ std::string key_list(const std::vector<std::string>& keys) {
   return s;
 }
 
-ConditionLabel condition_label(const TrainOptions& o) {
-  const Condition& c = condition(o.condition);
-  const bool muon = o.optimizer == "muon", offset = o.qk_gauge_init > 0;
+ConditionLabel condition_label(const Condition& c, const TrainOptions& o) {
+  const bool muon = o.optimizer == core::RuleKind::muon, offset = o.qk_gauge_init > 0;
   const std::string prefix = std::string(offset ? "o" : "") + (muon ? "M" : "");
   ConditionLabel l;
   l.key = c.key;
@@ -112,30 +110,25 @@ ConditionLabel condition_label(const TrainOptions& o) {
   return l;
 }
 
-std::string describe_condition(const TrainOptions& o) {
-  const Condition& c = condition(o.condition);
+std::string conditions_json() {
+  nlohmann::json rows = nlohmann::json::array();
+  for (const Condition& c : table()) {
+    nlohmann::json bundle = nlohmann::json::object(), hooks = nlohmann::json::array(),
+                   optimizers = nlohmann::json::array();
+    for (const FlagValue& f : c.bundle) bundle[f.flag] = f.value;
+    for (const StepHookKind h : c.hooks) hooks.push_back(step_hook_row(h).name);
+    for (const core::RuleKind k : c.optimizers) optimizers.push_back(word(k));
+    rows.push_back({{"key", c.key}, {"title", c.title}, {"acts_on", c.acts_on}, {"bundle", bundle},
+                    {"decays_qk", c.decays_qk}, {"needs_qk_rows", c.needs_qk_rows}, {"hooks", hooks},
+                    {"compared_with", c.compared_with}, {"optimizers", optimizers}});
+  }
+  return rows.dump();
+}
+
+std::string describe_condition(const Condition& c, const TrainOptions& o) {
   std::string s = std::string(c.title) + ": " + c.acts_on + "; " +
                   (c.decays_qk ? "WD on every multiplier, Q/K included" : "no Q/K multiplier WD");
-  for (const StepHookKind h : c.hooks) {
-    switch (h) {
-      case StepHookKind::gauge_fix:
-        s += "; GaugeFix (" + o.gaugefix_mode + ") every " + std::to_string(o.gaugefix_every) + " steps, eps " +
-             num(o.gaugefix_eps) + ", state transport " + o.state_transport + (o.gaugefix_vo ? ", V/O too" : "");
-        break;
-      case StepHookKind::qk_cap: s += "; cap s_Q*s_K <= " + num(o.qk_cap); break;
-      case StepHookKind::quotient:
-        s += "; quotient-aware attention updates (" + o.quotient +
-             (o.quotient == "full" && o.quotient_every > 1
-                  ? " every " + std::to_string(o.quotient_every) + " steps, diagonal between"
-                  : std::string()) +
-             ", damping " + num(o.quotient_damping) + (o.quotient_vo ? ", Q/K and V/O" : ", Q/K only") +
-             (o.quotient_scale == "rms" ? ", each block at the raw increment's RMS)" : ")");
-        break;
-      case StepHookKind::qk_clip:
-        s += "; QK-Clip at tau " + num(o.qk_clip_tau) + " on the " + o.qk_clip_on + " after every step";
-        break;
-    }
-  }
+  for (const StepHookKind h : c.hooks) s += "; " + step_hook_row(h).describe(o);
   if (!c.bundle.empty()) {
     s += " (sets";
     for (const FlagValue& f : c.bundle) s += std::string(" --") + f.flag + " " + f.value;

@@ -4,7 +4,7 @@
 // key, label and title from the log) all read this table; nothing rebuilds a condition from flags.
 //
 // Adding a condition: one row here (key, title, flag bundle, Q/K decay, needs-Q/K-rows, hooks, the
-// condition it is compared with), one hook file if it needs a new per-step hook (step_hooks.hpp), one
+// condition it is compared with, the optimizers it runs under), one hook file if it needs a new per-step hook (step_hooks.hpp), one
 // test. QK-Clip was added that way (qk_clip.cpp, tests/train/test_train_qk_clip.cpp).
 //
 // No LibTorch here: the front door (cli/verb_train.cpp) reads the table for --help and the choices.
@@ -14,11 +14,14 @@
 #include <string_view>
 #include <vector>
 
+#include "core/update_rule_table.hpp"
+
 namespace gaugelab::gpt2 {
 
 struct TrainOptions;
 
-/// What runs around the optimizer's step for a condition (step_hooks.hpp implements each).
+/// What runs around the optimizer's step for a condition: each kind is one row of the hook registry
+/// (hook_registry.hpp: its name, flags, description and constructor) and one hook file.
 enum class StepHookKind {
   gauge_fix,  // GaugeFix every --gaugefix-every steps (--gaugefix-mode, --gaugefix-vo, --state-transport)
   qk_cap,     // after the fix: each head's s_Q·s_K capped at --qk-cap (magnitude control, not a gauge move)
@@ -41,6 +44,8 @@ struct Condition {
   bool needs_qk_rows;                // needs row multipliers on q and k (per-head scales)
   std::vector<StepHookKind> hooks;   // in the order they run
   const char* compared_with;         // the condition its difference is taken against ("" for the references)
+  std::vector<core::RuleKind> optimizers = {core::RuleKind::adamw, core::RuleKind::muon};  // the --optimizer
+                                     // values it runs under (the projections: AdamW only); the grids read this too
 };
 
 /// Every condition, in the order tables and figures list them.
@@ -56,7 +61,7 @@ std::vector<std::string> condition_keys_with(StepHookKind hook);
 /// Keys as a text list, comma-separated ("X, Y, Z").
 std::string key_list(const std::vector<std::string>& keys);
 
-/// How a run is named in figures and tables: its condition under its optimizer and start. The label
+/// How a run is named in figures and tables: its condition `c` (the row of o.condition) under its optimizer and start. The label
 /// prefixes "M" for --optimizer muon and "o" for a gauge-offset start (--qk-gauge-init > 0), so "oMB" is
 /// condition B under Muon from an offset start; reference is the label of the run it is compared with
 /// (the same optimizer and start, the row's compared_with); empty for a reference itself.
@@ -64,9 +69,14 @@ struct ConditionLabel {
   std::string key, label, title, reference;
   int index = 0;  // the row's place in conditions()
 };
-ConditionLabel condition_label(const TrainOptions& o);
+ConditionLabel condition_label(const Condition& c, const TrainOptions& o);
+
+/// The table as JSON rows (key, title, acts_on, bundle, decays_qk, needs_qk_rows, hooks, compared_with,
+/// optimizers): what gaugelab.torch (through the torch library) and the analysis' grids (through
+/// `gaugelab train --describe-conditions`, analysis/conditions.json) read instead of declaring the rows again.
+std::string conditions_json();
 
 /// The condition's one-line description for the settings printout, with the settings its hooks read.
-std::string describe_condition(const TrainOptions& o);
+std::string describe_condition(const Condition& c, const TrainOptions& o);
 
 }  // namespace gaugelab::gpt2

@@ -4,10 +4,11 @@
 //              equal norms of the effective Q and K maps, qk_balance.hpp), the V/O pair too with --gaugefix-vo,
 //              the Adam moments transported as --state-transport says (gaugefix.hpp);
 //   qk_cap     then each head's s_Q·s_K capped at --qk-cap (Dcap's magnitude control: not a gauge move).
-#include "gpt2/train/step_hooks.hpp"
+#include "gpt2/train/hook_gauge_fix.hpp"
 
 #include "core/transport.hpp"
 #include "gpt2/train/qk_balance.hpp"
+#include "gpt2/train/step_hooks.hpp"
 
 namespace gaugelab::gpt2 {
 
@@ -15,12 +16,12 @@ namespace {
 
 class GaugeFixHook : public StepHook {
  public:
-  explicit GaugeFixHook(const TrainOptions& o) : transport_(core::parse_transport_mode(o.state_transport)) {}
+  explicit GaugeFixHook(const TrainOptions& o) : transport_(core::parse_transport_mode(word(o.state_transport))) {}
   bool after_update(const StepContext& c) override {
     const TrainOptions& o = c.options;
     if ((c.it + 1) % o.gaugefix_every != 0) return false;
-    if (o.gaugefix_mode == "coordinate") gauge_fix_coordinates(c.model, o.gaugefix_eps);
-    else if (o.gaugefix_mode == "effective") gauge_fix_effective(c.model, o.gaugefix_eps);
+    if (o.gaugefix_mode == GaugeFixMode::coordinate) gauge_fix_coordinates(c.model, o.gaugefix_eps);
+    else if (o.gaugefix_mode == GaugeFixMode::effective) gauge_fix_effective(c.model, o.gaugefix_eps);
     else gauge_fix(c.model, o.gaugefix_eps, transport_, c.moments);
     if (o.gaugefix_vo) gauge_fix_vo(c.model, o.gaugefix_eps);
     return true;

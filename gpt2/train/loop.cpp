@@ -58,9 +58,9 @@ StepWork begin_step(TrainRun& run, LoopState& loop, std::int64_t it) {
 }  // namespace
 
 LoopState::LoopState(TrainRun& run)
-    : hooks(make_step_hooks(condition(run.options.condition), run.options)),
-      grad_projection(parse_grad_projection(run.options.grad_projection)),
-      project_update(grad_projection != GradProjection::none && run.options.projection_target == "update"),
+    : hooks(make_step_hooks(*run.condition, run.options)),
+      grad_projection(run.options.grad_projection),
+      project_update(grad_projection != GradProjection::none && run.options.projection_target == ProjectionTarget::update),
       probe(probe_batch(run)),
       lookup([&run](const at::Tensor& p) { return run.opt->moments(p); }),
       params(run.opt->parameters()),
@@ -77,7 +77,7 @@ LoopState::LoopState(TrainRun& run)
     if (std::filesystem::exists(ranks)) sample_tok.emplace(data::Gpt2Tokenizer::from_tiktoken(ranks));
     keep_samples_up_to(train_samples_path(o.run.out), run.state.step);  // a resumed run rewrites what follows its step
   }
-  if (o.cuda_graph == "on") graph = std::make_unique<MicroStepGraph>(*run.model, params, run.precision, run.grad_accum);
+  if (o.cuda_graph == Switch::on) graph = std::make_unique<MicroStepGraph>(*run.model, params, run.precision, run.grad_accum);
   t_start = std::chrono::steady_clock::now();
 }
 

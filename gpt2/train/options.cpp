@@ -12,6 +12,8 @@
 #include "gpt2/train/api.hpp"
 #include "gpt2/train/checkpoints.hpp"
 #include "gpt2/train/conditions.hpp"
+#include "gpt2/train/hook_registry.hpp"
+#include "io/choice_option.hpp"
 #include "io/options.hpp"
 
 namespace gaugelab::gpt2 {
@@ -86,11 +88,11 @@ void declare_train_options(io::Options& opts, TrainOptions& o) {
       .identity()
       .add("batch-tokens", &o.batch_tokens, "tokens per optimizer step in all (sets --grad-accum; 0 = unset)",
            Range::non_negative())
-      .identity()
-      .add("fit-micro-batch", &o.fit_micro_batch,
+      .identity();
+  io::add_choice(opts, "fit-micro-batch", &o.fit_micro_batch,
            "on: each step's sequences re-split into the largest micro-batch that fits the device (probed on CUDA, "
            "estimated on the CPU); the same sequences and mean loss per step, validation keeps --batch-size",
-           {"on", "off"})
+           switch_choices())
       .add("fit-memory", &o.fit_memory, "share of the device's memory a fitted micro-batch may use",
            Range::unit_open_closed())
       .add("max-iters", &o.max_iters, "optimizer steps", Range::at_least(1))
@@ -101,16 +103,16 @@ void declare_train_options(io::Options& opts, TrainOptions& o) {
       .add("warmup-iters", &o.warmup_iters, "linear warm-up steps", Range::non_negative())
       .identity()
       .add("lr-decay-iters", &o.lr_decay_iters, "step where the cosine reaches min-lr (0 = max-iters)", Range::non_negative())
-      .identity()
-      .add("optimizer", &o.optimizer, "adamw, or muon (hidden matrices; AdamW on the rest)", {"adamw", "muon"})
+      .identity();
+  io::add_choice(opts, "optimizer", &o.optimizer, "adamw, or muon (hidden matrices; AdamW on the rest)", optimizer_choices())
       .identity()
       .add("muon-lr", &o.muon_lr, "Muon's learning rate at the schedule's peak", float_positive())
       .identity()
       .add("muon-momentum", &o.muon_momentum, "Muon's Nesterov momentum", Range{0.0, 1.0, false, true})
       .identity()
       .add("muon-wd", &o.muon_wd, "Muon's decoupled weight decay", float_non_negative())
-      .identity()
-      .add("muon-qkv", &o.muon_qkv, "c_attn under Muon: split (Q, K, V apart) or fused", {"split", "fused"})
+      .identity();
+  io::add_choice(opts, "muon-qkv", &o.muon_qkv, "c_attn under Muon: split (Q, K, V apart) or fused", muon_qkv_choices())
       .identity()
       .add("beta1", &o.beta1, "AdamW beta1", Range{0.0, 1.0, false, true})
       .identity()
@@ -133,8 +135,8 @@ void declare_train_options(io::Options& opts, TrainOptions& o) {
       .add("clip-multipliers", &o.clip_multipliers, "include multiplier gradients in the clipped norm")
       .identity()
       .add("condition", &o.condition, condition_help(), condition_keys())
-      .identity()
-      .add("quotient", &o.quotient, "condition E: full or diagonal opposite-Gram correction", {"full", "diagonal"})
+      .identity();
+  io::add_choice(opts, "quotient", &o.quotient, "condition E: full or diagonal opposite-Gram correction", quotient_choices())
       .identity()
       .add("quotient-every", &o.quotient_every, "condition E: full correction every k-th step, diagonal between",
            Range::at_least(1))
@@ -142,29 +144,29 @@ void declare_train_options(io::Options& opts, TrainOptions& o) {
       .add("quotient-damping", &o.quotient_damping, "condition E: damping added to each Gram", float_non_negative())
       .identity()
       .add("quotient-vo", &o.quotient_vo, "condition E: also correct the V/O pair")
-      .identity()
-      .add("quotient-scale", &o.quotient_scale,
+      .identity();
+  io::add_choice(opts, "quotient-scale", &o.quotient_scale,
            "condition E: none, or rms (each corrected Q, K, V, O block rescaled to the RMS of the optimizer's raw "
            "increment: the correction's direction at the optimizer's step size; condition Erms)",
-           {"none", "rms"})
-      .identity()
-      .add("grad-projection", &o.grad_projection,
+           quotient_scale_choices())
+      .identity();
+  io::add_choice(opts, "grad-projection", &o.grad_projection,
            "attention gradients made gauge-orthogonal before clipping (seed 001 Alg. 2 = approx, Remark 51 = exact); "
            "needs --multipliers without q, k, v, attn_out",
-           {"none", "approx", "exact"})
-      .identity()
-      .add("projection-target", &o.projection_target,
+           grad_projection_choices())
+      .identity();
+  io::add_choice(opts, "projection-target", &o.projection_target,
            "what --grad-projection projects: the gradient (before clipping) or the optimizer's update (after it)",
-           {"gradient", "update"})
+           projection_target_choices())
       .identity()
       .add("gaugefix-every", &o.gaugefix_every,
            "conditions with GaugeFix (" + key_list(condition_keys_with(StepHookKind::gauge_fix)) + "): after every N-th step",
            Range::at_least(1))
-      .identity()
-      .add("gaugefix-mode", &o.gaugefix_mode,
+      .identity();
+  io::add_choice(opts, "gaugefix-mode", &o.gaugefix_mode,
            "conditions with GaugeFix: one factor per head (s_Q = s_K), per coordinate, or per head at equal norms of "
            "the effective Q and K maps (effective, condition Beff)",
-           {"head", "coordinate", "effective"})
+           gaugefix_mode_choices())
       .identity()
       .add("gaugefix-vo", &o.gaugefix_vo, "conditions with GaugeFix: also balance the V/O multipliers of each head")
       .identity()
@@ -172,30 +174,30 @@ void declare_train_options(io::Options& opts, TrainOptions& o) {
            "start each head at r_Q/g, r_K*g with log g ~ N(0, sigma^2): same function, off the balanced "
            "slice (0 = every multiplier 1)",
            Range::closed(0, 10))
-      .identity()
-      .add("magnitude", &o.magnitude, "the control of s_Q*s_K: set by the condition (D: wd, Dcap: cap)", {"wd", "cap"})
+      .identity();
+  io::add_choice(opts, "magnitude", &o.magnitude, "the control of s_Q*s_K: set by the condition (D: wd, Dcap: cap)", magnitude_choices())
       .identity()
       .add("qk-cap", &o.qk_cap, "condition Dcap: largest s_Q*s_K per head", float_positive())
       .identity()
       .add("qk-clip-tau", &o.qk_clip_tau, "condition QKclip: largest attention logit per head (Kimi K2: 100)",
            float_positive())
-      .identity()
-      .add("qk-clip-on", &o.qk_clip_on, "condition QKclip: rescale the heads' weight rows or their Q/K multipliers",
-           {"weights", "multipliers"})
+      .identity();
+  io::add_choice(opts, "qk-clip-on", &o.qk_clip_on, "condition QKclip: rescale the heads' weight rows or their Q/K multipliers",
+           qk_clip_on_choices())
       .identity()
       .add("qk-norm", &o.qk_norm, "per-head normalisation of q and k (architecture change)",
            {"none", "layernorm", "rms"})
       .identity()
       .add("gaugefix-eps", &o.gaugefix_eps, "epsilon of the GaugeFix factor", float_non_negative())
-      .identity()
-      .add("state-transport", &o.state_transport, "Adam moments under GaugeFix", {"none", "vector", "covector"})
+      .identity();
+  io::add_choice(opts, "state-transport", &o.state_transport, "Adam moments under GaugeFix", state_transport_choices())
       .identity()
       .add("device", &o.device, "cpu, cuda or cuda:N (data-parallel ranks use cuda:LOCAL_RANK)")
-      .add("precision", &o.precision, "fp32, or bf16 autocast (fp32 master weights)", {"fp32", "bf16"})
-      .add("attention", &o.attention,
+      .add("precision", &o.precision, "fp32, or bf16 autocast (fp32 master weights)", {"fp32", "bf16"});
+  io::add_choice(opts, "attention", &o.attention,
            "attention kernel: sdpa (fused, chosen by the device's PyTorch), math (plain matmul-softmax-matmul, "
            "the same function to rounding), or on CUDA one fused backend alone: flash, efficient, cudnn",
-           {"sdpa", "math", "flash", "efficient", "cudnn"})
+           attention_choices())
       .add("lm-head-kernel", &o.lm_head_kernel,
            "the loss's softmax and gradient on CUDA in bf16: fused (one kernel, where built) or aten (ATen's "
            "passes, the reference); elsewhere always aten", {"fused", "aten"})
@@ -206,12 +208,12 @@ void declare_train_options(io::Options& opts, TrainOptions& o) {
       .add("lrm-kernel", &o.lrm_kernel,
            "the multipliers' effective weight on CUDA in bf16: fused (one kernel each way, where built) or aten "
            "(ATen's products, the reference and the default until the kernels' parity rows have run on a card); "
-           "elsewhere always aten", {"fused", "aten"})
-      .add("cuda-graph", &o.cuda_graph,
+           "elsewhere always aten", {"fused", "aten"});
+  io::add_choice(opts, "cuda-graph", &o.cuda_graph,
            "on: each micro-step's forward and backward captured once as a CUDA graph and replayed (CUDA, dropout "
            "0; the optimizer, hooks and logging stay eager); off (the default until it has run on a card)",
-           {"on", "off"})
-      .add("dist-backend", &o.dist_backend, "data parallel backend", {"auto", "gloo", "nccl"})
+           switch_choices());
+  io::add_choice(opts, "dist-backend", &o.dist_backend, "data parallel backend", dist_backend_choices())
       .add("dist-timeout-s", &o.dist_timeout_s, "collective timeout: a dead rank fails the others", float_positive())
       .add("eval-every", &o.eval_every, "validation loss after every N-th step", Range::at_least(1))
       .add("eval-batches", &o.eval_batches,
@@ -231,8 +233,8 @@ void declare_train_options(io::Options& opts, TrainOptions& o) {
       .add("profile-from", &o.profile_from,
            "trace steps N .. N+profile-steps-1 with PyTorch's profiler into OUT/profile.json (0 = off; "
            "scripts/trace_top.py ranks the kernels)", Range::at_least(0))
-      .add("profile-steps", &o.profile_steps, "steps in that trace", Range::closed(1, 100))
-      .add("spike-on", &o.spike_on, "the gradient norm the spike rule watches", {"total", "clipped", "multipliers"})
+      .add("profile-steps", &o.profile_steps, "steps in that trace", Range::closed(1, 100));
+  io::add_choice(opts, "spike-on", &o.spike_on, "the gradient norm the spike rule watches", spike_on_choices())
       .identity()
       .add("spike-factor", &o.spike_factor, "spike: grad norm > factor x running median", Range{1.0, kFloatMax, true, false})
       .identity()
@@ -249,17 +251,12 @@ void declare_train_options(io::Options& opts, TrainOptions& o) {
       if (pred(c)) keys.emplace_back(c.key);
     return keys;
   };
-  auto with_hook = [](StepHookKind h) { return condition_keys_with(h); };
   opts.only_with("magnitude", "condition", keys_where([](const Condition& c) {
     return std::any_of(c.bundle.begin(), c.bundle.end(), [](const FlagValue& f) { return std::string(f.flag) == "magnitude"; });
   }));
-  opts.only_with("qk-cap", "condition", with_hook(StepHookKind::qk_cap));
+  for (const StepHookRow& h : step_hook_rows())  // each hook's flags, gated to the conditions that run it
+    for (const char* f : h.flags) opts.only_with(f, "condition", condition_keys_with(h.kind));
   opts.only_with("fit-memory", "fit-micro-batch", {"on"});
-  for (const char* f : {"qk-clip-tau", "qk-clip-on"}) opts.only_with(f, "condition", with_hook(StepHookKind::qk_clip));
-  for (const char* f : {"quotient", "quotient-every", "quotient-damping", "quotient-vo"})
-    opts.only_with(f, "condition", with_hook(StepHookKind::quotient));
-  for (const char* f : {"gaugefix-mode", "gaugefix-vo", "gaugefix-eps"})
-    opts.only_with(f, "condition", with_hook(StepHookKind::gauge_fix));
   for (const char* f : {"muon-lr", "muon-momentum", "muon-wd", "muon-qkv"}) opts.only_with(f, "optimizer", {"muon"});
   opts.only_with("projection-target", "grad-projection", {"approx", "exact"});
   opts.implies([&o] {  // the condition's flag bundle
@@ -303,10 +300,10 @@ void validate_train_options(const TrainOptions& given) {
     need(docs >= 100, "--data synthetic:N needs N >= 100 documents (got '" + o.data.substr(10) + "')");
   }
   const Condition& c = condition(o.condition);
-  need(has_hook(c, StepHookKind::gauge_fix) || o.state_transport == "none",
-       "--state-transport " + o.state_transport + " only applies to conditions with GaugeFix (" +
+  need(has_hook(c, StepHookKind::gauge_fix) || o.state_transport == StateTransport::none,
+       std::string("--state-transport ") + word(o.state_transport) + " only applies to conditions with GaugeFix (" +
            key_list(condition_keys_with(StepHookKind::gauge_fix)) + ")");
-  need(o.gaugefix_mode == "head" || o.state_transport == "none",
+  need(o.gaugefix_mode == GaugeFixMode::head || o.state_transport == StateTransport::none,
        "--state-transport applies to --gaugefix-mode head only");
   // The data loader numbers every sequence a run draws in int64 (step x accumulation x ranks x batch).
   need(static_cast<double>(o.max_iters) * static_cast<double>(std::max<std::int64_t>(o.grad_accum, 1)) *
@@ -318,8 +315,8 @@ void validate_train_options(const TrainOptions& given) {
   need(o.batch_tokens == 0 || o.grad_accum == 1,
        "--batch-tokens and --grad-accum both set the global batch: give one of them");
   need(!o.replan || o.resume, "--replan only applies with --resume");
-  need(o.attention == "sdpa" || o.attention == "math" || o.device.rfind("cuda", 0) == 0,
-       "--attention " + o.attention + " is a CUDA kernel: with --device " + o.device + " use sdpa or math");
+  need(o.attention == Attention::sdpa || o.attention == Attention::math || o.device.rfind("cuda", 0) == 0,
+       std::string("--attention ") + word(o.attention) + " is a CUDA kernel: with --device " + o.device + " use sdpa or math");
   need(o.init_from.empty() || !o.resume, "--init-from starts a new run; --resume continues one (give one of them)");
   try {
     ModelConfig::preset(o.model);

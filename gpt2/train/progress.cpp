@@ -13,7 +13,7 @@ namespace {
 
 // The gradient norm the spike rule watches (--spike-on).
 double spike_norm(const TrainOptions& o, const GradNorms& n) {
-  return o.spike_on == "clipped" ? n.clipped : o.spike_on == "multipliers" ? n.multipliers : n.total;
+  return o.spike_on == SpikeOn::clipped ? n.clipped : o.spike_on == SpikeOn::multipliers ? n.multipliers : n.total;
 }
 
 std::string fmt_duration(double s) {

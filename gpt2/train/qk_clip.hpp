@@ -23,13 +23,14 @@
 #include <ATen/core/Tensor.h>
 
 #include "gpt2/model/model.hpp"
+#include "gpt2/train/choices.hpp"
 
 namespace gaugelab::gpt2 {
 
 /// Scales the query and key of every head whose largest logit logit_max[l][h] ([L, H], any device)
-/// exceeds tau by √(tau / logit_max) each: on the head's rows of W̄_Q, W̄_K (on = "weights") or its
-/// slices of r_Q, r_K (on = "multipliers", needs row multipliers on q and k), and in both cases its
+/// exceeds tau by √(tau / logit_max) each: on the head's rows of W̄_Q, W̄_K (on weights) or its
+/// slices of r_Q, r_K (on multipliers, needs row multipliers on q and k), and in both cases its
 /// slices of b_Q, b_K. Returns the number of heads clipped (one host sync).
-std::int64_t qk_clip(GPT& model, const at::Tensor& logit_max, double tau, const std::string& on);
+std::int64_t qk_clip(GPT& model, const at::Tensor& logit_max, double tau, QkClipOn on);
 
 }  // namespace gaugelab::gpt2

@@ -75,7 +75,7 @@ void print_settings(const TrainRun& r, const std::string& resumed_from) {
             << qk_norm_name(mc.qk_norm) << ", dropout " << mc.dropout
             << (o.init_from.empty() ? "" : ", weights from " + o.init_from) << "\n";
   std::cout << "device     " << r.device.str() << ", " << precision_name(r.precision) << ", attention "
-            << describe_attention_backend(o.attention) << ", LM-head loss " << kernel_line(r.model->lm_head_kernel(), r)
+            << describe_attention_backend(word(o.attention)) << ", LM-head loss " << kernel_line(r.model->lm_head_kernel(), r)
             << ", residual+LayerNorm " << kernel_line(r.model->ln_kernel(), r)
             << (mc.lrm.any() ? ", multipliers' W_eff " + kernel_line(r.model->lrm_kernel(), r) : std::string())
             << ", threads " << r.prov.threads
@@ -93,19 +93,19 @@ void print_settings(const TrainRun& r, const std::string& resumed_from) {
             << r.schedule.decay_iters << "; AdamW (" << o.beta1 << ", " << o.beta2 << "), eps " << o.adam_eps
             << "; clip " << o.grad_clip << (o.clip_multipliers ? " (multipliers included)" : " (multipliers excluded)")
             << "; multiplier lr x" << o.multiplier_lr_scale
-            << (o.optimizer == "muon" ? "; Muon on the hidden matrices (lr " + std::to_string(o.muon_lr) + ", momentum " +
+            << (o.optimizer == core::RuleKind::muon ? "; Muon on the hidden matrices (lr " + std::to_string(o.muon_lr) + ", momentum " +
                                             std::to_string(o.muon_momentum) + ", wd " + std::to_string(o.muon_wd) +
-                                            ", qkv " + o.muon_qkv + (r.device.is_cuda() ? ", NS5 bf16)" : ", NS5 fp32)")
+                                            ", qkv " + word(o.muon_qkv) + (r.device.is_cuda() ? ", NS5 bf16)" : ", NS5 fp32)")
                                       : std::string())
             << "\n";
   std::cout << "groups    ";
   for (const TrainOptimizer::Group& g : r.opt->groups())
     std::cout << " " << g.name << " (" << g.params.size() << " tensors, wd " << g.weight_decay << ", " << core::rule_kind_name(g.rule) << (g.clipped ? "" : ", not clipped")
               << ")";
-  const ConditionLabel label = condition_label(o);
+  const ConditionLabel label = condition_label(*r.condition, o);
   std::cout << "\ncondition  " << o.condition << " (" << label.label
             << (label.reference.empty() ? ", a reference" : ", compared with " + label.reference) << "): "
-            << describe_condition(o) << (r.has_heads ? "" : "; no Q/K row multipliers: no scales or drift")
+            << describe_condition(*r.condition, o) << (r.has_heads ? "" : "; no Q/K row multipliers: no scales or drift")
             << (o.qk_gauge_init > 0 ? "; started off the balanced slice: log g_h ~ N(0, " + num(o.qk_gauge_init) +
                                           "^2) per head (--qk-gauge-init)"
                                     : std::string())
@@ -114,7 +114,7 @@ void print_settings(const TrainRun& r, const std::string& resumed_from) {
             << " tokens; " << r.val_files.size() << " val file(s))"
             << (r.vocab_map.ids.empty() ? "" : ", compact vocabulary of " + std::to_string(r.vocab_map.ids.size()) + " ids")
             << "; validation " << o.eval_batches << " fixed batches every " << o.eval_every << " steps\n";
-  std::cout << "instability spike: " << o.spike_on << " grad norm > " << o.spike_factor << " x median of the previous " << o.spike_window
+  std::cout << "instability spike: " << word(o.spike_on) << " grad norm > " << o.spike_factor << " x median of the previous " << o.spike_window
             << " norms after step " << o.warmup_iters << "; unstable: >= " << o.unstable_spikes << " spikes or diverged\n";
   std::cout << "run dir    " << o.run.out << " (log.h5, "
             << (o.ckpt_every > 0 ? "checkpoints/ every " + std::to_string(o.ckpt_every) + " steps, newest " +
@@ -136,14 +136,14 @@ TrainResult finish_train(TrainRun& r, double seconds) {
   res.stable = !s.diverged && s.n_spikes < o.unstable_spikes;
   if (r.dist.rank != 0) return res;
   io::RunLog& log = r.log->log();
-  const Condition& cond = condition(o.condition);
-  const ConditionLabel label = condition_label(o);
+  const Condition& cond = *r.condition;
+  const ConditionLabel label = condition_label(cond, o);
   log.set_summary("condition", o.condition);  // the key of conditions.hpp; figures and tables read these four
   log.set_summary("condition_label", label.label);
   log.set_summary("condition_title", label.title);
   log.set_summary("condition_reference", label.reference.empty() ? std::string("-") : label.reference);
   log.set_summary("condition_index", std::int64_t{label.index});
-  log.set_summary("optimizer", o.optimizer);
+  log.set_summary("optimizer", std::string(word(o.optimizer)));
   log.set_summary("seed", static_cast<std::int64_t>(o.run.seed));
   log.set_summary("best_val_loss", s.best_val_loss);
   log.set_summary("final_val_loss", s.final_val_loss);
@@ -170,16 +170,16 @@ TrainResult finish_train(TrainRun& r, double seconds) {
   log.set_summary("qk_norm", o.qk_norm);
   const bool sets_magnitude = std::any_of(cond.bundle.begin(), cond.bundle.end(),
                                           [](const FlagValue& f) { return std::string(f.flag) == "magnitude"; });
-  log.set_summary("magnitude", sets_magnitude ? o.magnitude : std::string("-"));
-  log.set_summary("state_transport", o.state_transport);
+  log.set_summary("magnitude", std::string(sets_magnitude ? word(o.magnitude) : "-"));
+  log.set_summary("state_transport", std::string(word(o.state_transport)));
   log.set_summary("precision", std::string(precision_name(r.precision)));
-  log.set_summary("attention", o.attention);
+  log.set_summary("attention", std::string(word(o.attention)));
   // the CUDA caching allocator's peak since the start of this process (NaN on the CPU): a resumed run's is its own
   log.set_summary("peak_mem_gb", r.device.is_cuda() ? cuda_peak_memory_gb(r.device.index() < 0 ? 0 : r.device.index())
                                                     : std::numeric_limits<double>::quiet_NaN());
   log.set_summary("n_params", r.model->num_parameters());
   log.set_summary("n_multipliers", r.model->config().multiplier_count());
-  log.set_summary("spike_rule", o.spike_on + " grad_norm > " + std::to_string(o.spike_factor) + " x median of previous " +
+  log.set_summary("spike_rule", std::string(word(o.spike_on)) + " grad_norm > " + std::to_string(o.spike_factor) + " x median of previous " +
                                     std::to_string(o.spike_window) + " after step " + std::to_string(o.warmup_iters) +
                                     "; unstable if >= " + std::to_string(o.unstable_spikes) + " spikes or diverged");
   log.set_summary("seconds_this_process", seconds);

@@ -17,6 +17,7 @@
 #include "gpt2/model/model.hpp"
 #include "gpt2/model/runtime.hpp"
 #include "gpt2/train/api.hpp"
+#include "gpt2/train/conditions.hpp"
 #include "gpt2/train/dist_hooks.hpp"
 #include "gpt2/train/log.hpp"
 #include "gpt2/train/micro_batch.hpp"
@@ -42,6 +43,7 @@ struct TrainState {
 struct TrainRun {
   io::WriterLock out_lock;  // rank 0: --out is this run's alone until the run ends (released last)
   TrainOptions options;
+  const Condition* condition = nullptr;  // the row of --condition (conditions.hpp), looked up once by setup_train
   io::Provenance prov;
   TrainDist dist;
   std::string data_dir;         // --data, or OUT/data for synthetic:N

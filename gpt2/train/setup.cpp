@@ -24,6 +24,7 @@
 #include "gpt2/train/build_run.hpp"
 #include "gpt2/train/matmul_peak.hpp"
 #include "gpt2/train/report.hpp"
+#include "gpt2/train/requirements.hpp"
 #include "gpt2/train/resume.hpp"
 #include "gpt2/train/step_graph.hpp"
 #include "io/options.hpp"
@@ -34,22 +35,22 @@ namespace gaugelab::gpt2 {
 namespace fs = std::filesystem;
 
 
-OptimizerSettings optimizer_settings(const TrainOptions& o, c10::Device device) {
+OptimizerSettings optimizer_settings(const TrainOptions& o, const Condition& c, c10::Device device) {
   OptimizerSettings s;
   s.beta1 = o.beta1, s.beta2 = o.beta2, s.eps = o.adam_eps;
   s.wd_matrices = o.weight_decay;
   // The condition's decay rule (conditions.hpp; seed 000 §4.1: A decays the Q/K multipliers, B and C
   // do not; D keeps the decay as its magnitude control, Dcap caps instead).
-  s.wd_multipliers_qk = condition(o.condition).decays_qk ? o.wd_multipliers : 0.0;
+  s.wd_multipliers_qk = c.decays_qk ? o.wd_multipliers : 0.0;
   s.wd_multipliers_other = o.wd_multipliers;
   s.wd_biases_norms = 0.0;
   s.wd_embeddings = o.wd_embeddings;
   s.multiplier_lr_scale = o.multiplier_lr_scale;
-  s.hidden_matrices = o.optimizer == "muon" ? core::RuleKind::muon : core::RuleKind::adamw;
+  s.hidden_matrices = o.optimizer;
   s.muon_settings.lr = o.muon_lr;
   s.muon_settings.momentum = o.muon_momentum;
   s.muon_settings.weight_decay = o.muon_wd;
-  s.muon_settings.split_qkv = o.muon_qkv == "split";
+  s.muon_settings.split_qkv = o.muon_qkv == MuonQkv::split;
   s.muon_settings.bf16 = device.is_cuda();  // KellerJordan's bf16 NS5 on GPUs; float32 on the CPU
   s.clip_multipliers = o.clip_multipliers;
   return s;
@@ -70,9 +71,9 @@ void fit_split(TrainRun& r, std::int64_t saved_micro_batch, bool resumed, bool r
   q.verbose = rank0;
   if (r.device.is_cuda()) {  // held by the step, not by a probe (micro_batch.hpp)
     // NCCL's gradient buckets, on the card: a fresh run's broadcast already made them (in the probe's baseline)
-    const bool nccl = o.dist_backend == "nccl" || o.dist_backend == "auto";
+    const bool nccl = o.dist_backend != DistBackend::gloo;
     if (r.dist.active() && nccl && resumed) q.reserve_bytes += 4.0 * params;
-    if (o.cuda_graph == "on") {  // the graph's static gradients and its own loss workspace (bf16 logits + float32)
+    if (o.cuda_graph == Switch::on) {  // the graph's static gradients and its own loss workspace (bf16 logits + float32)
       q.reserve_bytes += 4.0 * params + 6.0 * static_cast<double>(LmHeadWorkspace{}.chunk_rows) *
                                             static_cast<double>(mc.padded_vocab());
       q.graph_pool = true;  // and its private pool: one more activation peak
@@ -104,6 +105,7 @@ TrainRun setup_train(const TrainOptions& o, io::Provenance prov) {
   validate_train_options(o);
   TrainRun r;
   r.options = o;
+  r.condition = &condition(o.condition);
   prov.kind = "gpt2/train";
   prov.seed = o.run.seed;
   prov.threads = apply_torch_threads(o.run.threads);
@@ -113,7 +115,7 @@ TrainRun setup_train(const TrainOptions& o, io::Provenance prov) {
     device_name = "cuda:" + std::to_string(r.dist.local_rank);
   r.device = parse_device(device_name);
   r.precision = parse_precision(o.precision);
-  r.dist = connect_train_dist(o.dist_backend, r.device, o.dist_timeout_s);
+  r.dist = connect_train_dist(word(o.dist_backend), r.device, o.dist_timeout_s);
   const bool rank0 = r.dist.rank == 0;
 
   const std::string log_path = train_log_path(o.run.out);
@@ -174,47 +176,27 @@ TrainRun setup_train(const TrainOptions& o, io::Provenance prov) {
     r.state.final_drift_max = r.state.final_drift_mean = not_measured();
   }
   const ModelConfig& mc = r.model->config();
-  r.model->set_twice_differentiable(o.attention == "math");  // the plain-ops attention path (model.hpp)
+  r.model->set_twice_differentiable(o.attention == Attention::math);  // the plain-ops attention path (model.hpp)
   r.model->set_lm_head_kernel(parse_kernel_path(o.lm_head_kernel, "--lm-head-kernel"));  // CUDA bf16 only
   r.model->set_ln_kernel(parse_kernel_path(o.ln_kernel, "--ln-kernel"));                  // (kernel_path.hpp)
   r.model->set_lrm_kernel(parse_kernel_path(o.lrm_kernel, "--lrm-kernel"));
-  if (o.cuda_graph == "on") {
+  if (o.cuda_graph == Switch::on) {
     const std::string why = MicroStepGraph::refusal(*r.model, r.device);
     if (!why.empty()) throw io::UsageError(why);
   }
-  select_attention_backend(o.attention, r.device);           // or one fused SDPA backend alone (runtime.hpp)
-  if (o.fit_micro_batch == "off") check_activation_memory(mc, o.batch_size, r.device);  // on: the fit decides
+  select_attention_backend(word(o.attention), r.device);           // or one fused SDPA backend alone (runtime.hpp)
+  if (o.fit_micro_batch == Switch::off) check_activation_memory(mc, o.batch_size, r.device);  // on: the fit decides
   r.has_heads = has_qk_row_multipliers(mc);
-  if (!ckpt && o.qk_gauge_init > 0) {
-    if (!r.has_heads)
-      throw io::UsageError("--qk-gauge-init needs row multipliers on q and k (--multipliers '" + mc.lrm.spec() + "')");
-    offset_qk_gauge(*r.model, o.qk_gauge_init, o.run.seed);
-  }
-  if (o.gaugefix_vo && !has_vo_multipliers(mc))
-    throw io::UsageError("--gaugefix-vo needs row multipliers on v and columns on attn_out (--multipliers '" +
-                         mc.lrm.spec() + "')");
-  if (o.grad_projection != "none") {
-    try {
-      require_projectable(mc);
-    } catch (const std::invalid_argument& e) {
-      throw io::UsageError(std::string("--grad-projection ") + o.grad_projection + ": " + e.what() +
-                           " (--multipliers '" + mc.lrm.spec() + "')");
-    }
-  }
-  const Condition& cond = condition(o.condition);
-  if (cond.needs_qk_rows && !r.has_heads)
-    throw io::UsageError("--condition " + o.condition + " needs row multipliers on q and k (--multipliers '" +
-                         mc.lrm.spec() + "' has none)");
-  if (has_hook(cond, StepHookKind::qk_clip) && o.qk_clip_on == "multipliers" && !r.has_heads)
-    throw io::UsageError("--qk-clip-on multipliers needs row multipliers on q and k (--multipliers '" +
-                         mc.lrm.spec() + "' has none)");
-  r.opt = std::make_unique<TrainOptimizer>(*r.model, optimizer_settings(o, r.device));
+  const Condition& cond = *r.condition;
+  check_model_needs(cond, o, mc, /*fresh=*/!ckpt);  // every requirement on the model, from the table's columns
+  if (!ckpt && o.qk_gauge_init > 0) offset_qk_gauge(*r.model, o.qk_gauge_init, o.run.seed);
+  r.opt = std::make_unique<TrainOptimizer>(*r.model, optimizer_settings(o, cond, r.device));
   if (ckpt) r.opt->load_state(*opt_state);
   if (r.dist.active() && !ckpt) r.dist.broadcast_parameters(r.opt->parameters());
 
   r.grad_accum = rank_grad_accum(o, mc.block_size, r.dist.world);
   r.micro_batch = o.batch_size;
-  if (o.fit_micro_batch == "on") fit_split(r, ckpt ? saved.value("micro_batch", std::int64_t{0}) : 0, ckpt.has_value(), rank0);
+  if (o.fit_micro_batch == Switch::on) fit_split(r, ckpt ? saved.value("micro_batch", std::int64_t{0}) : 0, ckpt.has_value(), rank0);
   r.train = std::make_unique<TrainBatches>(r.train_files, o.run.seed, r.micro_batch, mc.block_size, r.grad_accum,
                                            r.dist.rank, r.dist.world, mc.vocab_size, r.vocab_map);
   if (r.micro_batch != o.batch_size) {  // the hooks see the unfitted split's last micro-batch (micro_batch.hpp)

@@ -15,8 +15,8 @@ namespace gaugelab::gpt2 {
 /// Validates the options, forms the data-parallel group, builds or resumes model, optimizer, data
 /// and log, prints every setting. Throws io::UsageError / std::runtime_error with one line.
 TrainRun setup_train(const TrainOptions& options, io::Provenance prov);
-/// The optimizer's groups as the options and the condition set them (weight decay per group,
-/// multiplier lr, clipping set, Muon); on CUDA, Muon's NS5 runs in bfloat16.
-OptimizerSettings optimizer_settings(const TrainOptions& o, c10::Device device);
+/// The optimizer's groups as the options and the condition `c` (the row of o.condition) set them (weight
+/// decay per group, multiplier lr, clipping set, Muon); on CUDA, Muon's NS5 runs in bfloat16.
+OptimizerSettings optimizer_settings(const TrainOptions& o, const Condition& c, c10::Device device);
 
 }  // namespace gaugelab::gpt2

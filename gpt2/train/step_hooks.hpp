@@ -4,7 +4,8 @@
 //   correct_update  right after it: part of the step (the update-to-weight ratios see it)
 //   after_update    after the ratios: a move of the point (a gauge fix, a cap, a clip); returns true when
 //                   it changed the parameters (the log row's after_fix)
-// One file per hook: hook_gauge_fix.cpp (gauge_fix, qk_cap), hook_quotient.cpp (quotient), qk_clip.cpp.
+// One file per hook (its name, flags and description: one row of hook_registry.hpp): hook_gauge_fix.cpp (gauge_fix, qk_cap),
+// hook_quotient.cpp (quotient), hook_qk_clip.cpp (qk_clip).
 #pragma once
 
 #include <cstdint>
@@ -38,13 +39,9 @@ class StepHook {
   virtual bool after_update(const StepContext&) { return false; }
 };
 
+/// The hook of one kind, made by its hook file's constructor.
+std::unique_ptr<StepHook> make_step_hook(StepHookKind kind, const TrainOptions& o);
 /// The hooks of `c`, in its order.
 std::vector<std::unique_ptr<StepHook>> make_step_hooks(const Condition& c, const TrainOptions& o);
-
-// One factory per hook kind, each defined in its hook's file.
-std::unique_ptr<StepHook> make_gauge_fix_hook(const TrainOptions& o);
-std::unique_ptr<StepHook> make_qk_cap_hook(const TrainOptions& o);
-std::unique_ptr<StepHook> make_quotient_hook(const TrainOptions& o);
-std::unique_ptr<StepHook> make_qk_clip_hook(const TrainOptions& o);
 
 }  // namespace gaugelab::gpt2

@@ -62,7 +62,7 @@ double qk_clip_error(c10::Device device) {
     want_count += core::qk_clip_count(s_max, tau);
   }
   require_side(want_count > 0 && want_count < L * H, "logit_max needs heads both over and under tau");
-  const std::int64_t clipped = gpt2::qk_clip(*m, lm.to(device), tau, "weights");
+  const std::int64_t clipped = gpt2::qk_clip(*m, lm.to(device), tau, gpt2::QkClipOn::weights);
   require_side(clipped == want_count, "gpt2::qk_clip reported " + std::to_string(clipped) + " heads clipped, the core " +
                                          std::to_string(want_count));
   double err = 0;

@@ -28,7 +28,7 @@ std::map<std::string, Entry> groups_of(const gpt2::TrainOptions& o, bool bias = 
   c.bias = bias;
   c.lrm = gpt2::LrmPlacement::parse(lrm);
   gpt2::GPT m(c, 1);
-  gpt2::TrainOptimizer opt(m, gpt2::optimizer_settings(o, c10::Device(c10::kCPU)));
+  gpt2::TrainOptimizer opt(m, gpt2::optimizer_settings(o, gpt2::condition(o.condition), c10::Device(c10::kCPU)));
   std::map<std::string, Entry> by_name;
   for (const auto& g : opt.groups())
     for (const std::string& n : g.names) by_name[n] = {g.name, g.weight_decay, g.clipped, g.rule == core::RuleKind::muon};
@@ -93,7 +93,7 @@ TEST_CASE("groups: without multipliers only nanoGPT's two kinds remain; Muon tak
   const auto plain = groups_of(with("C"), false, "none");
   for (const auto& [name, e] : plain) CHECK((e.group == "matrices" || e.group == "embeddings" || e.group == "biases_norms"));
   gpt2::TrainOptions o = with("A");
-  o.optimizer = "muon";
+  o.optimizer = core::RuleKind::muon;
   const auto g = groups_of(o);
   CHECK(g.at("h.0.attn.c_attn.weight").muon);
   CHECK(g.at("h.0.attn.c_attn.weight").weight_decay == o.muon_wd);

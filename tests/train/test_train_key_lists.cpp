@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "gpt2/train/conditions.hpp"
 #include "tests/gpt2/gpt2_catch.hpp"
 #include "support/unity_tu.hpp"
@@ -78,6 +80,15 @@ TEST_CASE("no hand-typed list of condition keys in gpt2/, cli/ or gaugelab.torch
   CHECK(files > 50);
   for (const std::string& f : found) UNSCOPED_INFO(f);
   CHECK(found.empty());
+}
+
+TEST_CASE("analysis/conditions.json is the conditions table as the trainer writes it", "[train][conditions]") {
+  // The grids (analysis/manifest.py) read the table's columns from this copy; regenerate it after a change to the
+  // table with: gaugelab train --describe-conditions > analysis/conditions.json
+  std::ifstream in(fs::path(GAUGELAB_SOURCE_DIR) / "analysis" / "conditions.json");
+  REQUIRE(in.good());
+  const nlohmann::json copy = nlohmann::json::parse(in, nullptr, /*allow_exceptions=*/false);
+  CHECK(copy == nlohmann::json::parse(gpt2::conditions_json()));
 }
 
 }  // namespace GAUGELAB_TU

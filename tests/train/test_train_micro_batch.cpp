@@ -101,7 +101,7 @@ TEST_CASE("micro-batch: a fitted run keeps the plain run's sequences, tokens and
   const double need4 = gpt2::cpu_step_bytes_estimate(model.config(), model.num_parameters(), 4);
   REQUIRE(need3 < need4);
   gpt2::TrainOptions o = tiny(kRoot + "/fitted");
-  o.fit_micro_batch = "on";
+  o.fit_micro_batch = gpt2::Switch::on;
   o.fit_memory = 0.5 * (need3 + need4) / gpt2::fit_device_bytes(c10::Device(c10::kCPU), 1);
   gpt2::TrainRun fitted = gpt2::setup_train(o, prov());
   REQUIRE(fitted.fit);

@@ -76,7 +76,7 @@ TEST_CASE("QK-Clip: heads over tau come back to tau, the others are untouched bi
     wq_before.push_back(blk.w_q().clone());
     wk_before.push_back(blk.w_k().clone());
   }
-  CHECK(gpt2::qk_clip(*m, s0, tau, "weights") == n_over);
+  CHECK(gpt2::qk_clip(*m, s0, tau, gpt2::QkClipOn::weights) == n_over);
   const at::Tensor s1 = m->attention_logit_max(idx, false);
   for (std::int64_t h = 0; h < 2; ++h) {
     INFO("first layer, head " << h);
@@ -95,7 +95,7 @@ TEST_CASE("QK-Clip: heads over tau come back to tau, the others are untouched bi
         else CHECK(test::max_rel_diff(rows_now, rows_then * f) < kRounding);
       }
     }
-  CHECK(gpt2::qk_clip(*m, s1.clamp_max(tau), tau, "weights") == 0);  // nothing over tau: nothing moves
+  CHECK(gpt2::qk_clip(*m, s1.clamp_max(tau), tau, gpt2::QkClipOn::weights) == 0);  // nothing over tau: nothing moves
 }
 
 TEST_CASE("QK-Clip: on the multipliers it is the same function as on the weights, and the weights stay") {
@@ -105,8 +105,8 @@ TEST_CASE("QK-Clip: on the multipliers it is the same function as on the weights
   REQUIRE(s0.min().item<double>() > 0);  // (a signed maximum may be negative; not for this batch)
   const double tau = 0.5 * s0.min().item<double>();  // every head over it
   const at::Tensor w_before = b->h[0].c_attn.weight.clone();
-  CHECK(gpt2::qk_clip(*a, s0, tau, "weights") == s0.numel());
-  CHECK(gpt2::qk_clip(*b, s0, tau, "multipliers") == s0.numel());
+  CHECK(gpt2::qk_clip(*a, s0, tau, gpt2::QkClipOn::weights) == s0.numel());
+  CHECK(gpt2::qk_clip(*b, s0, tau, gpt2::QkClipOn::multipliers) == s0.numel());
   at::NoGradGuard no_grad;
   CHECK(test::max_rel_diff(b->logits(idx), a->logits(idx)) < kRounding);
   CHECK(at::equal(b->h[0].c_attn.weight, w_before));
@@ -114,8 +114,8 @@ TEST_CASE("QK-Clip: on the multipliers it is the same function as on the weights
   gpt2::ModelConfig c = test::nano_config();
   c.lrm = gpt2::LrmPlacement::parse("none");
   gpt2::GPT plain(c, 1);
-  CHECK_THROWS_AS(gpt2::qk_clip(plain, s0, tau, "multipliers"), std::invalid_argument);
-  CHECK(gpt2::qk_clip(plain, s0, tau, "weights") == s0.numel());
+  CHECK_THROWS_AS(gpt2::qk_clip(plain, s0, tau, gpt2::QkClipOn::multipliers), std::invalid_argument);
+  CHECK(gpt2::qk_clip(plain, s0, tau, gpt2::QkClipOn::weights) == s0.numel());
 }
 
 TEST_CASE("QK-Clip: the row in the conditions table") {

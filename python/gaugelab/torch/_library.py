@@ -43,6 +43,12 @@ def conditions() -> dict:
     return {row["key"]: row for row in json.loads(load().conditions())}
 
 
+@functools.lru_cache(maxsize=None)
+def step_hooks() -> list:
+    """The trainer's hook registry (gpt2/train/hook_registry.hpp): [{name, flags}], one row per hook kind."""
+    return json.loads(load().step_hooks())
+
+
 def condition(key: str) -> dict:
     rows = conditions()
     if key not in rows:

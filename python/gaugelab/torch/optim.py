@@ -14,7 +14,7 @@ import torch
 from torch import nn
 
 from . import _checks
-from ._library import condition, load
+from ._library import condition, load, step_hooks
 from .gauge import check_fix, gauge_fix_, qk_cap_, qk_clip_
 from .layers import attention_layers
 from .lrm import LRMLinear
@@ -210,6 +210,8 @@ def _model_with_qk_norm(cond, value, model, layers):
 # decay from decays_qk, the hooks read the rest). A flag in neither is refused, not ignored.
 MODEL_FLAGS = {"multipliers": _model_without_multipliers, "qk-norm": _model_with_qk_norm}
 APPLIED_FLAGS = ("magnitude", "gaugefix-mode", "quotient-scale", "grad-projection", "projection-target")
+# The trainer's hooks (its registry, step_hooks()) that attach runs; a row naming another is refused before any step.
+ATTACHED_HOOKS = ("gauge_fix", "qk_cap", "qk_clip", "quotient")
 
 
 def attach(optimizer, model: nn.Module, cond: str, every: int = 1, eps: float = 1e-12, transport: str = "none",
@@ -249,6 +251,10 @@ def attach(optimizer, model: nn.Module, cond: str, every: int = 1, eps: float = 
     if row["needs_qk_rows"] or (clip_on == "multipliers" and "qk_clip" in hooks):
         for L in layers:
             L.require_rows(f"attach: condition {cond}")
+    unknown = [h["name"] for h in step_hooks() if h["name"] in hooks and h["name"] not in ATTACHED_HOOKS]
+    if unknown:
+        raise ValueError(f"gaugelab.attach: condition {cond} runs the trainer's hook {unknown[0]}, which gaugelab.torch "
+                         "does not run")
     mode = bundle.get("gaugefix-mode", "head")
     eps = check_fix(fn, layers if "gauge_fix" in hooks else [], eps, mode, vo, transport, optimizer)
     if "qk_clip" in hooks and not callable(batch):
@@ -256,22 +262,33 @@ def attach(optimizer, model: nn.Module, cond: str, every: int = 1, eps: float = 
                      _checks.shown(batch), ValueError if batch is None else TypeError)
     if "grad-projection" in bundle and (project_gradients or bundle["projection-target"] == "update"):
         handles += projection_hook(optimizer, model, bundle["grad-projection"], bundle["projection-target"], layers)
+    # Each hook of the row, in the row's order, through the trainer's hook registry: one handler per registry name.
     steps = [0]
 
-    def after(*_):
-        steps[0] += 1
-        if steps[0] % every:  # GaugeFix and the cap after it run every `every`-th step; QK-Clip every step
-            pass
-        elif "gauge_fix" in hooks:
-            gauge_fix_(model, eps, mode, vo, optimizer, transport, layers)
-            if "qk_cap" in hooks:
-                qk_cap_(model, cap, layers)
-        if "qk_clip" in hooks:
-            qk_clip_(model, tau, idx=batch(), on=clip_on, layers=layers)
+    per_step = {
+        "gauge_fix": lambda: gauge_fix_(model, eps, mode, vo, optimizer, transport, layers),
+        "qk_cap": lambda: qk_cap_(model, cap, layers),
+        "qk_clip": lambda: qk_clip_(model, tau, idx=batch(), on=clip_on, layers=layers),
+    }
+    cadence = {"gauge_fix": every, "qk_cap": every, "qk_clip": 1}  # the cap follows the fix; QK-Clip every step
+    post = []
+    for h in step_hooks():
+        name = h["name"]
+        if name not in hooks:
+            continue
+        if name == "quotient":
+            handles += quotient_correction(optimizer, model, quotient == "full", damping, quotient_vo,
+                                           bundle.get("quotient-scale") == "rms", quotient_every, layers)
+        else:
+            post.append(name)
+    if post:
+        order = [h for h in hooks if h in post]  # the condition's order (GaugeFix before its cap)
 
-    if any(h in hooks for h in ("gauge_fix", "qk_cap", "qk_clip")):
+        def after(*_):
+            steps[0] += 1
+            for name in order:
+                if steps[0] % cadence[name] == 0:
+                    per_step[name]()
+
         handles.append(optimizer.register_step_post_hook(after))
-    if "quotient" in hooks:
-        handles += quotient_correction(optimizer, model, quotient == "full", damping, quotient_vo,
-                                       bundle.get("quotient-scale") == "rms", quotient_every, layers)
     return handles

@@ -1,0 +1,14 @@
+// The quotient hook (hook_quotient.cpp, condition E): --quotient, --quotient-every, --quotient-damping,
+// --quotient-vo. Its registry row: hook_registry.cpp.
+#pragma once
+
+#include <memory>
+
+namespace gaugelab::gpt2 {
+
+struct TrainOptions;
+class StepHook;
+
+std::unique_ptr<StepHook> make_quotient_hook(const TrainOptions& o);
+
+}  // namespace gaugelab::gpt2
