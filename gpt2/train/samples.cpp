@@ -70,7 +70,10 @@ std::string sample_line(std::int64_t step, const std::vector<std::int64_t>& prom
     if (tok != nullptr) {
       s = tok->decode(g);
     } else {
-      for (const data::TokenId id : g) s += (s.empty() ? "" : " ") + std::to_string(id);
+      for (const data::TokenId id : g) {
+        if (!s.empty()) s += ' ';
+        s += std::to_string(id);
+      }
       s = "[" + s + "]";
     }
     std::string esc;
