@@ -1,14 +1,11 @@
 #include "gpt2/model/hf_config.hpp"
+#include "io/fail_at.hpp"
 
 #include <stdexcept>
 
 namespace gaugelab::gpt2 {
 
 namespace {
-
-[[noreturn]] void fail(const std::string& what, const std::string& msg) {
-  throw std::runtime_error(what + ": " + msg);
-}
 
 bool ends_with(const std::string& s, const std::string& tail) {
   return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
@@ -53,19 +50,19 @@ nlohmann::json hf_config_json(const ModelConfig& c) {
 }
 
 ModelConfig config_from_hf_json(const nlohmann::json& j, const LrmPlacement& lrm, const std::string& what) {
-  if (!j.is_object()) fail(what, "config is not a JSON object");
+  if (!j.is_object()) io::fail_at(what, "config is not a JSON object");
   auto integer = [&](const char* key, const char* alt) -> std::int64_t {
     const char* k = j.contains(key) ? key : (alt && j.contains(alt) ? alt : nullptr);
-    if (!k) fail(what, std::string("missing '") + key + "'");
-    if (!j[k].is_number_integer()) fail(what, std::string("'") + k + "' must be an integer");
+    if (!k) io::fail_at(what, std::string("missing '") + key + "'");
+    if (!j[k].is_number_integer()) io::fail_at(what, std::string("'") + k + "' must be an integer");
     return j[k].get<std::int64_t>();
   };
   auto flag = [&](const char* key, bool dflt) {
     if (!j.contains(key) || j[key].is_null()) return dflt;
-    if (!j[key].is_boolean()) fail(what, std::string("'") + key + "' must be true or false");
+    if (!j[key].is_boolean()) io::fail_at(what, std::string("'") + key + "' must be true or false");
     return j[key].get<bool>();
   };
-  if (j.contains("model_type") && j["model_type"] != "gpt2") fail(what, "model_type is not gpt2");
+  if (j.contains("model_type") && j["model_type"] != "gpt2") io::fail_at(what, "model_type is not gpt2");
   ModelConfig c;
   c.n_layer = integer("n_layer", nullptr);
   c.n_head = integer("n_head", nullptr);
@@ -73,33 +70,33 @@ ModelConfig config_from_hf_json(const nlohmann::json& j, const LrmPlacement& lrm
   c.block_size = integer("n_positions", "n_ctx");
   c.vocab_size = integer("vocab_size", nullptr);
   if (j.contains("layer_norm_epsilon")) {
-    if (!j["layer_norm_epsilon"].is_number()) fail(what, "'layer_norm_epsilon' must be a number");
+    if (!j["layer_norm_epsilon"].is_number()) io::fail_at(what, "'layer_norm_epsilon' must be a number");
     c.layer_norm_eps = j["layer_norm_epsilon"].get<double>();
   }
   std::string act = "gelu_new";
   if (j.contains("activation_function")) {
-    if (!j["activation_function"].is_string()) fail(what, "'activation_function' must be a string");
+    if (!j["activation_function"].is_string()) io::fail_at(what, "'activation_function' must be a string");
     act = j["activation_function"].get<std::string>();
   }
   if (act == "gelu_new" || act == "gelu_pytorch_tanh") c.gelu = Gelu::tanh;
   else if (act == "gelu") c.gelu = Gelu::erf;  // exact GELU (what a bias-free nanoGPT model exports as)
-  else fail(what, "activation_function '" + act + "' is neither GELU tanh (gelu_new) nor exact GELU (gelu)");
+  else io::fail_at(what, "activation_function '" + act + "' is neither GELU tanh (gelu_new) nor exact GELU (gelu)");
   c.bias = true;  // Hugging Face's GPT-2 always has biases (a model trained without them exports zeros)
-  if (!flag("scale_attn_weights", true)) fail(what, "scale_attn_weights false is not supported");
-  if (flag("scale_attn_by_inverse_layer_idx", false)) fail(what, "scale_attn_by_inverse_layer_idx is not supported");
-  if (flag("add_cross_attention", false)) fail(what, "add_cross_attention is not supported");
+  if (!flag("scale_attn_weights", true)) io::fail_at(what, "scale_attn_weights false is not supported");
+  if (flag("scale_attn_by_inverse_layer_idx", false)) io::fail_at(what, "scale_attn_by_inverse_layer_idx is not supported");
+  if (flag("add_cross_attention", false)) io::fail_at(what, "add_cross_attention is not supported");
   c.tied_head = flag("tie_word_embeddings", true);
   c.dropout = 0.0;
   c.lrm = lrm;
   try {
     c.validate();
   } catch (const std::exception& e) {
-    fail(what, e.what());
+    io::fail_at(what, e.what());
   }
   // After validate(): n_embd is bounded there, so 4·n_embd cannot overflow.
   if (j.contains("n_inner") && !j["n_inner"].is_null() &&
       !(j["n_inner"].is_number_integer() && j["n_inner"].get<std::int64_t>() == 4 * c.n_embd))
-    fail(what, "n_inner must be null or 4·n_embd");
+    io::fail_at(what, "n_inner must be null or 4·n_embd");
   return c;
 }
 
@@ -110,13 +107,13 @@ std::map<std::string, const safetensors::TensorView*> hf_tensors_checked(const M
   for (const auto& [name, view] : file.tensors) {
     const std::string n = name.rfind("transformer.", 0) == 0 ? name.substr(12) : name;
     if (ends_with(n, ".attn.bias") || ends_with(n, ".attn.masked_bias")) continue;  // causal-mask buffers
-    if (!by_name.emplace(n, &view).second) fail(st_path, "tensor '" + n + "' appears with and without prefix");
+    if (!by_name.emplace(n, &view).second) io::fail_at(st_path, "tensor '" + n + "' appears with and without prefix");
   }
   auto expect = [&](const std::string& name, const std::vector<std::int64_t>& shape) {
     const auto it = by_name.find(name);
-    if (it == by_name.end()) fail(st_path, "tensor '" + name + "' is missing (config.json: " + describe_sizes(c) + ")");
+    if (it == by_name.end()) io::fail_at(st_path, "tensor '" + name + "' is missing (config.json: " + describe_sizes(c) + ")");
     if (it->second->shape != shape)
-      fail(st_path, "tensor '" + name + "' has shape " + shape_text(it->second->shape) + ", expected " +
+      io::fail_at(st_path, "tensor '" + name + "' has shape " + shape_text(it->second->shape) + ", expected " +
                         shape_text(shape) + " (config.json: " + describe_sizes(c) + ")");
   };
   expect("wte.weight", {c.vocab_size, c.n_embd});
@@ -124,7 +121,7 @@ std::map<std::string, const safetensors::TensorView*> hf_tensors_checked(const M
   for (const std::int64_t l : {std::int64_t{0}, c.n_layer - 1})
     expect("h." + std::to_string(l) + ".attn.c_attn.weight", {c.n_embd, 3 * c.n_embd});
   if (by_name.count("h." + std::to_string(c.n_layer) + ".attn.c_attn.weight"))
-    fail(st_path, "holds more layers than config.json's n_layer " + std::to_string(c.n_layer));
+    io::fail_at(st_path, "holds more layers than config.json's n_layer " + std::to_string(c.n_layer));
   return by_name;
 }
 

@@ -1,4 +1,5 @@
 #include "gpt2/model/interchange.hpp"
+#include "io/fail_at.hpp"
 
 #include <filesystem>
 #include <fstream>
@@ -19,10 +20,6 @@ namespace {
 
 constexpr std::uintmax_t kMaxConfigBytes = 16u << 20;  // a GPT-2 config.json is under 2 KB
 
-[[noreturn]] void fail(const std::string& what, const std::string& msg) {
-  throw std::runtime_error(what + ": " + msg);
-}
-
 // The scale the tied LM head's scalar/column multipliers put on ln_f's output [d] (1 if none).
 at::Tensor tied_head_scale(const GPT& m) {
   const LrmLinear::Group& g = m.lm_head.groups[0];
@@ -37,14 +34,14 @@ at::Tensor tied_head_scale(const GPT& m) {
 nlohmann::json read_json_file(const std::string& path) {
   std::error_code ec;
   const auto size = std::filesystem::file_size(path, ec);
-  if (ec) fail(path, "cannot read (" + ec.message() + ")");
-  if (size > kMaxConfigBytes) fail(path, "too large for a config file (" + std::to_string(size) + " bytes)");
+  if (ec) io::fail_at(path, "cannot read (" + ec.message() + ")");
+  if (size > kMaxConfigBytes) io::fail_at(path, "too large for a config file (" + std::to_string(size) + " bytes)");
   std::ifstream in(path);
-  if (!in) fail(path, "cannot open");
+  if (!in) io::fail_at(path, "cannot open");
   try {
     return nlohmann::json::parse(in);
   } catch (const nlohmann::json::exception& e) {
-    fail(path, std::string("not valid JSON (") + e.what() + ")");
+    io::fail_at(path, std::string("not valid JSON (") + e.what() + ")");
   }
 }
 
@@ -57,14 +54,14 @@ void export_hf(GPT& m, const std::string& dir, const Vocabulary& vocab, safetens
   at::NoGradGuard no_grad;
   const ModelConfig& c = m.config();
   if (vocab.compact())
-    fail(dir, "a compact vocabulary of " + std::to_string(vocab.ids.size()) +
+    io::fail_at(dir, "a compact vocabulary of " + std::to_string(vocab.ids.size()) +
                   " renumbered ids has no Hugging Face GPT-2 form (transformers applies no id map); lay the model "
                   "over GPT-2 ids first");
   nlohmann::json cfg = hf_config_json(c);
   put_vocabulary(cfg, vocab);
   vocabulary_of(cfg, c.vocab_size, dir + "/config.json");  // what a reader will take back
   if (c.qk_norm != QkNorm::none)
-    fail(dir, std::string("a model with QK-norm (") + qk_norm_name(c.qk_norm) +
+    io::fail_at(dir, std::string("a model with QK-norm (") + qk_norm_name(c.qk_norm) +
                   ") has no Hugging Face GPT-2 equivalent; keep our checkpoint");
   std::vector<safetensors::TensorData> out;
   auto add = [&](const std::string& name, const at::Tensor& t) { out.push_back(to_tensor_data(name, t, dtype)); };
@@ -115,9 +112,9 @@ std::unique_ptr<GPT> import_hf(const std::string& dir, const LrmPlacement& lrm, 
   std::set<std::string> used;
   auto take = [&](const std::string& name, std::vector<std::int64_t> shape) {
     const auto it = by_name.find(name);
-    if (it == by_name.end()) fail(st_path, "tensor '" + name + "' is missing");
+    if (it == by_name.end()) io::fail_at(st_path, "tensor '" + name + "' is missing");
     if (it->second->shape != shape)
-      fail(st_path, "tensor '" + name + "' has shape " + shape_string(it->second->shape) + ", expected " +
+      io::fail_at(st_path, "tensor '" + name + "' has shape " + shape_string(it->second->shape) + ", expected " +
                         shape_string(shape));
     used.insert(name);
     return to_float_tensor(*it->second);
@@ -150,7 +147,7 @@ std::unique_ptr<GPT> import_hf(const std::string& dir, const LrmPlacement& lrm, 
     else if (by_name.count("lm_head.weight")) used.insert("lm_head.weight");  // a tied copy: the model ties it anyway
   }
   for (const auto& [name, view] : by_name)
-    if (!used.count(name)) fail(st_path, "unexpected tensor '" + name + "' (not part of GPT-2)");
+    if (!used.count(name)) io::fail_at(st_path, "unexpected tensor '" + name + "' (not part of GPT-2)");
   model->to(device);
   return model;
 }

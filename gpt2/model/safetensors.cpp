@@ -22,11 +22,11 @@ namespace {
 constexpr std::size_t kMaxRank = 8;        // GPT-2 needs 2; anything deeper is not a weight file
 constexpr int kMaxJsonDepth = 3;           // root object -> entry object -> shape / offsets arrays
 
-[[noreturn]] void fail(const std::string& what, const std::string& msg) {
+[[noreturn]] void fail_safetensors(const std::string& what, const std::string& msg) {
   throw std::runtime_error("safetensors " + what + ": " + msg);
 }
 [[noreturn]] void fail_tensor(const std::string& what, const std::string& name, const std::string& msg) {
-  fail(what, "tensor '" + name + "': " + msg);
+  fail_safetensors(what, "tensor '" + name + "': " + msg);
 }
 
 bool parse_dtype(const std::string& s, DType& out) {
@@ -71,21 +71,21 @@ std::int64_t TensorView::numel() const {
 
 const TensorView& File::at(const std::string& name) const {
   const auto it = tensors.find(name);
-  if (it == tensors.end()) fail(what, "tensor '" + name + "' is missing");
+  if (it == tensors.end()) fail_safetensors(what, "tensor '" + name + "' is missing");
   return it->second;
 }
 
 File parse(std::shared_ptr<const std::vector<std::uint8_t>> bytes, const std::string& what) {
-  if (!bytes) fail(what, "no data");
+  if (!bytes) fail_safetensors(what, "no data");
   const std::uint64_t size = bytes->size();
-  if (size < 8) fail(what, "file is " + std::to_string(size) + " bytes, shorter than the 8-byte header length");
+  if (size < 8) fail_safetensors(what, "file is " + std::to_string(size) + " bytes, shorter than the 8-byte header length");
   const std::uint8_t* base = bytes->data();
   const std::uint64_t n = read_u64_le(base);
-  if (n > kMaxHeaderBytes) fail(what, "header length " + std::to_string(n) + " exceeds the 100 MB limit");
+  if (n > kMaxHeaderBytes) fail_safetensors(what, "header length " + std::to_string(n) + " exceeds the 100 MB limit");
   if (n > size - 8)
-    fail(what, "header length " + std::to_string(n) + " runs past the end of the " + std::to_string(size) +
+    fail_safetensors(what, "header length " + std::to_string(n) + " runs past the end of the " + std::to_string(size) +
                    "-byte file");
-  if (n < 2 || base[8] != '{') fail(what, "header is not a JSON object");
+  if (n < 2 || base[8] != '{') fail_safetensors(what, "header is not a JSON object");
 
   // Parse with a callback that bounds the nesting and rejects repeated names (a JSON parser would
   // silently keep the last one, letting two readers of the same file disagree).
@@ -95,17 +95,17 @@ File parse(std::shared_ptr<const std::vector<std::uint8_t>> bytes, const std::st
     header = nlohmann::json::parse(
         base + 8, base + 8 + n,
         [&](int depth, nlohmann::json::parse_event_t ev, nlohmann::json& parsed) {
-          if (depth > kMaxJsonDepth) fail(what, "header JSON is nested too deeply");
+          if (depth > kMaxJsonDepth) fail_safetensors(what, "header JSON is nested too deeply");
           if (ev == nlohmann::json::parse_event_t::key && depth == 1) {
             const std::string key = parsed.get<std::string>();
-            if (!seen.insert(key).second) fail(what, "tensor '" + key + "' appears twice in the header");
+            if (!seen.insert(key).second) fail_safetensors(what, "tensor '" + key + "' appears twice in the header");
           }
           return true;
         });
   } catch (const nlohmann::json::exception& e) {
-    fail(what, std::string("header is not valid JSON (") + e.what() + ")");
+    fail_safetensors(what, std::string("header is not valid JSON (") + e.what() + ")");
   }
-  if (!header.is_object()) fail(what, "header is not a JSON object");
+  if (!header.is_object()) fail_safetensors(what, "header is not a JSON object");
 
   File file;
   file.what = what;
@@ -115,9 +115,9 @@ File parse(std::shared_ptr<const std::vector<std::uint8_t>> bytes, const std::st
     const std::string& name = it.key();
     const nlohmann::json& e = it.value();
     if (name == "__metadata__") {
-      if (!e.is_object()) fail(what, "__metadata__ must be an object of strings");
+      if (!e.is_object()) fail_safetensors(what, "__metadata__ must be an object of strings");
       for (auto m = e.begin(); m != e.end(); ++m) {
-        if (!m.value().is_string()) fail(what, "__metadata__ value '" + m.key() + "' is not a string");
+        if (!m.value().is_string()) fail_safetensors(what, "__metadata__ value '" + m.key() + "' is not a string");
         file.metadata[m.key()] = m.value().get<std::string>();
       }
       continue;
@@ -166,20 +166,20 @@ File parse(std::shared_ptr<const std::vector<std::uint8_t>> bytes, const std::st
     cursor = r.end;
   }
   if (cursor != data_size)
-    fail(what, std::to_string(data_size - cursor) + " bytes after the last tensor belong to no tensor");
+    fail_safetensors(what, std::to_string(data_size - cursor) + " bytes after the last tensor belong to no tensor");
   file.bytes = std::move(bytes);
   return file;
 }
 
 File read_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
-  if (!in) fail(path, "cannot open");
+  if (!in) fail_safetensors(path, "cannot open");
   in.seekg(0, std::ios::end);
   const std::streamoff len = in.tellg();
-  if (len < 0) fail(path, "cannot determine the size");
+  if (len < 0) fail_safetensors(path, "cannot determine the size");
   in.seekg(0);
   auto bytes = std::make_shared<std::vector<std::uint8_t>>(static_cast<std::size_t>(len));
-  if (len > 0 && !in.read(reinterpret_cast<char*>(bytes->data()), len)) fail(path, "read failed");
+  if (len > 0 && !in.read(reinterpret_cast<char*>(bytes->data()), len)) fail_safetensors(path, "read failed");
   return parse(std::move(bytes), path);
 }
 
