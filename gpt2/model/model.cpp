@@ -22,6 +22,7 @@
 #include <ATen/ops/softmax.h>
 #include <ATen/ops/zeros.h>
 
+#include "gpt2/model/bf16_round.hpp"
 #include "gpt2/model/lm_head_loss.hpp"
 #include "gpt2/model/residual_layer_norm.hpp"
 #include "gpt2/ops/qk_layer.hpp"
@@ -42,16 +43,19 @@ at::Tensor Block::b_v() const {
 }
 
 at::Tensor causal_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, double dropout_p) {
-  // scale defaults to 1/√d_h, as GPT-2's scale_attn_weights.
-  return at::scaled_dot_product_attention(q, k, v, /*attn_mask=*/{}, dropout_p, /*is_causal=*/true);
+  // scale defaults to 1/√d_h, as GPT-2's scale_attn_weights. Emulated bf16 rounds the operands and the output,
+  // as autocast casts them (bf16_round.hpp; the kernel's own rounding of the weights before ·v is not emulated).
+  return emulate_bf16(at::scaled_dot_product_attention(emulate_bf16(q), emulate_bf16(k), emulate_bf16(v),
+                                                       /*attn_mask=*/{}, dropout_p, /*is_causal=*/true));
 }
 
 at::Tensor causal_attention_math(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, double dropout_p, bool train) {
   const std::int64_t T = q.size(-2);
   const at::Tensor mask = at::ones({T, T}, at::TensorOptions().dtype(at::kBool).device(q.device())).triu(1);
-  const at::Tensor s = at::matmul(q, k.transpose(-2, -1)).div(std::sqrt(static_cast<double>(q.size(-1))))
+  const at::Tensor s = emulate_bf16(at::matmul(emulate_bf16(q), emulate_bf16(k).transpose(-2, -1)))
+                           .div(std::sqrt(static_cast<double>(q.size(-1))))
                            .masked_fill(mask, -std::numeric_limits<double>::infinity());
-  return at::matmul(at::dropout(at::softmax(s, -1), dropout_p, train), v);
+  return emulate_bf16(at::matmul(emulate_bf16(at::dropout(at::softmax(s, -1), dropout_p, train)), emulate_bf16(v)));
 }
 
 GPT::GPT(const ModelConfig& config, std::uint64_t seed, bool initialise) : cfg_(config) {
