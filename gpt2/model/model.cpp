@@ -253,19 +253,35 @@ at::Tensor GPT::hidden(const at::Tensor& idx) const {
   return add_norm(s, ln_f_weight, ln_f_bias);
 }
 
-at::Tensor GPT::attention_logit_max(const at::Tensor& idx, bool absolute) const {
+void GPT::for_each_layer_qk(const at::Tensor& idx,
+                            const std::function<void(const at::Tensor& q, const at::Tensor& k)>& f) const {
   at::NoGradGuard no_grad;
   const std::int64_t T = idx.size(1);
   const at::Tensor ids = idx.to(wte.device(), at::kLong);
   Stream s{at::embedding(wte, ids).add(wpe.narrow(0, 0, T)), {}};  // [B, T, d]
-  std::vector<at::Tensor> rows;  // [H] per layer
   for (const Block& b : h) {
     Stream probe = s;  // ln_1 once more, outside the block (no gradients here)
     const auto [q, k, v] = qkv_heads(b, add_norm(probe, b.ln_1_weight, b.ln_1_bias));
-    rows.push_back(attention_logit_max_heads(q, k, absolute));
+    f(q, k);
     block_forward(b, s);
   }
+}
+
+at::Tensor GPT::attention_logit_max(const at::Tensor& idx, bool absolute) const {
+  std::vector<at::Tensor> rows;  // [H] per layer
+  for_each_layer_qk(idx, [&](const at::Tensor& q, const at::Tensor& k) {
+    rows.push_back(attention_logit_max_heads(q, k, absolute));
+  });
   return at::stack(rows).to(at::kCPU);  // [L, H]
+}
+
+std::pair<at::Tensor, at::Tensor> GPT::attention_logit_maxima(const at::Tensor& idx) const {
+  std::vector<at::Tensor> abs_rows, signed_rows;  // [H] per layer
+  for_each_layer_qk(idx, [&](const at::Tensor& q, const at::Tensor& k) {
+    abs_rows.push_back(attention_logit_max_heads(q, k, true));
+    signed_rows.push_back(attention_logit_max_heads(q, k, false));
+  });
+  return {at::stack(abs_rows).to(at::kCPU), at::stack(signed_rows).to(at::kCPU)};  // [L, H] each
 }
 
 double GPT::log_partition_mean(const at::Tensor& idx) const {

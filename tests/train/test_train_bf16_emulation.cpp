@@ -64,6 +64,14 @@ TEST_CASE("bf16 emulation: per-step losses follow native bf16 autocast, far clos
   const io::RunLogReader log(kRoot + "/emulated/log.h5");
   CHECK(std::get<std::string>(log.summary().at("bf16_mode")) == "emulated");
   CHECK(std::get<std::string>(log.summary().at("precision")) == "bf16");
+  // The heads' signed logit maximum is logged beside the absolute one, and never exceeds it.
+  const io::HeadsData abs_max = log.heads("attn_logit_max"), signed_max = log.heads("attn_logit_max_signed");
+  REQUIRE(signed_max.values.size() == abs_max.values.size());
+  REQUIRE(!signed_max.values.empty());
+  for (std::size_t i = 0; i < abs_max.values.size(); ++i) {
+    CHECK(std::isfinite(signed_max.values[i]));
+    CHECK(signed_max.values[i] <= abs_max.values[i]);
+  }
 }
 
 TEST_CASE("bf16 emulation: two runs are bit for bit the same", "[train][bf16]") {
