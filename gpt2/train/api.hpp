@@ -106,9 +106,10 @@ struct TrainOptions {
   std::int64_t quotient_every = 1;  // condition E with full: full Grams every k-th step, diagonal between
   double quotient_damping = 1e-3;   // condition E: λ added to each Gram
   bool quotient_vo = true;          // condition E: also correct the V/O pair
-  std::string quotient_scale = "none";  // condition E: none, or rms (each corrected block rescaled to the raw
-                                    // increment's RMS, condition Erms: the correction's direction without its
-                                    // ~40x step inflation, which otherwise acts as a learning-rate shift)
+  std::string quotient_scale = "none";  // condition E: none, or rms (each head's corrected Q/K and V/O pair
+                                    // rescaled by one shared factor to the pair's raw RMS, condition Erms: the
+                                    // correction's direction without its ~40x step inflation, which otherwise acts
+                                    // as a learning-rate shift)
   std::string grad_projection = "none";  // attention gradients made gauge-orthogonal before clipping and the
                                     // optimizer (seed 001 Alg. 2 / Remark 51; model/head_projection.hpp):
                                     // none, approx (Alg. 2) or exact (Sylvester); needs attention without multipliers

@@ -50,7 +50,8 @@ const std::vector<Condition>& table() {
        "per-head Q/K gauge (R+)^h moved to the minimum-norm representative of the effective Q and K maps (equal "
        "norms; function kept)",
        {{"gaugefix-mode", "effective"}}, false, true, {H::gauge_fix}, "A"},
-      {"Erms", "E at the raw step size", "E's corrected increments rescaled per block to the raw increment's RMS",
+      {"Erms", "E at the raw step size",
+       "E's corrected increments rescaled per head, one factor for each Q/K and V/O pair, to the pair's raw RMS",
        {{"quotient-scale", "rms"}}, false, false, {H::quotient}, "A"},
   };
   return rows;
@@ -129,7 +130,7 @@ std::string describe_condition(const TrainOptions& o) {
                   ? " every " + std::to_string(o.quotient_every) + " steps, diagonal between"
                   : std::string()) +
              ", damping " + num(o.quotient_damping) + (o.quotient_vo ? ", Q/K and V/O" : ", Q/K only") +
-             (o.quotient_scale == "rms" ? ", each block at the raw increment's RMS)" : ")");
+             (o.quotient_scale == "rms" ? ", each head's pair at its raw increments' RMS)" : ")");
         break;
       case StepHookKind::qk_clip:
         s += "; QK-Clip at tau " + num(o.qk_clip_tau) + " on the " + o.qk_clip_on + " after every step";

@@ -144,8 +144,9 @@ void declare_train_options(io::Options& opts, TrainOptions& o) {
       .add("quotient-vo", &o.quotient_vo, "condition E: also correct the V/O pair")
       .identity()
       .add("quotient-scale", &o.quotient_scale,
-           "condition E: none, or rms (each corrected Q, K, V, O block rescaled to the RMS of the optimizer's raw "
-           "increment: the correction's direction at the optimizer's step size; condition Erms)",
+           "condition E: none, or rms (each head's corrected Q/K pair and V/O pair rescaled by one factor per pair to "
+           "the RMS of the optimizer's raw increments of that pair: the correction's direction at the optimizer's step "
+           "size; condition Erms)",
            {"none", "rms"})
       .identity()
       .add("grad-projection", &o.grad_projection,
