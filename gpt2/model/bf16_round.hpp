@@ -25,6 +25,15 @@ void round_to_bf16_(at::Tensor& x);
 /// bf16_round, so a second derivative exists).
 at::Tensor bf16_round(const at::Tensor& x);
 
+/// Causal attention softmax(q·kᵀ/√d_h)·v for emulated bf16, with the CPU attention kernel's own roundings under
+/// autocast (ATen's flash-attention kernel for bf16): forward, the unnormalised weights exp(s − max) rounded to bf16
+/// before they multiply v and the output divided by their float32 sum; backward, dV = round(P)ᵀ·dO and
+/// dS = P ⊙ (dO·vᵀ − Σ dO ⊙ o) rounded before dQ = dS·k/√d_h and dK = dSᵀ·q/√d_h, with P = exp(s − logsumexp) in
+/// float32. q, k, v [B, H, T, d_h] float32 holding bf16 values (the caller rounds them and the output with
+/// emulate_bf16, which also rounds the gradients). Exact for T up to the kernel's key block (512); longer sequences
+/// get one softmax block where the kernel rescales block by block. No dropout; not differentiable twice.
+at::Tensor emulated_bf16_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v);
+
 /// bf16_round(x) while this thread emulates bf16 (bf16_emulation_enabled, runtime.hpp), else x itself; an
 /// undefined x (an absent bias) stays undefined. The model calls it at each matmul's operands and output.
 at::Tensor emulate_bf16(const at::Tensor& x);

@@ -43,8 +43,10 @@ at::Tensor Block::b_v() const {
 }
 
 at::Tensor causal_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, double dropout_p) {
-  // scale defaults to 1/√d_h, as GPT-2's scale_attn_weights. Emulated bf16 rounds the operands and the output,
-  // as autocast casts them (bf16_round.hpp; the kernel's own rounding of the weights before ·v is not emulated).
+  // scale defaults to 1/√d_h, as GPT-2's scale_attn_weights. Emulated bf16 rounds the operands and the output, as
+  // autocast casts them, and without dropout also the kernel's own bf16 intermediates (bf16_round.hpp).
+  if (bf16_emulation_enabled() && dropout_p == 0)
+    return emulate_bf16(emulated_bf16_attention(emulate_bf16(q), emulate_bf16(k), emulate_bf16(v)));
   return emulate_bf16(at::scaled_dot_product_attention(emulate_bf16(q), emulate_bf16(k), emulate_bf16(v),
                                                        /*attn_mask=*/{}, dropout_p, /*is_causal=*/true));
 }

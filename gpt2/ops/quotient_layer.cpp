@@ -85,7 +85,8 @@ void correct_attention_increments_layer(at::Tensor& w, const at::Tensor& old, at
     const at::Tensor rh = r.view({H, dh, 1});
     return (left_solve(G, rh * Uw.reshape({H, dh, d}), q.full) / rh).reshape({d, d});
   };
-  const at::Tensor UQ = correct_rows(part(U, 0), rq, K).view({H, dh, d}), UK = correct_rows(part(U, 1), rk, Q).view({H, dh, d});
+  const at::Tensor UQ = correct_rows(part(U, 0), rq, K).view({H, dh, d});  // [H, dh, d]
+  const at::Tensor UK = correct_rows(part(U, 1), rk, Q).view({H, dh, d});
   const at::Tensor f_qk = pair_rms_factor(UQ, UK, part(U, 0), part(U, 1), H, q);  // [H] or undefined
   part(w, 0).copy_(part(old, 0) + per_head(UQ, f_qk).reshape({d, d}));
   part(w, 1).copy_(part(old, 1) + per_head(UK, f_qk).reshape({d, d}));

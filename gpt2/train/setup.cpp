@@ -124,7 +124,10 @@ void resolve_bf16_path(TrainRun& r, const TrainOptions& o, nlohmann::json& confi
     const std::int64_t rows = std::min<std::int64_t>(o.batch_size * mc.block_size, LmHeadWorkspace{}.chunk_rows);
     const std::int64_t cols = std::max(4 * mc.n_embd, mc.padded_vocab());
     Bf16PathTiming t = time_bf16_paths(r.device, rows, mc.n_embd, cols);
-    if (r.dist.active()) t.native_s = r.dist.all_reduce_mean(t.native_s), t.emulated_s = r.dist.all_reduce_mean(t.emulated_s);
+    if (r.dist.active()) {
+      t.native_s = r.dist.all_reduce_mean(t.native_s);
+      t.emulated_s = r.dist.all_reduce_mean(t.emulated_s);
+    }
     mode = t.emulated_s < t.native_s ? "emulated" : "native";
     r.bf16_choice = "auto: x·Wᵀ [" + std::to_string(rows) + " x " + std::to_string(mc.n_embd) + "]·[" +
                     std::to_string(mc.n_embd) + " x " + std::to_string(cols) + "] in " + ms(t.native_s) + " native, " +

@@ -2,7 +2,8 @@
 // correct_qk / correct_vo) on the same inputs: a random increment of every attention weight, corrected
 // per head, with full and diagonal Grams, without multipliers and with them (then in the effective
 // matrices, where the gauge acts; see quotient_update.hpp), and condition Erms's rescaling (one factor per head
-// and pair, on the stored increments) with and without multipliers. Moved here from tests/train/test_train_quotient.cpp.
+// and pair, on the stored increments) with and without multipliers. Moved here from
+// tests/train/test_train_quotient.cpp.
 #include <algorithm>
 #include <cmath>
 #include <vector>
@@ -105,11 +106,13 @@ double correction_error(bool multipliers, bool full, c10::Device device, bool ma
       }
       err = std::max({err, rel(rows(A2, 0, h) - rows(A0, 0, h), f_qk * qk.U_Q),
                       rel(rows(A2, 1, h) - rows(A0, 1, h), f_qk * qk.U_K),
-                      rel(rows(A2, 2, h) - rows(A0, 2, h), f_vo * vo.U_V), rel(cols(P2, h) - cols(P0, h), f_vo * vo.U_O)});
+                      rel(rows(A2, 2, h) - rows(A0, 2, h), f_vo * vo.U_V),
+                      rel(cols(P2, h) - cols(P0, h), f_vo * vo.U_O)});
     }
   }
   if (match_rms) {
-    require_side(moved_by_rms > 0.1, "the rescaling does not change the corrected increments: the rms row tests nothing");
+    require_side(moved_by_rms > 0.1,
+                 "the rescaling does not change the corrected increments: the rms row tests nothing");
     require_side(shared_vs_alone > 0.01,
                  "the Q factor alone equals the pair's: the row cannot tell a shared factor from one per block");
   }
