@@ -25,6 +25,7 @@
 #include "gpt2/model/bf16_round.hpp"
 #include "gpt2/model/lm_head_loss.hpp"
 #include "gpt2/model/residual_layer_norm.hpp"
+#include "gpt2/model/runtime.hpp"
 #include "gpt2/ops/qk_layer.hpp"
 
 namespace gaugelab::gpt2 {
