@@ -12,6 +12,7 @@
 #include <c10/core/impl/LocalDispatchKeySet.h>
 #include <torch/csrc/autograd/custom_function.h>
 
+#include "gpt2/model/bf16_round.hpp"
 #include "gpt2/model/kernel_launch.hpp"
 #include "gpt2/model/runtime.hpp"
 
@@ -57,26 +58,29 @@ at::Tensor fused_ce_rows(at::Tensor& logits, std::int64_t vocab, const at::Tenso
 // [padded, d] (undefined before the first chunk). In float32 the product accumulates in place, as ever. In bf16 each
 // chunk's product is rounded once and the sum is kept in float32: a bf16 running sum rounds the total at every
 // chunk (a fitted micro-batch has 40-60 chunks of 4096 rows) and stops growing once a chunk's share falls below
-// half its ulp.
-void add_weight_grad(at::Tensor& gw, const at::Tensor& g, const at::Tensor& x) {
-  if (!at::isReducedFloatingType(g.scalar_type())) {
+// half its ulp. Emulated bf16 (`emulate`, float32 operands holding bf16 values) rounds each chunk's product as bf16's.
+void add_weight_grad(at::Tensor& gw, const at::Tensor& g, const at::Tensor& x, bool emulate) {
+  if (!at::isReducedFloatingType(g.scalar_type()) && !emulate) {
     if (!gw.defined()) gw = at::mm(g.t(), x);
     else gw.addmm_(g.t(), x);
     return;
   }
-  const at::Tensor part = at::mm(g.t(), x);  // [padded, d] in the compute dtype
+  at::Tensor part = at::mm(g.t(), x);  // [padded, d] in the compute dtype
+  if (emulate) round_to_bf16_(part);
   if (!gw.defined()) gw = part.to(at::kFloat);
   else gw.add_(part);  // float32 += bf16, in float32
 }
 
-// Forward computes the loss and, if asked, both gradients (see the header); backward scales them.
+// Forward computes the loss and, if asked, both gradients (see the header); backward scales them. With `emulate`
+// (emulated bf16, cd float32) every product's operands and output are rounded to bf16 where the bf16 path's are.
 struct LmHeadCrossEntropy : public torch::autograd::Function<LmHeadCrossEntropy> {
   static at::Tensor forward(AutogradContext* ctx, const at::Tensor& x, const at::Tensor& w, const at::Tensor& targets,
-                            std::int64_t vocab, bool need_grad, at::ScalarType cd, LmHeadWorkspace* ws) {
+                            std::int64_t vocab, bool need_grad, at::ScalarType cd, bool emulate, LmHeadWorkspace* ws) {
     // Dtypes are chosen here explicitly; autocast must not recast the out= products.
     c10::impl::ExcludeDispatchKeyGuard no_autocast(c10::autocast_dispatch_keyset);
     const std::int64_t n = x.size(0), padded = w.size(0), chunk = std::max<std::int64_t>(1, ws->chunk_rows);
-    const at::Tensor xc = x.to(cd), wc = w.to(cd);  // [n, d], [padded, d]
+    const at::Tensor xc = emulate ? round_to_bf16(x) : x.to(cd);  // [n, d]
+    const at::Tensor wc = emulate ? round_to_bf16(w) : w.to(cd);  // [padded, d]
     const at::Tensor valid = targets.ne(-1).to(at::kFloat);                  // [n]
     const at::Tensor safe_t = targets.clamp_min(0).unsqueeze(1);             // [n, 1]
     const at::Tensor count = valid.sum();                                    // n_valid (0 gives NaN, as torch)
@@ -92,6 +96,7 @@ struct LmHeadCrossEntropy : public torch::autograd::Function<LmHeadCrossEntropy>
       const at::Tensor xr = xc.narrow(0, r0, rows);
       at::Tensor logits = workspace_view(ws->logits, rows, padded, opt);  // [rows, padded]
       at::mm_out(logits, xr, wc.t());
+      if (emulate) round_to_bf16_(logits);
       if (fused) {  // the rows' loss, and their gradient in place of the logits, in one kernel
         const at::Tensor row_loss = fused_ce_rows(logits, vocab, targets_c.narrow(0, r0, rows),
                                                   scale.narrow(0, r0, rows), need_grad);  // [rows] float32
@@ -99,7 +104,7 @@ struct LmHeadCrossEntropy : public torch::autograd::Function<LmHeadCrossEntropy>
         if (!need_grad) continue;
         at::Tensor gx_rows = gx.narrow(0, r0, rows);
         at::mm_out(gx_rows, logits, wc);
-        add_weight_grad(gw, logits, xr);
+        add_weight_grad(gw, logits, xr, false);
         continue;
       }
       if (padded > vocab) logits.narrow(1, vocab, padded - vocab).fill_(-std::numeric_limits<float>::infinity());
@@ -118,10 +123,12 @@ struct LmHeadCrossEntropy : public torch::autograd::Function<LmHeadCrossEntropy>
       if (!need_grad) continue;
       lf.mul_(sr.div(sum));              // softmax / n_valid (0 on ignored rows)
       lf.scatter_add_(1, tr, sr.neg());  // − onehot / n_valid
+      if (emulate) round_to_bf16_(lf);
       const at::Tensor g = cd == at::kFloat ? lf : logits.copy_(lf);
       at::Tensor gx_rows = gx.narrow(0, r0, rows);
       at::mm_out(gx_rows, g, wc);  // dL/dx rows = G·W
-      add_weight_grad(gw, g, xr);  // dL/dW = Gᵀ·X, summed over chunks
+      if (emulate) round_to_bf16_(gx_rows);
+      add_weight_grad(gw, g, xr, emulate);  // dL/dW = Gᵀ·X, summed over chunks
     }
     if (need_grad) {
       ctx->saved_data["gx"] = gx.to(x.scalar_type());
@@ -135,14 +142,14 @@ struct LmHeadCrossEntropy : public torch::autograd::Function<LmHeadCrossEntropy>
     at::Tensor gx = ctx->saved_data["gx"].toTensor(), gw = ctx->saved_data["gw"].toTensor();
     // On CUDA the scaling is always done: asking whether go is 1 would wait for the device in mid-backward.
     if (go.is_cuda() || !(go.numel() == 1 && go.item<double>() == 1.0)) gx = gx.mul(go), gw = gw.mul(go);
-    return {gx, gw, at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor()};
+    return {gx, gw, at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor()};
   }
 };
 
 }  // namespace
 
 at::Tensor lm_head_logits(const at::Tensor& x, const at::Tensor& w, std::int64_t vocab) {
-  at::Tensor logits = at::linear(x, w);  // [B, T, padded]
+  at::Tensor logits = emulate_bf16(at::linear(emulate_bf16(x), emulate_bf16(w)));  // [B, T, padded]
   if (logits.size(-1) != vocab) logits = logits.narrow(-1, 0, vocab);
   return logits.to(at::kFloat);
 }
@@ -151,7 +158,8 @@ at::Tensor lm_head_loss(const at::Tensor& x, const at::Tensor& w, const at::Tens
                         LmHeadWorkspace& ws) {
   const bool need_grad = at::GradMode::is_enabled() && (x.requires_grad() || w.requires_grad());
   const at::ScalarType cd = autocast_compute_dtype(x.device());
-  return LmHeadCrossEntropy::apply(x.reshape({-1, x.size(-1)}), w, targets.reshape({-1}), vocab, need_grad, cd, &ws);
+  return LmHeadCrossEntropy::apply(x.reshape({-1, x.size(-1)}), w, targets.reshape({-1}), vocab, need_grad, cd,
+                                   bf16_emulation_enabled(), &ws);
 }
 
 }  // namespace gaugelab::gpt2

@@ -11,6 +11,7 @@
 //   * padded vocabulary columns are masked to −∞: they get probability 0 and gradient 0.
 //   * under bf16 autocast the matmuls run in bf16 and logsumexp/softmax in float32; dL/dW's per-chunk products
 //     are summed in float32 (a bf16 running sum over a fitted micro-batch's 40-60 chunks loses the small ones).
+//     Emulated bf16 (bf16_round.hpp) computes in float32 and rounds to bf16 where that path's products are bf16.
 //   * on CUDA in bf16 (KernelPath::fused, the default, where the kernel is built), those ~10 passes over each
 //     chunk are one kernel (model/cuda/lm_head_ce_kernel.hpp): the chunk is read twice and written once
 //     (GPT-2 124M on an H200: 8.4 ms of a 40 ms step in the passes). The passes stay the reference

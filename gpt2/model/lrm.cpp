@@ -9,6 +9,7 @@
 #include <ATen/ops/stack.h>
 #include <ATen/ops/zeros.h>
 
+#include "gpt2/model/bf16_round.hpp"
 #include "gpt2/model/lrm_weight_bf16.hpp"
 #include "gpt2/ops/lrm_weight.hpp"
 
@@ -95,7 +96,8 @@ at::Tensor LrmLinear::matmul_weight(KernelPath path) const {
 }
 
 at::Tensor LrmLinear::forward(const at::Tensor& x, KernelPath path) const {
-  return at::linear(x, matmul_weight(path), bias);
+  // Emulated bf16 rounds the operands and the output where autocast casts and its GEMM writes (bf16_round.hpp).
+  return emulate_bf16(at::linear(emulate_bf16(x), emulate_bf16(matmul_weight(path)), emulate_bf16(bias)));
 }
 
 void LrmLinear::merge_multipliers() {

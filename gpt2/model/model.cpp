@@ -22,8 +22,10 @@
 #include <ATen/ops/softmax.h>
 #include <ATen/ops/zeros.h>
 
+#include "gpt2/model/bf16_round.hpp"
 #include "gpt2/model/lm_head_loss.hpp"
 #include "gpt2/model/residual_layer_norm.hpp"
+#include "gpt2/model/runtime.hpp"
 #include "gpt2/ops/qk_layer.hpp"
 
 namespace gaugelab::gpt2 {
@@ -42,16 +44,21 @@ at::Tensor Block::b_v() const {
 }
 
 at::Tensor causal_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, double dropout_p) {
-  // scale defaults to 1/√d_h, as GPT-2's scale_attn_weights.
-  return at::scaled_dot_product_attention(q, k, v, /*attn_mask=*/{}, dropout_p, /*is_causal=*/true);
+  // scale defaults to 1/√d_h, as GPT-2's scale_attn_weights. Emulated bf16 rounds the operands and the output, as
+  // autocast casts them, and without dropout also the kernel's own bf16 intermediates (bf16_round.hpp).
+  if (bf16_emulation_enabled() && dropout_p == 0)
+    return emulate_bf16(emulated_bf16_attention(emulate_bf16(q), emulate_bf16(k), emulate_bf16(v)));
+  return emulate_bf16(at::scaled_dot_product_attention(emulate_bf16(q), emulate_bf16(k), emulate_bf16(v),
+                                                       /*attn_mask=*/{}, dropout_p, /*is_causal=*/true));
 }
 
 at::Tensor causal_attention_math(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v, double dropout_p, bool train) {
   const std::int64_t T = q.size(-2);
   const at::Tensor mask = at::ones({T, T}, at::TensorOptions().dtype(at::kBool).device(q.device())).triu(1);
-  const at::Tensor s = at::matmul(q, k.transpose(-2, -1)).div(std::sqrt(static_cast<double>(q.size(-1))))
+  const at::Tensor s = emulate_bf16(at::matmul(emulate_bf16(q), emulate_bf16(k).transpose(-2, -1)))
+                           .div(std::sqrt(static_cast<double>(q.size(-1))))
                            .masked_fill(mask, -std::numeric_limits<double>::infinity());
-  return at::matmul(at::dropout(at::softmax(s, -1), dropout_p, train), v);
+  return emulate_bf16(at::matmul(emulate_bf16(at::dropout(at::softmax(s, -1), dropout_p, train)), emulate_bf16(v)));
 }
 
 GPT::GPT(const ModelConfig& config, std::uint64_t seed, bool initialise) : cfg_(config) {
@@ -249,19 +256,35 @@ at::Tensor GPT::hidden(const at::Tensor& idx) const {
   return add_norm(s, ln_f_weight, ln_f_bias);
 }
 
-at::Tensor GPT::attention_logit_max(const at::Tensor& idx, bool absolute) const {
+void GPT::for_each_layer_qk(const at::Tensor& idx,
+                            const std::function<void(const at::Tensor& q, const at::Tensor& k)>& f) const {
   at::NoGradGuard no_grad;
   const std::int64_t T = idx.size(1);
   const at::Tensor ids = idx.to(wte.device(), at::kLong);
   Stream s{at::embedding(wte, ids).add(wpe.narrow(0, 0, T)), {}};  // [B, T, d]
-  std::vector<at::Tensor> rows;  // [H] per layer
   for (const Block& b : h) {
     Stream probe = s;  // ln_1 once more, outside the block (no gradients here)
     const auto [q, k, v] = qkv_heads(b, add_norm(probe, b.ln_1_weight, b.ln_1_bias));
-    rows.push_back(attention_logit_max_heads(q, k, absolute));
+    f(q, k);
     block_forward(b, s);
   }
+}
+
+at::Tensor GPT::attention_logit_max(const at::Tensor& idx, bool absolute) const {
+  std::vector<at::Tensor> rows;  // [H] per layer
+  for_each_layer_qk(idx, [&](const at::Tensor& q, const at::Tensor& k) {
+    rows.push_back(attention_logit_max_heads(q, k, absolute));
+  });
   return at::stack(rows).to(at::kCPU);  // [L, H]
+}
+
+std::pair<at::Tensor, at::Tensor> GPT::attention_logit_maxima(const at::Tensor& idx) const {
+  std::vector<at::Tensor> abs_rows, signed_rows;  // [H] per layer
+  for_each_layer_qk(idx, [&](const at::Tensor& q, const at::Tensor& k) {
+    abs_rows.push_back(attention_logit_max_heads(q, k, true));
+    signed_rows.push_back(attention_logit_max_heads(q, k, false));
+  });
+  return {at::stack(abs_rows).to(at::kCPU), at::stack(signed_rows).to(at::kCPU)};  // [L, H] each
 }
 
 double GPT::log_partition_mean(const at::Tensor& idx) const {

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -109,6 +110,9 @@ class GPT {
   /// the CPU, for idx [B, T]. With absolute false, the largest signed score max q_i·k_j/√d_h (Kimi K2's
   /// S_max, what QK-Clip bounds). No gradients.
   at::Tensor attention_logit_max(const at::Tensor& idx, bool absolute = true) const;
+  /// Both from one pass over idx [B, T]: {max |q_i·k_j|/√d_h, max q_i·k_j/√d_h}, each [n_layer, n_head] float32 on
+  /// the CPU. No gradients.
+  std::pair<at::Tensor, at::Tensor> attention_logit_maxima(const at::Tensor& idx) const;
   /// Mean over positions of the output log-partition log Σ_v exp(logit_v) (the z-loss quantity), idx [B, T].
   double log_partition_mean(const at::Tensor& idx) const;
 
@@ -140,6 +144,10 @@ class GPT {
   };
   /// Adds the pending branch to the stream and returns the LayerNorm (gain, bias) of the result.
   at::Tensor add_norm(Stream& s, const at::Tensor& gain, const at::Tensor& bias) const;
+  /// The probe behind attention_logit_max and attention_logit_maxima: each layer's q, k [B, H, T, d_h] for idx
+  /// [B, T], in layer order, handed to f. No gradients.
+  void for_each_layer_qk(const at::Tensor& idx,
+                         const std::function<void(const at::Tensor& q, const at::Tensor& k)>& f) const;
   /// One block: s.x gains the previous branch and this block's attention; s.pending becomes its MLP's output.
   void block_forward(const Block& b, Stream& s) const;
   /// q, k, v [B, H, T, d_h] of block b for its normalised input a = ln_1(x) [B, T, d] (QK-norm applied).

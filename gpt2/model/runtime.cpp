@@ -19,6 +19,21 @@ Precision parse_precision(const std::string& name) {
 
 const char* precision_name(Precision p) { return p == Precision::fp32 ? "fp32" : "bf16"; }
 
+const char* bf16_path_name(Precision p) {
+  switch (p) {
+    case Precision::fp32: return "-";
+    case Precision::bf16: return "native";
+    case Precision::bf16_emulated: return "emulated";
+  }
+  return "?";
+}
+
+namespace {
+thread_local bool t_emulating_bf16 = false;  // autocast's own state is per thread too
+}  // namespace
+
+bool bf16_emulation_enabled() { return t_emulating_bf16; }
+
 c10::Device parse_device(const std::string& name) {
   c10::Device dev(c10::DeviceType::CPU);
   try {
@@ -45,6 +60,12 @@ c10::ScalarType autocast_compute_dtype(c10::Device device) {
 
 AutocastScope::AutocastScope(c10::Device device, Precision precision) {
   if (precision == Precision::fp32) return;
+  if (precision == Precision::bf16_emulated) {
+    emulating_ = true;
+    prev_emulating_ = t_emulating_bf16;
+    t_emulating_bf16 = true;
+    return;
+  }
   active_ = true;
   type_ = device.type();
   prev_enabled_ = at::autocast::is_autocast_enabled(type_);
@@ -55,6 +76,7 @@ AutocastScope::AutocastScope(c10::Device device, Precision precision) {
 }
 
 AutocastScope::~AutocastScope() {
+  if (emulating_) t_emulating_bf16 = prev_emulating_;
   if (!active_) return;
   if (at::autocast::decrement_nesting() == 0) at::autocast::clear_cache();
   at::autocast::set_autocast_enabled(type_, prev_enabled_);

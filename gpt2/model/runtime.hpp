@@ -1,4 +1,4 @@
-// Where and how the model runs: device from a string, fp32 or bf16 autocast, LibTorch threads.
+// Where and how the model runs: device from a string, fp32, bf16 autocast or emulated bf16, LibTorch threads.
 // LibTorch's autocast header is heavy, so it stays inside runtime.cpp; this header only needs c10.
 #pragma once
 
@@ -9,13 +9,21 @@
 
 namespace gaugelab::gpt2 {
 
-/// Arithmetic of the forward/backward pass. Parameters and optimizer state stay float32 in both.
+/// Arithmetic of the forward/backward pass. Parameters and optimizer state stay float32 in all three.
 enum class Precision {
-  fp32,  // everything float32
-  bf16,  // autocast: matmuls and attention in bfloat16, reductions and the loss in float32
+  fp32,           // everything float32
+  bf16,           // autocast: matmuls and attention in bfloat16, reductions and the loss in float32
+  bf16_emulated,  // float32 GEMMs whose inputs and output are rounded to bf16 where autocast casts (bf16_round.hpp)
 };
 Precision parse_precision(const std::string& name);  // "fp32"/"float32", "bf16"/"bfloat16"; throws
-const char* precision_name(Precision p);              // "fp32", "bf16"
+/// The regime: "fp32", or "bf16" for both bf16 paths (what the logs' summary "precision" says).
+const char* precision_name(Precision p);
+/// How a bf16 regime is computed: "native" (autocast), "emulated", or "-" for fp32.
+const char* bf16_path_name(Precision p);
+
+/// Whether this thread's model code emulates bf16 at its matmuls now (inside an AutocastScope for
+/// Precision::bf16_emulated). Read by the model where it forms a matmul (bf16_round.hpp's emulate_bf16).
+bool bf16_emulation_enabled();
 
 /// "cpu", "cuda", "cuda:N". Throws std::runtime_error if the device is unknown or not available here.
 c10::Device parse_device(const std::string& name);
@@ -38,6 +46,7 @@ c10::ScalarType autocast_compute_dtype(c10::Device device);
 
 /// RAII autocast region for `device` (a no-op for fp32). Nested scopes restore what they found;
 /// leaving the outermost one clears autocast's cache of cast weights (as Python's autocast does).
+/// For Precision::bf16_emulated it turns this thread's bf16 emulation on instead (autocast stays off).
 class AutocastScope {
  public:
   AutocastScope(c10::Device device, Precision precision);
@@ -47,6 +56,8 @@ class AutocastScope {
 
  private:
   bool active_ = false;
+  bool emulating_ = false;
+  bool prev_emulating_ = false;
   c10::DeviceType type_ = c10::DeviceType::CPU;
   bool prev_enabled_ = false;
   c10::ScalarType prev_dtype_ = c10::ScalarType::Float;

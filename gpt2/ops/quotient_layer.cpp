@@ -2,6 +2,7 @@
 
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include <ATen/TensorOperators.h>
 #include <ATen/core/grad_mode.h>
@@ -37,11 +38,26 @@ at::Tensor eff_rows(const at::Tensor& w, const at::Tensor& r, const at::Tensor& 
   return (w * r.unsqueeze(1) * c.unsqueeze(0)).view({H, -1, w.size(1)});
 }
 
-// With match_rms, the corrected increment scaled to the raw one's RMS (one factor per block, on the device);
-// a zero corrected increment stays zero.
-at::Tensor keep_rms(const at::Tensor& corrected, const at::Tensor& raw, const QuotientUpdate& q) {
-  if (!q.match_rms) return corrected;
-  return corrected * (raw.square().mean().sqrt() / corrected.square().mean().sqrt().clamp_min(1e-30));
+// With match_rms, the factor per head [H] that brings a corrected pair (Q with K, or V with O) back to the RMS of its
+// raw increments: √((‖U_A,h‖² + ‖U_B,h‖²) / (‖Ũ_A,h‖² + ‖Ũ_B,h‖²)) over the head's slices ca, cb (corrected) and
+// ra, rb (raw), each [H, ...] in the stored coordinates the optimizer stepped in; undefined without match_rms. One
+// factor for both members of the pair scales the head's first-order motion ΔM = Ũ_A·Bᵀ + A·Ũ_Bᵀ as a whole and so
+// keeps its direction, and with it the correction's first-order gauge compatibility (seed 003 §3); a factor per
+// block or per member would weight the two terms by amounts that depend on the representative. A zero corrected
+// pair stays zero.
+at::Tensor pair_rms_factor(const at::Tensor& ca, const at::Tensor& cb, const at::Tensor& ra, const at::Tensor& rb,
+                           std::int64_t H, const QuotientUpdate& q) {
+  if (!q.match_rms) return {};
+  auto sq = [H](const at::Tensor& t) { return t.reshape({H, -1}).square().sum(1); };  // [H]
+  return (sq(ra) + sq(rb)).sqrt() / (sq(ca) + sq(cb)).sqrt().clamp_min(1e-30);
+}
+
+// t [H, ...] scaled head by head by f [H] (unchanged when f is undefined).
+at::Tensor per_head(const at::Tensor& t, const at::Tensor& f) {
+  if (!f.defined()) return t;
+  std::vector<std::int64_t> shape(static_cast<std::size_t>(t.dim()), 1);
+  shape[0] = f.size(0);
+  return t * f.view(shape);
 }
 
 }  // namespace
@@ -69,8 +85,11 @@ void correct_attention_increments_layer(at::Tensor& w, const at::Tensor& old, at
     const at::Tensor rh = r.view({H, dh, 1});
     return (left_solve(G, rh * Uw.reshape({H, dh, d}), q.full) / rh).reshape({d, d});
   };
-  part(w, 0).copy_(part(old, 0) + keep_rms(correct_rows(part(U, 0), rq, K), part(U, 0), q));
-  part(w, 1).copy_(part(old, 1) + keep_rms(correct_rows(part(U, 1), rk, Q), part(U, 1), q));
+  const at::Tensor UQ = correct_rows(part(U, 0), rq, K).view({H, dh, d});  // [H, dh, d]
+  const at::Tensor UK = correct_rows(part(U, 1), rk, Q).view({H, dh, d});
+  const at::Tensor f_qk = pair_rms_factor(UQ, UK, part(U, 0), part(U, 1), H, q);  // [H] or undefined
+  part(w, 0).copy_(part(old, 0) + per_head(UQ, f_qk).reshape({d, d}));
+  part(w, 1).copy_(part(old, 1) + per_head(UK, f_qk).reshape({d, d}));
   if (!q.vo) return;
   // V/O: W_O's rows are the output projection's head columns, P_eff[:, h] [d, dh].
   const at::Tensor ro = or_ones(mult.r_o, d, P_old), co = or_ones(mult.c_o, d, P_old);
@@ -78,14 +97,16 @@ void correct_attention_increments_layer(at::Tensor& w, const at::Tensor& old, at
   const at::Tensor Ph = P_eff.view({d, H, dh}).permute({1, 0, 2});          // [H, d, dh]
   const at::Tensor V = eff_rows(part(old, 2), rv, cv, H);                   // [H, dh, d]
   // Ũ_V rows: G = W_O W_Oᵀ = P_hᵀ P_h.
-  part(w, 2).copy_(part(old, 2) + keep_rms(correct_rows(part(U, 2), rv, Ph.transpose(1, 2)), part(U, 2), q));
+  const at::Tensor UV = correct_rows(part(U, 2), rv, Ph.transpose(1, 2)).view({H, dh, d});
   // Ũ_P_h = U_P_h·diag(c_h)·G_V⁻¹·diag(c_h)⁻¹, G_V = W_VᵀW_V = V_h V_hᵀ (symmetric: solve on the transpose).
   const at::Tensor UP = (pw.detach() - P_old).view({d, H, dh}).permute({1, 0, 2});  // [H, d, dh]
   const at::Tensor ch = co.view({H, 1, dh});
   const at::Tensor GV = damped(at::matmul(V, V.transpose(1, 2)), q);
   const at::Tensor X = (UP * ch).transpose(1, 2);                                    // [H, dh, d]
-  const at::Tensor corrected = (left_solve(GV, X, q.full).transpose(1, 2) / ch);    // [H, d, dh]
-  pw.copy_(P_old + keep_rms(corrected.permute({1, 0, 2}).reshape({d, d}), pw.detach() - P_old, q));
+  const at::Tensor UO = (left_solve(GV, X, q.full).transpose(1, 2) / ch);           // [H, d, dh]
+  const at::Tensor f_vo = pair_rms_factor(UV, UO, part(U, 2), UP, H, q);            // [H] or undefined
+  part(w, 2).copy_(part(old, 2) + per_head(UV, f_vo).reshape({d, d}));
+  pw.copy_(P_old + per_head(UO, f_vo).permute({1, 0, 2}).reshape({d, d}));
 }
 
 }  // namespace gaugelab::gpt2

@@ -15,8 +15,9 @@ struct QuotientUpdate {
   bool full = true;      // full Grams (else their diagonals)
   double damping = 1e-3; // λ added to each Gram
   bool vo = true;        // also correct the V/O pair (else Q/K only)
-  bool match_rms = false;  // rescale each corrected block (Q, K, V rows of c_attn; the output projection) to
-                           // the RMS of its raw increment: the corrected direction at the optimizer's step size
+  bool match_rms = false;  // rescale each head's corrected pair (Q with K, V with O) by one factor shared by the
+                           // pair, to the RMS of the pair's raw increments: the corrected direction at the
+                           // optimizer's step size, gauge compatibility kept (quotient_layer.cpp)
 };
 
 /// The multipliers of one layer's attention maps, each [d] or undefined (then ones): row and column

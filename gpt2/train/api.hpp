@@ -107,9 +107,10 @@ struct TrainOptions {
   std::int64_t quotient_every = 1;  // condition E with full: full Grams every k-th step, diagonal between
   double quotient_damping = 1e-3;   // condition E: λ added to each Gram
   bool quotient_vo = true;          // condition E: also correct the V/O pair
-  QuotientScale quotient_scale = QuotientScale::none;  // condition E: none, or rms (each corrected block rescaled to the raw
-                                    // increment's RMS, condition Erms: the correction's direction without its
-                                    // ~40x step inflation, which otherwise acts as a learning-rate shift)
+  QuotientScale quotient_scale = QuotientScale::none;  // condition E: none, or rms (each head's corrected Q/K and V/O
+                                    // pair rescaled by one shared factor to the pair's raw RMS, condition Erms: the
+                                    // correction's direction without its ~40x step inflation, which otherwise acts
+                                    // as a learning-rate shift)
   GradProjection grad_projection = GradProjection::none;  // attention gradients made gauge-orthogonal before clipping and the
                                     // optimizer (seed 001 Alg. 2 / Remark 51; model/head_projection.hpp):
                                     // none, approx (Alg. 2) or exact (Sylvester); needs attention without multipliers
@@ -125,6 +126,9 @@ struct TrainOptions {
                                     // mask, softmax, matmul: the same function to rounding; the decisive test of
                                     // whether CUDA's fused kernel causes the non-finite stops of the LR grid)
   std::string precision = "fp32";   // fp32, or bf16 autocast (parameters and Adam state stay float32)
+  std::string bf16_mode = "auto";   // how --precision bf16 is computed: native (autocast), emulated (float32 GEMMs
+                                    // rounded to bf16 where autocast rounds, model/bf16_round.hpp), or auto (the
+                                    // faster at the model's largest matmul, timed at start; native on CUDA)
   std::string lm_head_kernel = "fused";  // the loss's softmax and gradient on CUDA in bf16: one fused kernel
                                          // (where built) or ATen's passes (model/lm_head_loss.hpp)
   // Residual add + LayerNorm, and the multipliers' W_eff, on CUDA in bf16: one fused kernel each way (where

@@ -55,7 +55,8 @@ const std::vector<Condition>& table() {
        "per-head Q/K gauge (R+)^h moved to the minimum-norm representative of the effective Q and K maps (equal "
        "norms; function kept)",
        {{"gaugefix-mode", "effective"}}, false, true, {H::gauge_fix}, "A"},
-      {"Erms", "E at the raw step size", "E's corrected increments rescaled per block to the raw increment's RMS",
+      {"Erms", "E at the raw step size",
+       "E's corrected increments rescaled per head, one factor for each Q/K and V/O pair, to the pair's raw RMS",
        {{"quotient-scale", "rms"}}, false, false, {H::quotient}, "A"},
   };
   return rows;

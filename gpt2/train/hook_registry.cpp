@@ -35,7 +35,7 @@ const std::vector<StepHookRow>& step_hook_rows() {
                      ? " every " + std::to_string(o.quotient_every) + " steps, diagonal between"
                      : std::string()) +
                 ", damping " + num(o.quotient_damping) + (o.quotient_vo ? ", Q/K and V/O" : ", Q/K only") +
-                (o.quotient_scale == QuotientScale::rms ? ", each block at the raw increment's RMS)" : ")");
+                (o.quotient_scale == QuotientScale::rms ? ", each head's pair at its raw increments' RMS)" : ")");
        }},
       {K::qk_clip, "qk_clip", {"qk-clip-tau", "qk-clip-on"},
        [](const TrainOptions& o) {

@@ -23,7 +23,8 @@ const std::vector<std::string> kSeries = {"loss",     "lr",        "grad_norm", 
                                           "logz_mean", "update_ratio_matrices", "update_ratio_multipliers_qk",
                                           "update_ratio_multipliers_other", "update_ratio_biases_norms",
                                           "update_ratio_embeddings"};
-const std::vector<std::string> kHeads = {"s_q", "s_k", "s_qk", "attn_logit_max", "qk_eff_log_ratio"};
+const std::vector<std::string> kHeads = {"s_q", "s_k", "s_qk", "attn_logit_max", "qk_eff_log_ratio",
+                                         "attn_logit_max_signed"};
 
 core::Mat<double> to_mat(const at::Tensor& t) {  // [L, H]
   const at::Tensor c = t.detach().to(at::kCPU, at::kDouble).contiguous();
@@ -170,12 +171,13 @@ void TrainLog::append(const StepRow& r) {
 }
 
 void TrainLog::append_heads(std::int64_t step, const at::Tensor& s_q, const at::Tensor& s_k, const at::Tensor& attn,
-                            const at::Tensor& eff_ratio) {
+                            const at::Tensor& eff_ratio, const at::Tensor& attn_signed) {
   const at::Tensor a = attn.to(at::kDouble);
   const at::Tensor nan = at::full_like(a, std::numeric_limits<double>::quiet_NaN());
   const at::Tensor q = s_q.defined() ? s_q.to(at::kCPU, at::kDouble) : nan, k = s_k.defined() ? s_k.to(at::kCPU, at::kDouble) : nan;
   const at::Tensor rho = eff_ratio.defined() ? eff_ratio.to(at::kCPU, at::kDouble) : nan;
-  log_.append_heads(step, {to_mat(q), to_mat(k), to_mat(q * k), to_mat(a), to_mat(rho)});
+  const at::Tensor sa = attn_signed.defined() ? attn_signed.to(at::kCPU, at::kDouble) : nan;
+  log_.append_heads(step, {to_mat(q), to_mat(k), to_mat(q * k), to_mat(a), to_mat(rho), to_mat(sa)});
 }
 
 }  // namespace gaugelab::gpt2

@@ -30,6 +30,8 @@
 //                         validation batch) and the causal positions: attention-logit growth
 //   /heads/qk_eff_log_ratio [record, layer, head] log(n_Q/n_K): Frobenius norms of the head's rows of the
 //                         effective Q and K maps (qk_balance.hpp); every multiplier placement
+//   /heads/attn_logit_max_signed [record, layer, head] max q·k/√d_h (signed) over the same batch and positions:
+//                         Kimi K2's S_max, what QK-Clip bounds (NaN in the rows of a log from before it existed)
 //   /summary              condition, seed, best_val_loss, final_val_loss, final_drift_max,
 //                         final_drift_mean, max_drift_max, n_spikes, stable, diverged, stop_reason
 //                         (completed, interrupted, non-finite loss or non-finite gradient),
@@ -68,11 +70,11 @@ class TrainLog {
                           int heads);
 
   void append(const StepRow& row);
-  /// s_q, s_k [L, H] (any device, float; undefined without Q/K row multipliers: NaN) and the largest
-  /// attention score per head attn [L, H] (CPU): appends s_q, s_k, s_q·s_k and attn as one /heads record.
-  /// s_q, s_k [L, H] (undefined without Q/K row multipliers: NaN), attn [L, H], eff_ratio [L, H] (qk_balance.hpp).
+  /// s_q, s_k [L, H] (any device, float; undefined without Q/K row multipliers: NaN), the largest attention score
+  /// per head attn [L, H] (absolute) and attn_signed [L, H] (signed; undefined: NaN), eff_ratio [L, H]
+  /// (qk_balance.hpp): appends s_q, s_k, s_q·s_k, attn, eff_ratio and attn_signed as one /heads record.
   void append_heads(std::int64_t step, const at::Tensor& s_q, const at::Tensor& s_k, const at::Tensor& attn,
-                    const at::Tensor& eff_ratio);
+                    const at::Tensor& eff_ratio, const at::Tensor& attn_signed);
   io::RunLog& log() { return log_; }
 
  private:

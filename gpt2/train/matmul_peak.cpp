@@ -1,12 +1,16 @@
 // The MFU denominator when --peak-tflops is 0: the best of a few square matmuls in the run's compute
-// dtype on its device, measured at start (~0.3 s).
+// dtype on its device, measured at start (~0.3 s). And --bf16-mode auto's two candidates at the model's shape.
 #include <algorithm>
 #include <chrono>
+#include <functional>
+#include <limits>
 
 #include <ATen/core/grad_mode.h>
 #include <ATen/ops/mm.h>
+#include <ATen/ops/linear.h>
 #include <ATen/ops/randn.h>
 
+#include "gpt2/model/bf16_round.hpp"
 #include "gpt2/train/matmul_peak.hpp"
 
 namespace gaugelab::gpt2 {
@@ -29,6 +33,36 @@ double measure_matmul_tflops(c10::Device device, Precision precision) {
     best = std::max(best, 4.0 * 2.0 * static_cast<double>(n * n * n) / s / 1e12);
   }
   return best;
+}
+
+namespace {
+
+// Best wall time of f() (which returns a result to read back, so CUDA's asynchronous work is counted), after one
+// warm-up call, within `budget_s`.
+double best_time(const std::function<at::Tensor()>& f, double budget_s) {
+  f().sum().item<double>();
+  double best = std::numeric_limits<double>::infinity();
+  const auto t_end = std::chrono::steady_clock::now() + std::chrono::duration<double>(budget_s);
+  for (int rep = 0; rep < 20 && (rep < 2 || std::chrono::steady_clock::now() < t_end); ++rep) {
+    const auto t0 = std::chrono::steady_clock::now();
+    f().sum().item<double>();
+    best = std::min(best, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  }
+  return best;
+}
+
+}  // namespace
+
+Bf16PathTiming time_bf16_paths(c10::Device device, std::int64_t rows, std::int64_t in, std::int64_t out) {
+  at::NoGradGuard no_grad;
+  const auto f32 = at::TensorOptions().dtype(at::kFloat).device(device);
+  const at::Tensor x = at::randn({rows, in}, f32), w = at::randn({out, in}, f32);  // [rows, in], [out, in]
+  Bf16PathTiming t;
+  // Each as the step computes it: autocast casts the float32 operands, the emulation rounds them. The sum read back
+  // is part of both; it is small beside the product at the shapes timed here.
+  t.native_s = best_time([&] { return at::linear(x.to(at::kBFloat16), w.to(at::kBFloat16)); }, 0.1);
+  t.emulated_s = best_time([&] { return round_to_bf16(at::linear(round_to_bf16(x), round_to_bf16(w))); }, 0.1);
+  return t;
 }
 
 }  // namespace gaugelab::gpt2

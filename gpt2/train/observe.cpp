@@ -21,12 +21,13 @@ void observe_heads(TrainRun& run, const LoopState& loop, StepWork& s) {
     st.max_drift_max = std::max(st.max_drift_max, d.max);
   }
   run.model->train(false);
-  const at::Tensor attn = run.model->attention_logit_max(loop.probe);  // [L, H] on the CPU
+  // [L, H] on the CPU each: max |q·k|/√d_h (Wortsman's growth quantity) and max q·k/√d_h (what QK-Clip bounds)
+  const auto [attn, attn_signed] = run.model->attention_logit_maxima(loop.probe);
   s.row.attn_logit_max = attn.max().item<double>();
   s.row.logz_mean = run.model->log_partition_mean(loop.probe);
   run.model->train(true);
   if (run.dist.rank == 0)
-    run.log->append_heads(s.row.step, scales.s_q, scales.s_k, attn, qk_effective_log_ratio(*run.model));
+    run.log->append_heads(s.row.step, scales.s_q, scales.s_k, attn, qk_effective_log_ratio(*run.model), attn_signed);
 }
 
 }  // namespace gaugelab::gpt2

@@ -55,7 +55,8 @@ struct TrainRun {
   std::unique_ptr<TrainBatches> hook_batches;  // fitted to another split: the unfitted one, for the hooks' batch
   std::int64_t hook_micro = 0;                 // its last micro-batch on this rank
   c10::Device device = c10::Device(c10::kCPU);
-  Precision precision = Precision::fp32;
+  Precision precision = Precision::fp32;  // --precision, with bf16's path resolved (--bf16-mode)
+  std::string bf16_choice;                // why that path: how --bf16-mode decided (empty for fp32)
   std::unique_ptr<GPT> model;
   std::unique_ptr<TrainOptimizer> opt;
   std::unique_ptr<TrainBatches> train;

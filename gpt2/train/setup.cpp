@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
@@ -99,6 +100,42 @@ void fit_split(TrainRun& r, std::int64_t saved_micro_batch, bool resumed, bool r
   r.fit = f;
 }
 
+std::string ms(double seconds) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%.3g ms", seconds * 1e3);
+  return b;
+}
+
+// --precision bf16's path (runtime.hpp): --bf16-mode as given; auto is native on CUDA and, on the CPU, the faster
+// of the two at the model's largest matmul: [B·T, d] times the LM head's (or c_fc's) [cols, d]. Data-parallel ranks
+// decide on their mean timings, so all take one path. The choice replaces "auto" in the run's recorded options (the
+// log's config_json and the checkpoints), so --resume, which takes the options not given from there, keeps it.
+void resolve_bf16_path(TrainRun& r, const TrainOptions& o, nlohmann::json& config) {
+  if (r.precision != Precision::bf16) return;
+  std::string mode = o.bf16_mode;
+  if (mode == "auto" && r.device.is_cuda()) {
+    mode = "native";
+    r.bf16_choice = "auto: native on CUDA";
+  } else if (mode == "auto") {
+    const ModelConfig& mc = r.model->config();
+    const std::int64_t rows = std::min<std::int64_t>(o.batch_size * mc.block_size, LmHeadWorkspace{}.chunk_rows);
+    const std::int64_t cols = std::max(4 * mc.n_embd, mc.padded_vocab());
+    Bf16PathTiming t = time_bf16_paths(r.device, rows, mc.n_embd, cols);
+    if (r.dist.active()) {
+      t.native_s = r.dist.all_reduce_mean(t.native_s);
+      t.emulated_s = r.dist.all_reduce_mean(t.emulated_s);
+    }
+    mode = t.emulated_s < t.native_s ? "emulated" : "native";
+    r.bf16_choice = "auto: x·Wᵀ [" + std::to_string(rows) + " x " + std::to_string(mc.n_embd) + "]·[" +
+                    std::to_string(mc.n_embd) + " x " + std::to_string(cols) + "] in " + ms(t.native_s) + " native, " +
+                    ms(t.emulated_s) + " emulated";
+  } else {
+    r.bf16_choice = "as given";
+  }
+  r.precision = mode == "emulated" ? Precision::bf16_emulated : Precision::bf16;
+  if (config.is_object()) config["bf16-mode"] = mode;
+}
+
 }  // namespace
 
 TrainRun setup_train(const TrainOptions& o, io::Provenance prov) {
@@ -184,6 +221,7 @@ TrainRun setup_train(const TrainOptions& o, io::Provenance prov) {
     const std::string why = MicroStepGraph::refusal(*r.model, r.device);
     if (!why.empty()) throw io::UsageError(why);
   }
+  resolve_bf16_path(r, o, prov.config);                      // native or emulated bf16 (runtime.hpp)
   select_attention_backend(word(o.attention), r.device);           // or one fused SDPA backend alone (runtime.hpp)
   if (o.fit_micro_batch == Switch::off) check_activation_memory(mc, o.batch_size, r.device);  // on: the fit decides
   r.has_heads = has_qk_row_multipliers(mc);

@@ -4,6 +4,8 @@ brings the largest logit to tau), gradients of lrm_linear by torch.autograd.grad
 Runs in the torch venv only (skipped elsewhere with the reason); on CUDA too when a GPU is present."""
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 
@@ -97,13 +99,21 @@ def test_quotient_correction_with_multipliers_acts_on_the_effective_factors(devi
         uv, uo = g.correct_vo(Wv, Wo, Rv - Wv, Ro - Wo, mode="full", damping=lam)
         for ours, core in ((Cq - Wq, uq), (Ck - Wk, uk), (Cv - Wv, uv), (Co - Wo, uo)):
             np.testing.assert_allclose(ours, np.asarray(core), rtol=1e-8, atol=1e-11)
-    # match_rms: each corrected block (Q, K, V rows; the projection) at its raw increment's RMS
+    # match_rms (condition Erms): each head's corrected Q/K pair and V/O pair scaled by one factor per pair to the
+    # pair's raw RMS in the stored coordinates; the direction within the pair is the plain correction's
+    w_plain, p_plain = w.clone(), p.clone()
     w, p = w_raw.clone(), p_raw.clone()
     torch.ops.gaugelab.correct_attention_increments_(w, w0, p, p0, *m, H, True, lam, True, True)
-    rms = lambda t: float(t.square().mean().sqrt())  # noqa: E731
-    for i in range(3):
-        assert rms((w - w0)[i * d:(i + 1) * d]) == pytest.approx(rms((w_raw - w0)[i * d:(i + 1) * d]), rel=1e-12)
-    assert rms(p - p0) == pytest.approx(rms(p_raw - p0), rel=1e-12)
+    for h in range(H):
+        got = [x - y for x, y in zip(_head(w, p, h, H), _head(w0, p0, h, H))]
+        raw = [x - y for x, y in zip(_head(w_raw, p_raw, h, H), _head(w0, p0, h, H))]
+        plain = [x - y for x, y in zip(_head(w_plain, p_plain, h, H), _head(w0, p0, h, H))]
+        for pair in ((0, 1), (2, 3)):
+            sq = lambda xs: sum(float(np.square(xs[i]).sum()) for i in pair)  # noqa: E731
+            assert sq(got) == pytest.approx(sq(raw), rel=1e-10)
+            f = math.sqrt(sq(got) / sq(plain))
+            for i in pair:  # one factor for both members
+                np.testing.assert_allclose(got[i], f * plain[i], rtol=1e-9, atol=1e-12)
 
 
 def _bias(b, part, h, H):

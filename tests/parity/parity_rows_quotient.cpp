@@ -1,13 +1,16 @@
 // Condition E's tensor correction (gpt2/train/quotient_update.hpp) against the core (core/quotient.hpp
 // correct_qk / correct_vo) on the same inputs: a random increment of every attention weight, corrected
 // per head, with full and diagonal Grams, without multipliers and with them (then in the effective
-// matrices, where the gauge acts; see quotient_update.hpp). Moved here from tests/train/test_train_quotient.cpp.
+// matrices, where the gauge acts; see quotient_update.hpp), and condition Erms's rescaling (one factor per head
+// and pair, on the stored increments) with and without multipliers. Moved here from
+// tests/train/test_train_quotient.cpp.
 #include <algorithm>
 #include <cmath>
 #include <vector>
 
 #include <ATen/TensorOperators.h>
 #include <ATen/core/grad_mode.h>
+#include <ATen/ops/ones_like.h>
 
 #include "core/quotient.hpp"
 #include "gpt2/train/quotient_update.hpp"
@@ -62,7 +65,7 @@ double correction_error(bool multipliers, bool full, c10::Device device, bool ma
   co.mode = full ? core::QuotientMode::full : core::QuotientMode::diagonal;
   co.damping = q.damping;
   const std::int64_t d = c.n_embd, H = c.n_head, dh = c.head_dim();
-  double err = 0;
+  double err = 0, moved_by_rms = 0, shared_vs_alone = 0;
   for (std::size_t l = 0; l < m.h.size(); ++l) {
     const gpt2::Block& b = m.h[l];
     // Core layout: W_Q = (rows of head h)ᵀ [d, dh]; W_O = (projection columns of head h)ᵀ [dh, d].
@@ -72,39 +75,46 @@ double correction_error(bool multipliers, bool full, c10::Device device, bool ma
     const core::Mat<double> P0 = gpt2::to_mat(eff(b.attn_proj, before.attn_proj[l])),
                             P1 = gpt2::to_mat(eff(b.attn_proj, raw_proj[l])),
                             P2 = gpt2::to_mat(eff(b.attn_proj, b.attn_proj.weight));
-    // The core's corrected increments of every head, assembled per block in the model's layout: the Q, K, V
-    // rows of c_attn [d, d] each and the output projection [d, d].
-    core::Mat<double> CQ(d, d), CK(d, d), CV(d, d), CO(d, d);
+    // Effective over stored coordinates, element for element: r_i·c_j (the effective matrix of an all-ones W̄). The
+    // rms rescaling is defined on the stored increments (the optimizer's), so the reference divides by these.
+    const core::Mat<double> SA = gpt2::to_mat(eff(b.c_attn, at::ones_like(b.c_attn.weight))),
+                            SP = gpt2::to_mat(eff(b.attn_proj, at::ones_like(b.attn_proj.weight)));
+    auto rows = [&](const core::Mat<double>& A, int part, std::int64_t h) -> core::Mat<double> {
+      return A.block(part * d + h * dh, 0, dh, d).transpose();
+    };
+    auto cols = [&](const core::Mat<double>& P, std::int64_t h) -> core::Mat<double> {
+      return P.block(0, h * dh, d, dh).transpose();
+    };
     for (std::int64_t h = 0; h < H; ++h) {
-      auto rows = [&](const core::Mat<double>& A, int part) -> core::Mat<double> {
-        return A.block(part * d + h * dh, 0, dh, d).transpose();
+      const core::Mat<double> UQ = rows(A1, 0, h) - rows(A0, 0, h), UK = rows(A1, 1, h) - rows(A0, 1, h);
+      const core::Mat<double> UV = rows(A1, 2, h) - rows(A0, 2, h), UO = cols(P1, h) - cols(P0, h);
+      const auto qk = core::correct_qk<double>(rows(A0, 0, h), rows(A0, 1, h), UQ, UK, co);
+      const auto vo = core::correct_vo<double>(rows(A0, 2, h), cols(P0, h), UV, UO, co);
+      // Condition Erms: one factor per head for each pair, the pair's raw stored RMS over its corrected stored RMS.
+      auto sq = [](const core::Mat<double>& eff_inc, const core::Mat<double>& scale) {
+        return eff_inc.cwiseQuotient(scale).squaredNorm();
       };
-      auto cols = [&](const core::Mat<double>& P) -> core::Mat<double> { return P.block(0, h * dh, d, dh).transpose(); };
-      const core::Mat<double> UQ = rows(A1, 0) - rows(A0, 0), UK = rows(A1, 1) - rows(A0, 1);
-      const core::Mat<double> UV = rows(A1, 2) - rows(A0, 2), UO = cols(P1) - cols(P0);
-      const auto qk = core::correct_qk<double>(rows(A0, 0), rows(A0, 1), UQ, UK, co);
-      const auto vo = core::correct_vo<double>(rows(A0, 2), cols(P0), UV, UO, co);
-      if (!match_rms)  // per head, as the correction is defined
-        err = std::max({err, rel(rows(A2, 0) - rows(A0, 0), qk.U_Q), rel(rows(A2, 1) - rows(A0, 1), qk.U_K),
-                        rel(rows(A2, 2) - rows(A0, 2), vo.U_V), rel(cols(P2) - cols(P0), vo.U_O)});
-      CQ.middleRows(h * dh, dh) = qk.U_Q.transpose();
-      CK.middleRows(h * dh, dh) = qk.U_K.transpose();
-      CV.middleRows(h * dh, dh) = vo.U_V.transpose();
-      CO.middleCols(h * dh, dh) = vo.U_O.transpose();
+      double f_qk = 1, f_vo = 1;
+      if (match_rms) {
+        const core::Mat<double> sQ = rows(SA, 0, h), sK = rows(SA, 1, h), sV = rows(SA, 2, h), sO = cols(SP, h);
+        f_qk = std::sqrt((sq(UQ, sQ) + sq(UK, sK)) / (sq(qk.U_Q, sQ) + sq(qk.U_K, sK)));
+        f_vo = std::sqrt((sq(UV, sV) + sq(UO, sO)) / (sq(vo.U_V, sV) + sq(vo.U_O, sO)));
+        // The row must tell the shared factor from none and from one per member, or it would test nothing.
+        const double f_q_alone = std::sqrt(sq(UQ, sQ) / sq(qk.U_Q, sQ));
+        moved_by_rms = std::max(moved_by_rms, std::abs(f_qk - 1.0));
+        shared_vs_alone = std::max(shared_vs_alone, std::abs(f_q_alone / f_qk - 1.0));
+      }
+      err = std::max({err, rel(rows(A2, 0, h) - rows(A0, 0, h), f_qk * qk.U_Q),
+                      rel(rows(A2, 1, h) - rows(A0, 1, h), f_qk * qk.U_K),
+                      rel(rows(A2, 2, h) - rows(A0, 2, h), f_vo * vo.U_V),
+                      rel(cols(P2, h) - cols(P0, h), f_vo * vo.U_O)});
     }
-    auto rms = [](const core::Mat<double>& x) { return x.norm() / std::sqrt(static_cast<double>(x.size())); };
-    auto want = [&](const core::Mat<double>& corrected, const core::Mat<double>& raw) -> core::Mat<double> {
-      return match_rms ? core::Mat<double>(corrected * (rms(raw) / rms(corrected))) : corrected;
-    };  // match_rms is checked on the plain model only, where the stored and effective matrices coincide
-    auto part = [&](const core::Mat<double>& A, int i) -> core::Mat<double> { return A.middleRows(i * d, d); };
-    if (match_rms)  // the rescaling must matter here, or the row could not tell it from the plain correction
-      require_side(std::abs(rms(CQ) / rms(part(A1, 0) - part(A0, 0)) - 1.0) > 0.1,
-                   "the correction does not change the increment's RMS: the rms row tests nothing");
-    if (match_rms)  // per block, as the rescaling is defined
-      err = std::max({err, rel(part(A2, 0) - part(A0, 0), want(CQ, part(A1, 0) - part(A0, 0))),
-                    rel(part(A2, 1) - part(A0, 1), want(CK, part(A1, 1) - part(A0, 1))),
-                    rel(part(A2, 2) - part(A0, 2), want(CV, part(A1, 2) - part(A0, 2))),
-                    rel(P2 - P0, want(CO, P1 - P0))});
+  }
+  if (match_rms) {
+    require_side(moved_by_rms > 0.1,
+                 "the rescaling does not change the corrected increments: the rms row tests nothing");
+    require_side(shared_vs_alone > 0.01,
+                 "the Q factor alone equals the pair's: the row cannot tell a shared factor from one per block");
   }
   return err;
 }
@@ -127,9 +137,14 @@ std::vector<ParityRow> quotient_rows() {
       {"gpt2::correct_attention_increments (diagonal, multipliers)",
        "core::correct_qk / core::correct_vo (diagonal) on the effective matrices", shapes, "float32 vs float64",
        kFloatSolve, why, [](c10::Device dev) { return correction_error(true, false, dev); }},
-      {"gpt2::correct_attention_increments (full, plain model, rms; condition Erms)",
-       "core::correct_qk / core::correct_vo (full), each block scaled to its raw increment's RMS", shapes,
-       "float32 vs float64", kFloatSolve, why, [](c10::Device dev) { return correction_error(false, true, dev, true); }},
+      {"gpt2::correct_attention_increments (full, plain model, rms)",
+       "core::correct_qk / core::correct_vo (full), each head's Q/K and V/O pair scaled by one factor to the pair's "
+       "raw RMS", shapes, "float32 vs float64", kFloatSolve, why,
+       [](c10::Device dev) { return correction_error(false, true, dev, true); }},
+      {"gpt2::correct_attention_increments (full, multipliers, rms; condition Erms)",
+       "core::correct_qk / core::correct_vo (full) on the effective matrices, each head's Q/K and V/O pair scaled by "
+       "one factor to the pair's raw RMS in the stored coordinates", shapes, "float32 vs float64", kFloatSolve, why,
+       [](c10::Device dev) { return correction_error(true, true, dev, true); }},
   };
 }
 

@@ -3,6 +3,7 @@
 // to a head's Q scale; the logged attention-logit maximum and log-partition equal a direct
 // recomputation from the effective weights.
 #include <cmath>
+#include <limits>
 
 #include <ATen/TensorOperators.h>
 #include <ATen/core/grad_mode.h>
@@ -83,6 +84,7 @@ TEST_CASE("observables: attention-logit max and log-partition equal a recomputat
   const at::Tensor idx = ids(c.vocab_size);
   at::NoGradGuard no_grad;
   const at::Tensor got = m.attention_logit_max(idx);  // [1, H]
+  const at::Tensor signed_max = m.attention_logit_max(idx, /*absolute=*/false);  // [1, H]
   // Direct: x = wte[idx] + wpe, a = LN_1(x), q/k = a·W_effᵀ + b per head, scores q·kᵀ/√d_h, causal max.
   const std::int64_t T = idx.size(1), d = c.n_embd, H = c.n_head, dh = c.head_dim();
   const gpt2::Block& b = m.h[0];
@@ -93,11 +95,20 @@ TEST_CASE("observables: attention-logit max and log-partition equal a recomputat
   for (std::int64_t h = 0; h < H; ++h) {
     const at::Tensor qh = q.narrow(2, h * dh, dh), kh = k.narrow(2, h * dh, dh);  // [2, T, dh]
     const at::Tensor s = at::matmul(qh, kh.transpose(1, 2)).div(std::sqrt(static_cast<double>(dh)));  // [2, T, T]
-    double best = 0;
+    double best = 0, best_signed = -std::numeric_limits<double>::infinity();
     for (std::int64_t i = 0; i < T; ++i)
-      for (std::int64_t j = 0; j <= i; ++j) best = std::max(best, s.select(1, i).select(1, j).abs().max().item<double>());
+      for (std::int64_t j = 0; j <= i; ++j) {
+        best = std::max(best, s.select(1, i).select(1, j).abs().max().item<double>());
+        best_signed = std::max(best_signed, s.select(1, i).select(1, j).max().item<double>());
+      }
     CHECK(std::abs(got[0][h].item<double>() - best) <= 1e-5 * best);
+    CHECK(std::abs(signed_max[0][h].item<double>() - best_signed) <= 1e-5 * std::abs(best_signed));
   }
+  // The trainer's probe takes both from one pass: the same values as the two calls.
+  const auto [both_abs, both_signed] = m.attention_logit_maxima(idx);
+  CHECK(both_abs.equal(got));
+  CHECK(both_signed.equal(signed_max));
+  CHECK((signed_max <= got).all().item<bool>());
   const double z = m.logits(idx).logsumexp(-1).mean().item<double>();
   CHECK(std::abs(m.log_partition_mean(idx) - z) <= 1e-6 * std::abs(z));
 }

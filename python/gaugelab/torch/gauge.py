@@ -234,9 +234,11 @@ def qk_clip_(model: nn.Module, tau: float = 100.0, idx: torch.Tensor | None = No
 @torch.no_grad()
 def head_stats(model: nn.Module, idx: torch.Tensor | None = None, layers=None) -> dict:
     """Per layer and head, as [L, H] tensors: s_q, s_k (RMS of the head's row multipliers; with row multipliers
-    on q and k), drift |log(s_Q/s_K)| (seed 000 eq. 3), rho = log(n_Q/n_K) of the effective maps (the
-    imbalance the optimizer sees, every multiplier merged), and logit_max (the largest attention logit, when
-    a batch idx is given; measured in float32, as the trainer logs it)."""
+    on q and k), drift |log(s_Q/s_K)| (seed 000 eq. 3), rho = log(n_Q/n_K) of the effective maps (every
+    multiplier merged: the Q/K imbalance that W̄ and the column multipliers carry, which the drift does not see;
+    where on the gauge orbit the head sits, not a balance the optimizer prefers: the motion driven by W̄'s steps
+    does not depend on that gauge), and logit_max (the largest attention logit, when a batch idx is given;
+    measured in float32, as the trainer logs it)."""
     if idx is not None:
         _checks.batch("head_stats", idx)
     layers = layers or attention_layers(model)

@@ -109,8 +109,8 @@ def quotient_correction(optimizer, model: nn.Module, full: bool = True, damping:
                         match_rms: bool = False, every: int = 1, layers=None) -> list:
     """Condition E (seed 003 §3, §7) around any optimizer: each step's increments of every head's Q/K (and V/O)
     weights are replaced by their opposite-Gram corrected forms, Ũ_Q = U_Q (W_KᵀW_K + λI)⁻¹ etc. (full Grams,
-    or their diagonals with full=False); match_rms rescales each corrected block to the raw increment's RMS
-    (condition Erms). every > 1 with full: the full Grams every `every`-th step, their diagonals between (seed 003
+    or their diagonals with full=False); match_rms rescales each head's corrected Q/K pair and V/O pair by one factor
+    per pair to the pair's raw RMS (condition Erms). every > 1 with full: the full Grams every `every`-th step, their diagonals between (seed 003
     §7, the trainer's --quotient-every). Registers a pre-step and a post-step hook; returns their handles."""
     check_quotient("quotient_correction", optimizer, full, damping, vo, match_rms, every)
     layers = layers or attention_layers(model)
