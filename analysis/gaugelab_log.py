@@ -30,6 +30,7 @@ import h5_file_check
 
 __version__ = "0.1.0"  # the gaugelab version this reader ships with (CMakeLists.txt project VERSION)
 GROUPS = ("series", "heads", "tables", "arrays", "summary")
+HEAD_KINDS = ("gpt2/train", "gpt2/inspect")  # the logs that can hold /heads records (the C++ writers of them)
 
 
 class LogError(RuntimeError):
@@ -126,7 +127,17 @@ def open_log(path) -> h5py.File:
 
 
 def _text(v):
-    return v.decode("utf-8") if isinstance(v, bytes) else v
+    """A stored string as str. A path may hold any byte (a Linux file name need not be UTF-8), so a byte that
+    is not UTF-8 becomes the surrogate Python itself gives it in a file name (os.fsdecode): the same path."""
+    return v.decode("utf-8", "surrogateescape") if isinstance(v, bytes) else v
+
+
+def _readable(f: h5py.File) -> None:
+    """Refuses a closed log in one line (h5py's own error names no file: 'Not a location')."""
+    if not isinstance(f, h5py.File):
+        raise LogError(f"not an open run log: {type(f).__name__} (open one with gaugelab_log.open_log)")
+    if not f.id.valid:
+        raise LogError("the run log is closed: read it inside `with open_log(path) as f:`, or open it again")
 
 
 def _scalar(v):
@@ -137,10 +148,18 @@ def _scalar(v):
     return v
 
 
-def _dataset(f: h5py.File, where: str) -> h5py.Dataset:
+def _dataset(f: h5py.File, where: str, listed_in: str | None = None) -> h5py.Dataset:
+    """The dataset /where. Missing: a LogError naming it, and, when the log's own member list (`listed_in`)
+    names it, saying the log is damaged."""
     try:
-        if where not in f:
-            raise LogError(f"{f.filename}: missing dataset /{where}")
+        present = where in f
+    except (OSError, RuntimeError) as e:
+        raise LogError(f"{f.filename}: cannot read /{where} (the log is damaged): {e}") from None
+    if not present:
+        if listed_in:
+            raise LogError(f"{f.filename}: /{where} is missing although {listed_in} lists it (the log is damaged)")
+        raise LogError(f"{f.filename}: no dataset /{where} in this log")
+    try:
         ds = f[where]
         if f.swmr_mode:
             ds.refresh()  # see rows flushed since the file was opened
@@ -169,8 +188,8 @@ def _require_stored(f: h5py.File, ds: h5py.Dataset, where: str, n: int) -> None:
                        "of it (the log is damaged)")
 
 
-def _read(f: h5py.File, where: str, n: int | None = None) -> np.ndarray:
-    ds = _dataset(f, where)
+def _read(f: h5py.File, where: str, n: int | None = None, listed_in: str | None = None) -> np.ndarray:
+    ds = _dataset(f, where, listed_in)
     if ds.shape:  # scalars hold their one value in the object header
         _require_stored(f, ds, where, ds.shape[0] if n is None else min(n, ds.shape[0]))
     try:
@@ -178,7 +197,7 @@ def _read(f: h5py.File, where: str, n: int | None = None) -> np.ndarray:
     except (OSError, RuntimeError) as e:
         raise LogError(f"{f.filename}: cannot read /{where} (the log is damaged): {e}") from None
     if ds.dtype.kind == "S":  # fixed-length strings: null padding is stripped by numpy
-        return np.char.decode(data, "utf-8")
+        return np.char.decode(data, "utf-8", "surrogateescape")
     if ds.dtype.kind == "O":  # variable-length strings
         return np.array([_text(v) for v in data], dtype=str)
     return data
@@ -201,20 +220,22 @@ def _committed(f: h5py.File, key: str) -> int | None:
     return int(rows[i])
 
 
-def _trimmed(f: h5py.File, wheres: dict[str, str], key: str) -> dict[str, np.ndarray]:
+def _trimmed(f: h5py.File, wheres: dict[str, str], key: str, listed_in: str) -> dict[str, np.ndarray]:
     """Reads datasets sharing an index, cut to the shortest (a live log may have one a flush ahead) and to
-    the rows /commit confirms."""
+    the rows /commit confirms; `listed_in` names the member list that declares them (for the message when
+    one is missing)."""
     if not wheres:
         return {}
-    n = min(len(_dataset(f, w)) for w in wheres.values())
+    n = min(len(_dataset(f, w, listed_in)) for w in wheres.values())
     c = _committed(f, key)
     if c is not None:
         n = min(n, c)
-    return {k: _read(f, w, n) for k, w in wheres.items()}
+    return {k: _read(f, w, n, listed_in) for k, w in wheres.items()}
 
 
 def provenance(f: h5py.File) -> dict:
     """Root attributes as a dict; 'config' holds config_json parsed."""
+    _readable(f)
     out = {k: _scalar(v) for k, v in f.attrs.items()}
     if "config_json" not in out:
         raise LogError(f"{f.filename}: missing root attribute config_json")
@@ -224,36 +245,52 @@ def provenance(f: h5py.File) -> dict:
 
 def series(f: h5py.File) -> dict[str, np.ndarray]:
     """name -> 1-D array, including 'step'; all of one length."""
+    _readable(f)
     names = _order(f, "series", "names")
     if not names and "step" not in f["series"]:
         return {}
-    return _trimmed(f, {"step": "series/step", **{n: f"series/{n}" for n in names}}, "series")
+    return _trimmed(f, {"step": "series/step", **{n: f"series/{n}" for n in names}}, "series", "/series names")
 
 
 def heads(f: h5py.File) -> dict[str, np.ndarray]:
-    """name -> [record, layer, head] array, including 'step' (1-D); all of one record count."""
+    """name -> [record, layer, head] array, including 'step' (1-D); all of one record count. Empty for a
+    training or inspect log without records yet (or a model without Q/K multipliers); a LogError for a log
+    of another kind (a toy, sweep, diag, merge or hessian log), which never has any."""
+    _readable(f)
     names = _order(f, "heads", "names")
     if not names and "step" not in f["heads"]:
+        kind = _text(f.attrs.get("kind", ""))
+        if isinstance(kind, str) and kind and kind not in HEAD_KINDS:
+            raise LogError(f"{f.filename}: a {kind} log has no per-head records (/heads is written by "
+                           "gaugelab train and inspect only)")
         return {}
-    return _trimmed(f, {"step": "heads/step", **{n: f"heads/{n}" for n in names}}, "heads")
+    return _trimmed(f, {"step": "heads/step", **{n: f"heads/{n}" for n in names}}, "heads", "/heads names")
 
 
 def table_names(f: h5py.File) -> list[str]:
+    _readable(f)
     return sorted(f["tables"].keys())
 
 
 def table(f: h5py.File, name: str) -> dict[str, np.ndarray]:
     """column -> 1-D array in declared column order; string columns as str arrays."""
+    _readable(f)
     if name not in f["tables"]:
-        raise LogError(f"{f.filename}: missing table /tables/{name}")
+        held = ", ".join(sorted(f["tables"].keys())) or "none"
+        raise LogError(f"{f.filename}: no table /tables/{name} in this log (its tables: {held})")
     cols = _order(f, f"tables/{name}", "columns")
-    return _trimmed(f, {c: f"tables/{name}/{c}" for c in cols}, f"tables/{name}")
+    return _trimmed(f, {c: f"tables/{name}/{c}" for c in cols}, f"tables/{name}", f"/tables/{name} columns")
 
 
 def array(f: h5py.File, name: str) -> np.ndarray:
+    _readable(f)
+    if name not in f["arrays"]:
+        held = ", ".join(sorted(f["arrays"].keys())) or "none"
+        raise LogError(f"{f.filename}: no array /arrays/{name} in this log (its arrays: {held})")
     return _read(f, f"arrays/{name}", _committed(f, f"arrays/{name}"))
 
 
 def summary(f: h5py.File) -> dict:
     """The /summary attributes as plain Python values (empty for a run that did not finish)."""
+    _readable(f)
     return {k: _scalar(v) for k, v in f["summary"].attrs.items()}

@@ -131,6 +131,7 @@ def run_grid(build: Path, name: str, overrides: dict, jobs: int, shard: tuple[in
     order (shard (i, n)), skipping finished runs, resuming interrupted ones, `jobs` at a time, each run's output
     in <run dir>.txt. A run that fails stops the grid after the runs under way (their state is kept)."""
     runs = manifest.grid(name, overrides)
+    writable_root(runs)
     needs = set(manifest.GRID_NEEDS.get(name, [])) if "data" not in overrides else set()  # their own corpus else
     if needs:
         run_experiments(build, needs, False, jobs)
@@ -168,23 +169,40 @@ def run_grid(build: Path, name: str, overrides: dict, jobs: int, shard: tuple[in
 
 
 def parse_sets(items: list[str]) -> dict:
+    """--set KEY=VALUE items as a dict; a ValueError (a usage error) for an item without '='."""
     out = {}
     for it in items:
         if "=" not in it:
-            raise SystemExit(f"make_figures.py: --set takes KEY=VALUE, not {it!r}")
+            raise ValueError(f"--set takes KEY=VALUE, not {it!r}")
         k, v = it.split("=", 1)
         out[k] = v
     return out
 
 
 def parse_shard(text: str) -> tuple[int, int]:
+    """I/N with shards numbered from 0, as `gaugelab sweep --shard` numbers them; a ValueError otherwise."""
     try:
         i, n = (int(x) for x in text.split("/"))
     except ValueError:
-        raise SystemExit(f"make_figures.py: --shard takes I/N (e.g. 0/4), not {text!r}") from None
+        raise ValueError(f"--shard takes I/N (e.g. 0/4), not {text!r}") from None
+    if n >= 1 and i == n:
+        raise ValueError(f"--shard {text}: shards are numbered from 0 (0/{n} .. {n - 1}/{n}); from a 1-based task id "
+                         f"give {n - 1}/{n}")
     if not 0 <= i < n:
-        raise SystemExit(f"make_figures.py: --shard {text}: need 0 <= I < N")
+        raise ValueError(f"--shard {text}: need 0 <= I < N")
     return i, n
+
+
+def writable_root(runs: dict) -> None:
+    """Creates the folder the grid's runs go to, or refuses in one line (a ValueError) where it cannot be."""
+    for e in runs.values():
+        parent = (ROOT / e["out_arg"]).parent
+        try:
+            parent.mkdir(parents=True, exist_ok=True)
+        except OSError as err:
+            raise ValueError(f"cannot create the grid's folder {parent}: {err.strerror or err}") from None
+        if not os.access(parent, os.W_OK):
+            raise ValueError(f"cannot write in the grid's folder {parent} (permission denied)")
 
 
 class Drawer:
@@ -209,7 +227,7 @@ class Drawer:
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(prog="make_figures.py", description=__doc__.splitlines()[0])
     ap.add_argument("--build", default="build", help="build directory holding the gaugelab binary")
     ap.add_argument("--only", nargs="*", help="experiment names and figure scripts to restrict to")
     ap.add_argument("--force", action="store_true", help="re-run experiments even when their logs are fresh")
@@ -235,11 +253,18 @@ def main() -> int:
     ap.add_argument("--launch", default="", help="with --grid: a prefix for each run (e.g. 'torchrun --nproc_per_node=8 "
                     "--no-python')")
     a = ap.parse_args()
+    if a.jobs < 1:
+        ap.error(f"--jobs must be >= 1, got {a.jobs}")
     if a.grid:
-        try:
-            run_grid(ROOT / a.build, a.grid, parse_sets(a.set), a.jobs, parse_shard(a.shard), a.launch.split())
+        try:  # the settings are checked before anything runs: a usage error is argparse's line and exit 2
+            sets, shard = parse_sets(a.set), parse_shard(a.shard)
+            manifest.grid(a.grid, sets)
         except ValueError as e:
-            raise SystemExit(f"make_figures.py: {e}") from None
+            ap.error(str(e))
+        try:
+            run_grid(ROOT / a.build, a.grid, sets, a.jobs, shard, a.launch.split())
+        except ValueError as e:
+            ap.error(str(e))
         return 0
     only = set(a.only) if a.only else None
     if a.tier != "all":

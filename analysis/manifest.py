@@ -229,6 +229,9 @@ def figures() -> dict:
 # experiments in run order; every default can be changed with `--set KEY=VALUE` (lists space- or comma-separated),
 # or added to with `--set KEY+=VALUE`.
 
+_LIST_SETTINGS = ("seeds", "lrs", "conditions", "optimizers", "every", "threads")  # a grid's word lists
+
+
 def _words(v) -> list[str]:
     return v.replace(",", " ").split() if isinstance(v, str) else list(v)
 
@@ -274,7 +277,7 @@ def _seed000_grid(p: dict) -> dict:
         for seed in _words(p["seeds"]):
             for cond in _words(p["conditions"]):
                 run_dir = f"{p['root']}/{cond}_s{seed}"
-                out[run_dir] = _train_run(run_dir, args + ["--condition", cond, "--gaugefix-every", "1", "--seed", seed],
+                out[run_dir] = _train_run(run_dir, args + ["--condition", cond, "--seed", seed],  # GaugeFix: every step
                                           [p["config"]])
     else:
         for n in _words(p["every"]):
@@ -386,4 +389,7 @@ def grid(name: str, overrides: dict | None = None) -> dict:
         params[k.rstrip("+")] = f"{params[k.rstrip('+')]} {v}".strip() if k.endswith("+") else v
     if build is _seed000_grid and params["config"] == _OWT and not params["data"]:
         raise ValueError(f"grid {name}: set data=DIR to the prepared OpenWebText directory (--set data=...)")
+    for k in _LIST_SETTINGS:  # a list set to nothing gives a grid of no runs, never what was meant
+        if k in params and str(defaults[k]).strip() and not _words(params[k]):
+            raise ValueError(f"grid {name}: {k} is empty (give at least one: {k}='{defaults[k]}')")
     return build(params)

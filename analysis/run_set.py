@@ -169,9 +169,14 @@ class Parser(argparse.ArgumentParser):
 
 def cli_main(main, prog: str) -> None:
     """The entry point plot_runs.py and compare_runs.py share: a closed pipe (`| head`) is not an error,
-    a bad log is one line and exit 1 (named as the gaugelab verb when it calls us, GAUGELAB_PROG)."""
+    a bad log is one line and exit 1 (named as the gaugelab verb when it calls us, GAUGELAB_PROG). A path
+    may hold any byte: what is printed of it goes out as those bytes (a file name that is not UTF-8 is held
+    with surrogates, os.fsdecode), never a UnicodeEncodeError."""
     import sys
 
+    for stream in (sys.stdout, sys.stderr):
+        if hasattr(stream, "reconfigure"):
+            stream.reconfigure(errors="surrogateescape")
     try:
         sys.exit(main())
     except BrokenPipeError:  # the reader stopped listening: not an error
