@@ -39,8 +39,8 @@ Tensor head_blocks(const Tensor& w, const Tensor& b, std::int64_t s, std::int64_
 }
 
 /// The inverse of head_blocks: writes [H, d (+1), d_h] back into rows of g [3d, d] (and gb [3d]).
-void store_blocks(const Tensor& x, Tensor& g, Tensor& gb, std::int64_t s, std::int64_t H) {
-  const std::int64_t d = g.size(1), dh = d / H;
+void store_blocks(const Tensor& x, Tensor& g, Tensor& gb, std::int64_t s, std::int64_t /*H*/) {
+  const std::int64_t d = g.size(1);
   g.narrow(0, s * d, d).copy_(x.narrow(1, 0, d).transpose(1, 2).reshape({d, d}));
   if (gb.defined()) gb.narrow(0, s * d, d).copy_(x.narrow(1, d, 1).reshape({d}));
 }

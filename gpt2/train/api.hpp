@@ -126,7 +126,7 @@ struct TrainOptions {
                                     // mask, softmax, matmul: the same function to rounding; the decisive test of
                                     // whether CUDA's fused kernel causes the non-finite stops of the LR grid)
   std::string precision = "fp32";   // fp32, or bf16 autocast (parameters and Adam state stay float32)
-  std::string bf16_mode = "auto";   // how --precision bf16 is computed: native (autocast), emulated (float32 GEMMs
+  Bf16Mode bf16_mode = Bf16Mode::automatic;  // how --precision bf16 is computed: native (autocast), emulated (float32 GEMMs
                                     // rounded to bf16 where autocast rounds, model/bf16_round.hpp), or auto (the
                                     // faster at the model's largest matmul, timed at start; native on CUDA)
   std::string lm_head_kernel = "fused";  // the loss's softmax and gradient on CUDA in bf16: one fused kernel

@@ -111,6 +111,14 @@ inline const core::ChoiceTable<DistBackend>& dist_backend_choices() {
   return t;
 }
 
+/// --bf16-mode: how --precision bf16 is computed (setup.cpp resolves automatic to one of the other two).
+enum class Bf16Mode { automatic, native, emulated };
+inline const core::ChoiceTable<Bf16Mode>& bf16_mode_choices() {
+  static const core::ChoiceTable<Bf16Mode> t = {
+      {"auto", Bf16Mode::automatic}, {"native", Bf16Mode::native}, {"emulated", Bf16Mode::emulated}};
+  return t;
+}
+
 /// --spike-on: the gradient norm the instability rule watches.
 enum class SpikeOn { total, clipped, multipliers };
 inline const core::ChoiceTable<SpikeOn>& spike_on_choices() {
@@ -121,6 +129,7 @@ inline const core::ChoiceTable<SpikeOn>& spike_on_choices() {
 
 /// The word of a choice (logs, the settings printout, messages), from its table.
 inline const char* word(Switch v) { return core::choice_name(switch_choices(), v); }
+inline const char* word(Bf16Mode v) { return core::choice_name(bf16_mode_choices(), v); }
 inline const char* word(core::RuleKind v) { return core::choice_name(optimizer_choices(), v); }
 inline const char* word(MuonQkv v) { return core::choice_name(muon_qkv_choices(), v); }
 inline const char* word(QuotientGram v) { return core::choice_name(quotient_choices(), v); }

@@ -194,12 +194,12 @@ void declare_train_options(io::Options& opts, TrainOptions& o) {
   io::add_choice(opts, "state-transport", &o.state_transport, "Adam moments under GaugeFix", state_transport_choices())
       .identity()
       .add("device", &o.device, "cpu, cuda or cuda:N (data-parallel ranks use cuda:LOCAL_RANK)")
-      .add("precision", &o.precision, "fp32, or bf16 autocast (fp32 master weights)", {"fp32", "bf16"})
-      .add("bf16-mode", &o.bf16_mode,
-           "how --precision bf16 is computed: native (autocast), emulated (float32 matmuls with operands and outputs "
-           "rounded to bf16 where autocast rounds them), or auto (the faster of the two at the model's largest "
-           "matmul, timed at start and recorded as its result; native on CUDA)",
-           {"auto", "native", "emulated"});
+      .add("precision", &o.precision, "fp32, or bf16 autocast (fp32 master weights)", {"fp32", "bf16"});
+  io::add_choice(opts, "bf16-mode", &o.bf16_mode,
+                 "how --precision bf16 is computed: native (autocast), emulated (float32 matmuls with operands and "
+                 "outputs rounded to bf16 where autocast rounds them), or auto (the faster of the two at the model's "
+                 "largest matmul, timed at start and recorded as its result; native on CUDA)",
+                 bf16_mode_choices());
   io::add_choice(opts, "attention", &o.attention,
            "attention kernel: sdpa (fused, chosen by the device's PyTorch), math (plain matmul-softmax-matmul, "
            "the same function to rounding), or on CUDA one fused backend alone: flash, efficient, cudnn",

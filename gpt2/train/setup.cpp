@@ -112,11 +112,11 @@ std::string ms(double seconds) {
 // log's config_json and the checkpoints), so --resume, which takes the options not given from there, keeps it.
 void resolve_bf16_path(TrainRun& r, const TrainOptions& o, nlohmann::json& config) {
   if (r.precision != Precision::bf16) return;
-  std::string mode = o.bf16_mode;
-  if (mode == "auto" && r.device.is_cuda()) {
-    mode = "native";
+  Bf16Mode mode = o.bf16_mode;
+  if (mode == Bf16Mode::automatic && r.device.is_cuda()) {
+    mode = Bf16Mode::native;
     r.bf16_choice = "auto: native on CUDA";
-  } else if (mode == "auto") {
+  } else if (mode == Bf16Mode::automatic) {
     const ModelConfig& mc = r.model->config();
     const std::int64_t rows = std::min<std::int64_t>(o.batch_size * mc.block_size, LmHeadWorkspace{}.chunk_rows);
     const std::int64_t cols = std::max(4 * mc.n_embd, mc.padded_vocab());
@@ -125,15 +125,15 @@ void resolve_bf16_path(TrainRun& r, const TrainOptions& o, nlohmann::json& confi
       t.native_s = r.dist.all_reduce_mean(t.native_s);
       t.emulated_s = r.dist.all_reduce_mean(t.emulated_s);
     }
-    mode = t.emulated_s < t.native_s ? "emulated" : "native";
+    mode = t.emulated_s < t.native_s ? Bf16Mode::emulated : Bf16Mode::native;
     r.bf16_choice = "auto: x·Wᵀ [" + std::to_string(rows) + " x " + std::to_string(mc.n_embd) + "]·[" +
                     std::to_string(mc.n_embd) + " x " + std::to_string(cols) + "] in " + ms(t.native_s) + " native, " +
                     ms(t.emulated_s) + " emulated";
   } else {
     r.bf16_choice = "as given";
   }
-  r.precision = mode == "emulated" ? Precision::bf16_emulated : Precision::bf16;
-  if (config.is_object()) config["bf16-mode"] = mode;
+  r.precision = mode == Bf16Mode::emulated ? Precision::bf16_emulated : Precision::bf16;
+  if (config.is_object()) config["bf16-mode"] = word(mode);
 }
 
 }  // namespace
