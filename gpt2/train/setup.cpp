@@ -102,6 +102,33 @@ void fit_split(TrainRun& r, std::int64_t saved_micro_batch, bool resumed, bool r
   r.fit = f;
 }
 
+// The flags that need the model's multiplier placement: checked on the model the run trains, and for a new
+// run (its model built from the flags alone) once before the device is chosen, so that a contradiction is
+// named before a missing CUDA device is.
+void check_model_flags(const TrainOptions& o, const ModelConfig& mc, bool fresh) {
+  const bool heads = has_qk_row_multipliers(mc);
+  if (fresh && o.qk_gauge_init > 0 && !heads)
+    throw io::UsageError("--qk-gauge-init needs row multipliers on q and k (--multipliers '" + mc.lrm.spec() + "')");
+  if (o.gaugefix_vo && !has_vo_multipliers(mc))
+    throw io::UsageError("--gaugefix-vo needs row multipliers on v and columns on attn_out (--multipliers '" +
+                         mc.lrm.spec() + "')");
+  if (o.grad_projection != "none") {
+    try {
+      require_projectable(mc);
+    } catch (const std::invalid_argument& e) {
+      throw io::UsageError(std::string("--grad-projection ") + o.grad_projection + ": " + e.what() +
+                           " (--multipliers '" + mc.lrm.spec() + "')");
+    }
+  }
+  const Condition& cond = condition(o.condition);
+  if (cond.needs_qk_rows && !heads)
+    throw io::UsageError("--condition " + o.condition + " needs row multipliers on q and k (--multipliers '" +
+                         mc.lrm.spec() + "' has none)");
+  if (has_hook(cond, StepHookKind::qk_clip) && o.qk_clip_on == "multipliers" && !heads)
+    throw io::UsageError("--qk-clip-on multipliers needs row multipliers on q and k (--multipliers '" +
+                         mc.lrm.spec() + "' has none)");
+}
+
 }  // namespace
 
 TrainRun setup_train(const TrainOptions& o, io::Provenance prov) {
@@ -111,6 +138,8 @@ TrainRun setup_train(const TrainOptions& o, io::Provenance prov) {
   prov.kind = "gpt2/train";
   prov.seed = o.run.seed;
   prov.threads = apply_torch_threads(o.run.threads);
+  // A new run's model is the flags' own: its contradictions are usage errors named before the device.
+  if (!o.resume && o.init_from.empty()) check_model_flags(o, build_model_config(o, 0), /*fresh=*/true);
   r.dist = read_dist_env();
   std::string device_name = o.device;
   if (r.dist.active() && (o.device == "cuda" || o.device.rfind("cuda:", 0) == 0))
@@ -189,29 +218,8 @@ TrainRun setup_train(const TrainOptions& o, io::Provenance prov) {
   select_attention_backend(o.attention, r.device);           // or one fused SDPA backend alone (runtime.hpp)
   if (o.fit_micro_batch == "off") check_activation_memory(mc, o.batch_size, r.device);  // on: the fit decides
   r.has_heads = has_qk_row_multipliers(mc);
-  if (!ckpt && o.qk_gauge_init > 0) {
-    if (!r.has_heads)
-      throw io::UsageError("--qk-gauge-init needs row multipliers on q and k (--multipliers '" + mc.lrm.spec() + "')");
-    offset_qk_gauge(*r.model, o.qk_gauge_init, o.run.seed);
-  }
-  if (o.gaugefix_vo && !has_vo_multipliers(mc))
-    throw io::UsageError("--gaugefix-vo needs row multipliers on v and columns on attn_out (--multipliers '" +
-                         mc.lrm.spec() + "')");
-  if (o.grad_projection != "none") {
-    try {
-      require_projectable(mc);
-    } catch (const std::invalid_argument& e) {
-      throw io::UsageError(std::string("--grad-projection ") + o.grad_projection + ": " + e.what() +
-                           " (--multipliers '" + mc.lrm.spec() + "')");
-    }
-  }
-  const Condition& cond = condition(o.condition);
-  if (cond.needs_qk_rows && !r.has_heads)
-    throw io::UsageError("--condition " + o.condition + " needs row multipliers on q and k (--multipliers '" +
-                         mc.lrm.spec() + "' has none)");
-  if (has_hook(cond, StepHookKind::qk_clip) && o.qk_clip_on == "multipliers" && !r.has_heads)
-    throw io::UsageError("--qk-clip-on multipliers needs row multipliers on q and k (--multipliers '" +
-                         mc.lrm.spec() + "' has none)");
+  check_model_flags(o, mc, /*fresh=*/!ckpt);
+  if (!ckpt && o.qk_gauge_init > 0) offset_qk_gauge(*r.model, o.qk_gauge_init, o.run.seed);
   r.opt = std::make_unique<TrainOptimizer>(*r.model, optimizer_settings(o, r.device));
   if (ckpt) r.opt->load_state(*opt_state);
   if (r.dist.active() && !ckpt) r.dist.broadcast_parameters(r.opt->parameters());
