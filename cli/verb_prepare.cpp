@@ -4,6 +4,7 @@
 
 #include "data/named_corpus.hpp"
 #include "data/prepare.hpp"
+#include "data/synthetic_corpus.hpp"
 #include "io/options.hpp"
 #include "io/run_flags.hpp"
 #include "verbs.hpp"
@@ -42,7 +43,8 @@ int verb_prepare(const Args& args) {
       .add("llmc", &p.write_llmc, "write llm.c shards")
       .add("progress", &p.progress, "progress line on stderr")
       .add("seed", &s.seed, "synthetic corpus seed")
-      .add("docs", &s.n_docs, "synthetic corpus documents");
+      .add("docs", &s.n_docs, "synthetic corpus documents (about 190 tokens each; at most " +
+                                  std::to_string(data::kMaxSyntheticDocs) + ")");
   // The flags of one mode, refused without it (never silently ignored).
   opts.only_with("val-works", "corpus", {"shakespeare"})
       .only_with("corpus-dir", "corpus", {"shakespeare"})

@@ -185,9 +185,11 @@ std::vector<fs::path> check_outputs(const PrepareOptions& o) {
     throw io::UsageError("--out " + o.out_dir + ": output path exists and is not a directory");
   std::vector<std::string> fixed = {"meta.json"};
   if (o.write_nanogpt) fixed.insert(fixed.end(), {"train.bin", "val.bin"});
+  for (const auto& f : fixed) io::refuse_output_over_inputs((fs::path(o.out_dir) / f).string(), inputs);
+  // Nor may the output directory hold an input (its token files would lie among the texts they come from).
+  io::refuse_output_over_inputs(o.out_dir, inputs);
   for (const auto& f : fixed) {
     const fs::path p = fs::path(o.out_dir) / f;
-    io::refuse_output_over_inputs(p.string(), inputs);
     if (fs::exists(p) && !o.force) throw io::UsageError("--out: " + p.string() + " already exists (use --force to replace it)");
   }
   for (const auto& entry : fs::directory_iterator(o.out_dir)) {
@@ -317,6 +319,7 @@ PrepareResult run_prepare(const PrepareOptions& o) {
   const Gpt2Tokenizer tok =
       o.vocab_dir.empty() ? Gpt2Tokenizer::from_tiktoken(ranks) : Gpt2Tokenizer::from_vocab_dir(o.vocab_dir);
   // One writer per output directory: a second prepare into it would mix its shards with ours.
+  const bool out_existed = fs::exists(o.out_dir);
   const io::WriterLock lock = io::WriterLock::acquire_dir(o.out_dir, "prepare");
   const std::vector<fs::path> old_shards = check_outputs(o);
   fs::create_directories(o.out_dir);
@@ -374,6 +377,12 @@ PrepareResult run_prepare(const PrepareOptions& o) {
       }
       progress.update(src.bytes(), index, r.train.tokens + r.val.tokens);
     }
+    // A corpus with nothing to train on is refused before any output takes its name.
+    if (index == 0)
+      throw io::UsageError("the input holds no document (0 tokens): nothing to tokenise (an empty file?)");
+    if (r.train.tokens == 0)
+      throw io::UsageError("all " + std::to_string(index) + " document(s) went to the validation split, none to "
+                           "train (more documents, or a lower --val-fraction)");
     r.train.files = out_train.finish();
     r.val.files = out_val.finish();
     r.bytes_in = src.bytes();
@@ -395,6 +404,8 @@ PrepareResult run_prepare(const PrepareOptions& o) {
       if (std::find(written.begin(), written.end(), old.string()) == written.end()) fs::remove(old);
   } catch (...) {
     remove_temporaries(o);
+    std::error_code ec;
+    if (!out_existed) fs::remove(o.out_dir, ec);  // the directory this run made, when it holds nothing
     throw;
   }
   return r;

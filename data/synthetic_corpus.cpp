@@ -137,6 +137,9 @@ std::string brackets_episode(const SyntheticCorpusOptions& o, Rng& rng) {
 void SyntheticCorpusOptions::validate() const {
   using io::UsageError;
   if (n_docs == 0) throw UsageError("synthetic: n_docs must be >= 1");
+  if (n_docs > kMaxSyntheticDocs)
+    throw UsageError("synthetic: --docs " + std::to_string(n_docs) + " exceeds the limit of " +
+                     std::to_string(kMaxSyntheticDocs) + " documents (about 1.9e9 tokens)");
   if (min_episodes < 1 || max_episodes < min_episodes)
     throw UsageError("synthetic: need 1 <= min_episodes <= max_episodes");
   for (double wgt : {weight_reference, weight_copy, weight_agreement, weight_brackets})

@@ -4,10 +4,18 @@ namespace gaugelab::toys {
 
 using io::Range;
 
+namespace {
+
+// The largest width and sample counts: each is a few arrays of doubles per seed (1e7: 80 MB each) and a
+// pass over them every step; --hidden 1e9 once spent minutes allocating before its first progress line.
+constexpr double kMaxSize = 1e7;
+
+}  // namespace
+
 void declare(io::Options& opts, ReluToyOptions& o) {
-  opts.add("hidden", &o.hidden, "hidden width H", Range::at_least(1))
-      .add("n-train", &o.n_train, "training samples x ~ U[train-lo, train-hi]", Range::at_least(1))
-      .add("n-val", &o.n_val, "validation grid points on [val-lo, val-hi]", Range::at_least(2))
+  opts.add("hidden", &o.hidden, "hidden width H", Range::closed(1, kMaxSize))
+      .add("n-train", &o.n_train, "training samples x ~ U[train-lo, train-hi]", Range::closed(1, kMaxSize))
+      .add("n-val", &o.n_val, "validation grid points on [val-lo, val-hi]", Range::closed(2, kMaxSize))
       .add("train-lo", &o.train_lo, "training interval start")
       .add("train-hi", &o.train_hi, "training interval end")
       .add("val-lo", &o.val_lo, "validation interval start")

@@ -55,6 +55,10 @@ Shard parse_shard(const std::string& text) {
   if (slash == std::string::npos) throw io::UsageError(what + " must be i/n (e.g. 0/4), got '" + text + "'");
   const auto i = io::parse_int(text.substr(0, slash), what);
   const auto n = io::parse_int(text.substr(slash + 1), what);
+  if (n >= 1 && i == n)  // a 1-based task id (SLURM arrays often start at 1): name the convention
+    throw io::UsageError(what + " " + text + ": shards are numbered from 0 (0/" + std::to_string(n) + " .. " +
+                         std::to_string(n - 1) + "/" + std::to_string(n) + "); from a 1-based task id give " +
+                         std::to_string(n - 1) + "/" + std::to_string(n));
   if (n < 1 || i < 0 || i >= n || n > 1000000)
     throw io::UsageError(what + " must be i/n with 0 <= i < n, got '" + text + "'");
   return {static_cast<int>(i), static_cast<int>(n)};

@@ -171,7 +171,9 @@ HessianResult run_hessian(const HessianOptions& o, io::Provenance prov) {
       if (g == 0) ref = lam;
       else worst = std::max(worst, std::abs(lam - ref) / std::abs(ref));
       std::cout << "gauge " << g << (g == 0 ? " (as loaded)" : "") << "  " << std::left << std::setw(8) << space
-                << std::right << " lambda_max " << lam << "  (" << products << " products, " << std::fixed
+                << std::right << " lambda_max " << lam;
+      for (std::size_t k = 1; k < ev.size(); ++k) std::cout << "  lambda_" << k + 1 << " " << ev[k];  // the rest of --top-k
+      std::cout << "  (" << products << " products, " << std::fixed
                 << std::setprecision(1) << secs << " s)" << std::defaultfloat << std::setprecision(5) << "  loss "
                 << hess.loss() << "\n";
     }

@@ -21,14 +21,14 @@ std::string num(double v) {
 const std::vector<StepHookRow>& step_hook_rows() {
   using K = StepHookKind;
   static const std::vector<StepHookRow> rows = {
-      {K::gauge_fix, "gauge_fix", {"gaugefix-mode", "gaugefix-vo", "gaugefix-eps"},
+      {K::gauge_fix, "gauge_fix", {"gaugefix-every", "gaugefix-mode", "gaugefix-vo", "gaugefix-eps"},
        [](const TrainOptions& o) {
          return std::string("GaugeFix (") + word(o.gaugefix_mode) + ") every " + std::to_string(o.gaugefix_every) +
                 " steps, eps " + num(o.gaugefix_eps) + ", state transport " + word(o.state_transport) +
                 (o.gaugefix_vo ? ", V/O too" : "");
        }},
       {K::qk_cap, "qk_cap", {"qk-cap"}, [](const TrainOptions& o) { return "cap s_Q*s_K <= " + num(o.qk_cap); }},
-      {K::quotient, "quotient", {"quotient", "quotient-every", "quotient-damping", "quotient-vo"},
+      {K::quotient, "quotient", {"quotient", "quotient-every", "quotient-damping", "quotient-vo", "quotient-scale"},
        [](const TrainOptions& o) {
          return std::string("quotient-aware attention updates (") + word(o.quotient) +
                 (o.quotient == QuotientGram::full && o.quotient_every > 1

@@ -4,10 +4,12 @@
 // resume reads its identity marks.
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <limits>
 #include <string>
 
+#include "data/synthetic_corpus.hpp"
 #include "gpt2/model/config.hpp"
 #include "gpt2/train/api.hpp"
 #include "gpt2/train/checkpoints.hpp"
@@ -15,8 +17,11 @@
 #include "gpt2/train/hook_registry.hpp"
 #include "io/choice_option.hpp"
 #include "io/options.hpp"
+#include "io/run_flags.hpp"
 
 namespace gaugelab::gpt2 {
+
+namespace fs = std::filesystem;
 
 namespace {
 
@@ -249,8 +254,8 @@ void declare_train_options(io::Options& opts, TrainOptions& o) {
       .add("unstable-spikes", &o.unstable_spikes, "spikes that make a run unstable", Range::at_least(1));
   io::add_run_flags(opts, o.run, "run directory: log.h5 and checkpoints/");
   opts.identity("seed").transient("out").transient("force");
-  // The flags of one mode, refused without it (never silently ignored). --gaugefix-every is not among
-  // them: the grid scripts and configs give it to every condition as the shared schedule.
+  // The flags of one mode, refused without it (never silently ignored). The configs and grid scripts give
+  // --gaugefix-every only to the conditions with GaugeFix (1, its default, is every other condition's too).
   auto keys_where = [](auto&& pred) {
     std::vector<std::string> keys;
     for (const Condition& c : conditions())
@@ -265,6 +270,12 @@ void declare_train_options(io::Options& opts, TrainOptions& o) {
   opts.only_with("fit-memory", "fit-micro-batch", {"on"});
   for (const char* f : {"muon-lr", "muon-momentum", "muon-wd", "muon-qkv"}) opts.only_with(f, "optimizer", {"muon"});
   opts.only_with("projection-target", "grad-projection", {"approx", "exact"});
+  // --profile-from's mode is a number (0 = off), which only_with's list of values cannot name.
+  opts.check([&opts, &o] {
+    const auto& given = opts.given();
+    if (o.profile_from == 0 && std::find(given.begin(), given.end(), "profile-steps") != given.end())
+      throw io::UsageError("--profile-steps applies only with --profile-from other than 0, but --profile-from is 0");
+  });
   opts.implies([&o] {  // the condition's flag bundle
     std::vector<io::Implied> out;
     for (const FlagValue& f : condition(o.condition).bundle) out.push_back({f.flag, f.value, "--condition " + o.condition, "condition"});
@@ -295,16 +306,30 @@ void validate_train_options(const TrainOptions& given) {
     opts.apply_implied(/*strict=*/true);      // the condition's bundle holds
   }
   need(!o.run.out.empty(), "--out DIR is required (the run directory: log.h5 and checkpoints/)");
+  std::error_code ec;
+  need(!(o.resume && o.data.empty() && !fs::exists(o.run.out, ec)),
+       "--resume: the run directory " + o.run.out + " does not exist (nothing to continue; a new run needs --data)");
   need(!o.data.empty(), "--data DIR is required (a directory with train.bin and val.bin; see gaugelab prepare)");
-  if (o.data.rfind("synthetic:", 0) == 0) {
+  const bool synthetic = o.data.rfind("synthetic:", 0) == 0;
+  if (synthetic) {
     std::int64_t docs = 0;
     try {
       docs = io::parse_int(o.data.substr(10), "--data synthetic:N");
     } catch (const io::UsageError&) {
       docs = 0;
     }
-    need(docs >= 100, "--data synthetic:N needs N >= 100 documents (got '" + o.data.substr(10) + "')");
+    need(docs >= 100 && static_cast<double>(docs) <= static_cast<double>(data::kMaxSyntheticDocs),
+         "--data synthetic:N needs 100 <= N <= " + std::to_string(data::kMaxSyntheticDocs) + " documents (got '" +
+             o.data.substr(10) + "')");
+  } else {
+    need(fs::exists(o.data, ec), "--data " + o.data + ": no such directory (a directory with train.bin and val.bin; "
+                                 "see gaugelab prepare)");
+    need(fs::is_directory(o.data, ec), "--data " + o.data + " is a file, not a directory: give the directory that "
+                                       "holds train.bin and val.bin (or llm.c shards)");
   }
+  // The run directory receives log.h5 and checkpoints/: never the data directory, one above it or inside it,
+  // nor one holding the weights it starts from (--force or not).
+  io::refuse_output_over_inputs(o.run.out, {synthetic ? std::string() : o.data, o.init_from});
   const Condition& c = condition(o.condition);
   need(has_hook(c, StepHookKind::gauge_fix) || o.state_transport == StateTransport::none,
        std::string("--state-transport ") + word(o.state_transport) + " only applies to conditions with GaugeFix (" +
@@ -317,7 +342,10 @@ void validate_train_options(const TrainOptions& given) {
        "--max-iters x --grad-accum x --batch-size must stay below 2^60 sequences (the data order's numbering)");
   need(o.min_lr <= o.lr, "--min-lr must be in [0, --lr]");
   const std::int64_t decay = o.lr_decay_iters > 0 ? o.lr_decay_iters : o.max_iters;
-  need(decay >= o.warmup_iters, "--lr-decay-iters (or --max-iters) must be >= --warmup-iters");
+  need(decay >= o.warmup_iters,
+       "the warm-up (--warmup-iters " + std::to_string(o.warmup_iters) + ") is longer than the schedule (" +
+           (o.lr_decay_iters > 0 ? "--lr-decay-iters " : "--max-iters ") + std::to_string(decay) +
+           "): give --warmup-iters " + std::to_string(decay) + " or less (a tenth is usual), or more steps");
   need(o.batch_tokens == 0 || o.grad_accum == 1,
        "--batch-tokens and --grad-accum both set the global batch: give one of them");
   need(!o.replan || o.resume, "--replan only applies with --resume");

@@ -146,6 +146,8 @@ TrainRun setup_train(const TrainOptions& o, io::Provenance prov) {
   prov.kind = "gpt2/train";
   prov.seed = o.run.seed;
   prov.threads = apply_torch_threads(o.run.threads);
+  // A new run's model is the flags' own: its contradictions are usage errors named before the device.
+  if (!o.resume && o.init_from.empty()) check_model_needs(*r.condition, o, build_model_config(o, 0), /*fresh=*/true);
   r.dist = read_dist_env();
   std::string device_name = o.device;
   if (r.dist.active() && (o.device == "cuda" || o.device.rfind("cuda:", 0) == 0))

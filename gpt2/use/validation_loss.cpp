@@ -86,9 +86,10 @@ void check_window_count(const std::string& data, std::int64_t batch_size, std::i
   const std::size_t starts = file.size() >= span ? file.size() - span + 1 : 0;
   if (static_cast<long double>(batch_size) * static_cast<long double>(batches) > static_cast<long double>(starts))
     throw io::UsageError("--batches " + std::to_string(batches) + " x --batch-size " + std::to_string(batch_size) +
-                         " windows exceed the " + std::to_string(starts) + " distinct windows of " + std::to_string(span) +
-                         " tokens in " + data + " (at most " +
-                         std::to_string(starts / static_cast<std::size_t>(batch_size)) + " batches)");
+                         " windows exceed the " + std::to_string(starts) +
+                         (T == 0 ? " windows " + data + " holds whatever the context (one per token)"
+                                 : " distinct windows of " + std::to_string(span) + " tokens in " + data) +
+                         " (at most " + std::to_string(starts / static_cast<std::size_t>(batch_size)) + " batches)");
 }
 
 double validation_loss(const LoadedModel& lm, const std::string& data, std::int64_t batch_size, std::int64_t batches,

@@ -54,15 +54,30 @@ std::string Range::describe() const {
   return "any value";
 }
 
+namespace {
+
+// A value as an error message quotes it: whole when short, else its ends and its length (a 309-digit
+// number once made a 330-character "one line").
+std::string quoted(const std::string& text) {
+  constexpr std::size_t kWhole = 40, kEnd = 12;
+  if (text.size() <= kWhole) return "'" + text + "'";
+  return "'" + text.substr(0, kEnd) + "..." + text.substr(text.size() - kEnd) + "' (" + std::to_string(text.size()) +
+         " characters)";
+}
+
+}  // namespace
+
 std::vector<std::string> split_list(const std::string& text, const std::string& what) {
   std::vector<std::string> out;
   std::string item;
   std::istringstream is(text);
   while (std::getline(is, item, ',')) {
     item = trim(item);
-    if (item.empty()) throw UsageError(what + ": empty item in list '" + text + "'");
+    if (item.empty()) throw UsageError(what + ": empty item in list " + quoted(text));
     out.push_back(item);
   }
+  // getline yields no item after a trailing comma: "0," is refused like "0,,1".
+  if (!out.empty() && trim(text).back() == ',') throw UsageError(what + ": empty item in list " + quoted(text));
   if (out.empty()) throw UsageError(what + ": empty list");
   return out;
 }
@@ -72,9 +87,14 @@ double parse_real(const std::string& text, const std::string& what) {
   char* end = nullptr;
   errno = 0;
   const double v = std::strtod(t.c_str(), &end);
-  if (t.empty() || end != t.c_str() + t.size())
-    throw UsageError(what + ": '" + text + "' is not a number");
-  if (!std::isfinite(v) || errno == ERANGE) throw UsageError(what + ": '" + text + "' is not a finite number");
+  if (t.empty() || end != t.c_str() + t.size()) throw UsageError(what + ": " + quoted(text) + " is not a number");
+  if (std::isnan(v)) throw UsageError(what + ": " + quoted(text) + " is not a finite number (NaN)");
+  if (std::isinf(v) && errno != ERANGE) throw UsageError(what + ": " + quoted(text) + " is not a finite number (infinite)");
+  if (errno == ERANGE && std::fabs(v) > 1.0)
+    throw UsageError(what + ": " + quoted(text) + " is beyond the largest double (about 1.8e308)");
+  if (errno == ERANGE)  // glibc: below the smallest normal double, rounded (subnormal or 0)
+    throw UsageError(what + ": " + quoted(text) + " is too close to 0 for a double (below about 2.2e-308 in "
+                     "magnitude); give 0 or a larger value");
   return v;
 }
 
@@ -86,11 +106,12 @@ std::int64_t parse_int(const std::string& text, const std::string& what) {
   if (!t.empty() && end != t.c_str() + t.size()) {
     // Accept integral reals such as "1e6" (common in sweeps), reject 1.5.
     const double d = parse_real(t, what);
-    if (d != std::floor(d) || std::fabs(d) > 9.0e18) throw UsageError(what + ": '" + text + "' is not an integer");
+    if (d != std::floor(d)) throw UsageError(what + ": " + quoted(text) + " is not an integer");
+    if (std::fabs(d) > 9.0e18) throw UsageError(what + ": " + quoted(text) + " is beyond the 64-bit integer range (about 9.2e18)");
     return static_cast<std::int64_t>(d);
   }
   if (t.empty()) throw UsageError(what + ": empty value");
-  if (errno == ERANGE) throw UsageError(what + ": '" + text + "' is out of the integer range");
+  if (errno == ERANGE) throw UsageError(what + ": " + quoted(text) + " is beyond the 64-bit integer range (about 9.2e18)");
   return v;
 }
 
@@ -98,7 +119,7 @@ bool parse_bool(const std::string& text, const std::string& what) {
   const std::string t = trim(text);
   if (t == "true" || t == "1" || t == "yes" || t == "on") return true;
   if (t == "false" || t == "0" || t == "no" || t == "off") return false;
-  throw UsageError(what + ": '" + text + "' is not a boolean (true/false)");
+  throw UsageError(what + ": " + quoted(text) + " is not a boolean (true/false)");
 }
 
 std::string utf8_safe(const std::string& text) {
@@ -180,7 +201,7 @@ Options& Options::add(const std::string& name, int* f, const std::string& help, 
                [f, key](const std::string& t) {
                  const auto v = parse_int(t, key);
                  if (v < std::numeric_limits<int>::min() || v > std::numeric_limits<int>::max())
-                   throw UsageError(key + ": '" + t + "' is out of range");
+                   throw UsageError(key + ": " + quoted(t) + " is beyond the range of this integer option (about 2.1e9)");
                  *f = static_cast<int>(v);
                },
                [f] { return nlohmann::json(*f); }, [f] { return std::to_string(*f); }},
@@ -195,7 +216,7 @@ Options& Options::add(const std::string& name, std::uint64_t* f, const std::stri
   return push({name, help, "int", true, false, false,
                [f, key](const std::string& t) {
                  const auto v = parse_int(t, key);
-                 if (v < 0) throw UsageError(key + " must be >= 0, got " + t);
+                 if (v < 0) throw UsageError(key + " must be >= 0, got " + quoted(t));
                  *f = static_cast<std::uint64_t>(v);
                },
                [f] { return nlohmann::json(*f); }, [f] { return std::to_string(*f); }},

@@ -58,6 +58,8 @@ bool lies_below(const fs::path& inner, const fs::path& outer) {
 
 }  // namespace
 
+// Also a path inside an input directory that does not exist yet (`export CK --out CK/sub`): no verb writes into
+// what it reads, whether or not the path is there already.
 void refuse_output_over_inputs(const std::string& path, const std::vector<std::string>& inputs, const std::string& flag) {
   if (path.empty()) return;
   const fs::path out = resolved(path);
@@ -73,9 +75,9 @@ void refuse_output_over_inputs(const std::string& path, const std::vector<std::s
       throw UsageError(flag + " " + path + " is this command's input " + input + " (write the result elsewhere)");
     if (lies_below(in, out))
       throw UsageError(flag + " " + path + " holds this command's input " + input + " (write the result elsewhere)");
-    if (out_exists && fs::is_directory(in, ec) && lies_below(out, in))
-      throw UsageError(flag + " " + path + " is a file of this command's input " + input +
-                       " (write the result elsewhere)");
+    if (fs::is_directory(in, ec) && lies_below(out, in))
+      throw UsageError(flag + " " + path + (out_exists ? " is a file of" : " lies inside") + " this command's input " +
+                       input + " (write the result elsewhere)");
   }
 }
 

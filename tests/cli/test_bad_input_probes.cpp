@@ -19,6 +19,7 @@
 #include <optional>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include "support/child.hpp"
@@ -71,7 +72,7 @@ std::string checkpoint_of(const std::string& run_dir) {
 // The fixture: a prepared corpus, two checkpoints of one configuration and one of another width, a
 // token file under a name of no token file, an HDF5 log named like a token file, a tiny named corpus.
 struct Fixture {
-  std::string root, data, val, a, a_copy, b, narrow, tok, log_bin, existing, corpus, text_bin;
+  std::string root, data, val, a, a_copy, b, narrow, tok, log_bin, existing, corpus, text_bin, text, empty;
 };
 
 Fixture make_fixture(const std::string& name) {
@@ -111,6 +112,11 @@ Fixture make_fixture(const std::string& name) {
   f.text_bin = in + "/p/train.bin";  // a text input named like the output prepare writes beside it
   fs::create_directories(in + "/p");
   std::ofstream(f.text_bin) << "Some text to tokenise, once upon a time.\n";
+  f.text = in + "/q/t.txt";  // a text input in a folder of its own
+  fs::create_directories(in + "/q");
+  std::ofstream(f.text) << "Other text to tokenise, twice upon a time.\n";
+  f.empty = in + "/empty.txt";
+  std::ofstream{f.empty};
   return f;
 }
 
@@ -121,7 +127,8 @@ std::string fill(const std::string& args, const Fixture& f) {
                                                         {"{W}", f.narrow},    {"{D}", f.data},       {"{V}", f.val},
                                                         {"{TOK}", f.tok},     {"{LOGBIN}", f.log_bin},
                                                         {"{EXISTING}", f.existing}, {"{CORPUS}", f.corpus},
-                                                        {"{TEXTBIN}", f.text_bin}, {"{OUT}", f.root + "/out"},
+                                                        {"{TEXTBIN}", f.text_bin}, {"{TEXT}", f.text},
+                                                        {"{EMPTY}", f.empty}, {"{OUT}", f.root + "/out"},
                                                         {"{IN}", f.root + "/in"}})
     s = replace_all(s, key, value);
   return s;
@@ -205,7 +212,7 @@ TEST_CASE("bad input probes: every count is bounded, refused in one line before 
              {
                  {"merge-models {A} {B} --out {OUT}/m --data {V} --batches 1e12", 2, "--batches", 60},
                  {"eval {A} --data {V} --batches 1e12", 2, "--batches", 60},
-                 {"eval {A} --data {V} --batches 1e6 --batch-size 8", 2, "distinct windows", 60},
+                 {"eval {A} --data {V} --batches 1e6 --batch-size 8", 2, "holds whatever the context (one per token)", 60},
                  {"generate {A} --max-new-tokens 1e12", 2, "--max-new-tokens", 60},
                  {"generate {A} --samples 1e12", 2, "--samples", 60},
                  {"generate {A} --samples 100000 --max-new-tokens 100000", 2, "--samples", 60},
@@ -268,6 +275,73 @@ TEST_CASE("bad input probes: errors name the difference, token files are judged 
                  {"hessian {A} --data {D}/meta.json --out {OUT}/h.h5", 2, "is not a token file: it is a JSON file", 60},
                  {"eval {A} --data {TOK} --batches 1 --batch-size 1 --seq-len 8", 0, "val loss", 60},
              });
+}
+
+// The CLI's probes of issue 45: outputs inside inputs, unbounded sizes, mode flags silently taken, exit codes
+// that disagreed and messages that said the wrong thing. Each refused in one line, exit 2 (a usage error:
+// main.cpp's convention), before any work and without touching the fixture; valid neighbours still run.
+TEST_CASE("bad input probes: issue 45 (the CLI)", "[cli][probes]") {
+  const std::string t = "train --data {D} --model nano --max-iters 1 --warmup-iters 0 --threads 1 ";
+  const std::string huge = "1" + std::string(308, '0');  // a 309-digit integer
+  const std::vector<std::tuple<std::string, int, std::string, bool>> table = {
+      // the run directory over, above or inside its data directory (train wrote among train.bin / val.bin)
+      {t + "--out {D} --force", 2, "is this command's input", false},
+      {t + "--out {IN} --force", 2, "holds this command's input", false},
+      {t + "--out {D}/run", 2, "lies inside this command's input", false},
+      // outputs inside inputs
+      {"export {A} --out {A}/sub", 2, "lies inside this command's input", false},
+      {"prepare --input {TEXT} --out {IN}/q", 2, "holds this command's input", false},
+      // unbounded sizes
+      {"prepare --synthetic --docs 1e12 --out {OUT}/p", 2, "--docs 1000000000000 exceeds the limit of 10000000", false},
+      {"toy relu --hidden 1e9 --out {OUT}/r.h5", 2, "--hidden must be in [1, 10000000]", false},
+      // mode flags once taken silently
+      {t + "--condition A --quotient-scale rms --out {OUT}/t", 2,
+       "--quotient-scale applies only with --condition E or Erms, but --condition is A", false},
+      {t + "--condition A --gaugefix-every 5 --out {OUT}/t", 2,
+       "--gaugefix-every applies only with --condition B, D, Dcap or Beff, but --condition is A", false},
+      {t + "--profile-steps 3 --out {OUT}/t", 2,
+       "--profile-steps applies only with --profile-from other than 0, but --profile-from is 0", false},
+      // a flag contradiction is named before a missing CUDA device (was exit 1, "no CUDA device")
+      {t + "--device cuda --condition B --multipliers none --out {OUT}/t", 2, "--condition B needs row multipliers", false},
+      // a missing --data: exit 2 from train as from eval (train said 1)
+      {"train --data {IN}/nonexistent --model nano --out {OUT}/t", 2, "--data {IN}/nonexistent: no such directory", false},
+      {"eval {A} --data {IN}/nonexistent", 2, "--data {IN}/nonexistent: no such file", false},
+      {"train --data {V} --model nano --out {OUT}/t", 2, "is a file, not a directory", false},
+      // messages that said the wrong thing
+      {"eval {A} --data {V} --batches 1e9", 2, "holds whatever the context (one per token)", false},
+      {t + "--lr 1e-308 --out {OUT}/t --print-config", 2, "'1e-308' is too close to 0 for a double", false},
+      {t + "--lr 1e309 --out {OUT}/t --print-config", 2, "'1e309' is beyond the largest double", false},
+      {"train --data {D} --model nano --max-iters " + huge + " --out {OUT}/t --print-config", 2,
+       "(309 characters) is beyond the 64-bit integer range", false},
+      {"train --resume --out {OUT}/nonexistent", 2, "--resume: the run directory {OUT}/nonexistent does not exist", false},
+      {"train --data {D} --model nano --max-iters 40 --threads 1 --out {OUT}/t", 2,
+       "give --warmup-iters 40 or less", false},
+      // a list with an empty item, trailing or not
+      {"sweep relu --lambda 0, --out {OUT}/s.h5", 2, "--lambda: empty item in list '0,'", false},
+      {"sweep relu --lambda 0,,1 --out {OUT}/s.h5", 2, "--lambda: empty item in list '0,,1'", false},
+      // shards count from 0 in both sweep and make_figures.py; n/n names the convention
+      {"sweep relu --shard 4/4 --out {OUT}/s.h5", 2, "shards are numbered from 0 (0/4 .. 3/4)", false},
+      // a corpus with nothing in it
+      {"prepare --input {EMPTY} --out {OUT}/p", 2, "the input holds no document", false},
+      // valid neighbours
+      {"sweep relu --lambda 0,0.5 --steps 2 --hidden 2 --n-train 4 --n-val 2 --seeds 1 --gauges 0 --out {OUT}/s.h5", 0,
+       "sweep relu ->", true},
+      {t + "--condition B --gaugefix-every 5 --out {OUT}/t --print-config", 0, "\"gaugefix-every\": 5", false},
+      {t + "--condition Erms --out {OUT}/t --print-config", 0, "\"quotient-scale\": \"rms\"", false},
+      {t + "--profile-from 2 --profile-steps 3 --out {OUT}/t --print-config", 0, "\"profile-steps\": 3", false},
+      {t + "--lr 2.5e-308 --out {OUT}/t --print-config", 0, "\"lr\": 2.5e-308", false},
+  };
+  Fixture names;  // the placeholders in the expected text are the fixture's paths
+  names.root = kRoot + "/issue45";
+  std::vector<std::string> args, says;
+  for (const auto& [a, status, say, writes] : table) {
+    args.push_back(a);
+    says.push_back(fill(say, names));
+  }
+  std::vector<Row> rows;
+  for (std::size_t i = 0; i < table.size(); ++i)
+    rows.push_back({args[i].c_str(), std::get<1>(table[i]), says[i].c_str(), 60, std::get<3>(table[i])});
+  check_rows("issue45", rows);
 }
 
 namespace {
