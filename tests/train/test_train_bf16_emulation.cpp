@@ -1,6 +1,6 @@
 // --precision bf16 --bf16-mode emulated (gpt2/model/bf16_round.hpp) as a user meets it: on the tiny CPU
-// configuration (gpt2/configs/tiny-cpu.ini) its per-step losses follow native bf16 autocast's far more closely than
-// float32's do, it is bit-deterministic run to run, and the path taken is printed and recorded. Child processes of
+// configuration (gpt2/configs/tiny-cpu.ini) its first step follows native bf16 autocast far more closely than float32
+// does, it is bit-deterministic run to run, and the path taken is printed and recorded. Child processes of
 // build/gaugelab, one thread, 30 steps.
 #include <cmath>
 #include <filesystem>
@@ -22,21 +22,25 @@ namespace {
 const std::string kRoot = std::string(GAUGELAB_BINARY_DIR) + "/test_train_bf16_emulation";
 constexpr int kSteps = 30;
 
-// One run of the tiny configuration with `precision` flags; its per-step training losses.
-std::vector<double> tiny_losses(const std::string& name, const std::string& precision, std::string* output = nullptr) {
+struct Run {
+  std::vector<double> loss, grad_norm;  // per step
+};
+
+// One run of the tiny configuration with `precision` flags; its per-step training losses and gradient norms.
+Run tiny_run(const std::string& name, const std::string& precision, std::string* output = nullptr) {
   const std::string out = kRoot + "/" + name;
   fs::remove_all(out);
   const test::ProcessResult r = test::run_gaugelab(
       "train --config " + std::string(GAUGELAB_SOURCE_DIR) + "/gpt2/configs/tiny-cpu.ini --out " + out +
-      " --condition A --seed 3 --max-iters " + std::to_string(kSteps) + " --eval-every " + std::to_string(kSteps) +
-      " --eval-batches 1 --ckpt-every 0 --peak-tflops 1 --threads 1 " + precision);
+      " --condition A --seed 3 --max-iters " + std::to_string(kSteps) + " --warmup-iters 5 --eval-every " +
+      std::to_string(kSteps) + " --eval-batches 1 --ckpt-every 0 --peak-tflops 1 --threads 1 " + precision);
   INFO(r.output);
   REQUIRE(r.status == 0);
   if (output != nullptr) *output = r.output;
-  const io::RunLogReader log(out + "/log.h5");
-  const std::vector<double> loss = log.series().at("loss");
-  REQUIRE(loss.size() == static_cast<std::size_t>(kSteps));
-  return loss;
+  const io::SeriesData s = io::RunLogReader(out + "/log.h5").series();
+  Run run{s.at("loss"), s.at("grad_norm")};
+  REQUIRE(run.loss.size() == static_cast<std::size_t>(kSteps));
+  return run;
 }
 
 double mean_abs_diff(const std::vector<double>& a, const std::vector<double>& b) {
@@ -47,18 +51,27 @@ double mean_abs_diff(const std::vector<double>& a, const std::vector<double>& b)
 
 }  // namespace
 
-TEST_CASE("bf16 emulation: per-step losses follow native bf16 autocast, far closer than float32's", "[train][bf16]") {
+TEST_CASE("bf16 emulation: the first step follows native bf16 autocast far more closely than float32 does",
+          "[train][bf16]") {
   std::string said;
-  const std::vector<double> native = tiny_losses("native", "--precision bf16 --bf16-mode native");
-  const std::vector<double> emulated = tiny_losses("emulated", "--precision bf16 --bf16-mode emulated", &said);
-  const std::vector<double> fp32 = tiny_losses("fp32", "--precision fp32");
-  const double d_emulated = mean_abs_diff(emulated, native), d_fp32 = mean_abs_diff(fp32, native);
+  const Run native = tiny_run("native", "--precision bf16 --bf16-mode native");
+  const Run emulated = tiny_run("emulated", "--precision bf16 --bf16-mode emulated", &said);
+  const Run fp32 = tiny_run("fp32", "--precision fp32");
+  // Step 1 is the one step where the three runs hold the same parameters, so its gradient measures the arithmetic
+  // alone. The scale is float32's own distance from native bf16, measured here: emulation must remove at least 4/5
+  // of it (measured on the development machine: 24x closer, 4.6e-5 against 1.1e-3).
+  const double g_emulated = std::abs(emulated.grad_norm[0] - native.grad_norm[0]);
+  const double g_fp32 = std::abs(fp32.grad_norm[0] - native.grad_norm[0]);
+  INFO("step 1 |grad norm - native's|: emulated " << g_emulated << ", fp32 " << g_fp32);
+  CHECK(g_fp32 > 0);
+  CHECK(g_emulated * 5 <= g_fp32);
+  // Later steps hold different parameters: AdamW divides each coordinate's step by its own gradient scale, so any
+  // difference in the gradients, however small, moves the trajectories apart to much the same distance within a few
+  // steps (measured over 30 steps: mean |emulated - native| 9.8e-5, mean |fp32 - native| 1.2e-4, although step 1's
+  // gradient is 24x closer). Per-step losses then bound emulation only loosely: no farther from native than fp32.
+  const double d_emulated = mean_abs_diff(emulated.loss, native.loss), d_fp32 = mean_abs_diff(fp32.loss, native.loss);
   INFO("mean |emulated - native| " << d_emulated << ", mean |fp32 - native| " << d_fp32);
-  // The scale is float32's own distance from native bf16 on the same run, measured here, not a number chosen to
-  // pass: emulation must remove at least 4/5 of it. What emulation leaves out (the attention kernel's internal
-  // rounding of its weights, the summation order inside the GEMMs) is a small part of bf16's rounding.
-  CHECK(d_fp32 > 0);
-  CHECK(d_emulated <= d_fp32 / 5);
+  CHECK(d_emulated <= d_fp32);
   // The path is printed with the settings and recorded in the log (options and summary).
   CHECK(said.find("bf16 emulated (as given)") != std::string::npos);
   const io::RunLogReader log(kRoot + "/emulated/log.h5");
@@ -75,14 +88,15 @@ TEST_CASE("bf16 emulation: per-step losses follow native bf16 autocast, far clos
 }
 
 TEST_CASE("bf16 emulation: two runs are bit for bit the same", "[train][bf16]") {
-  const std::vector<double> a = tiny_losses("emulated_a", "--precision bf16 --bf16-mode emulated");
-  const std::vector<double> b = tiny_losses("emulated_b", "--precision bf16 --bf16-mode emulated");
-  CHECK(a == b);
+  const Run a = tiny_run("emulated_a", "--precision bf16 --bf16-mode emulated");
+  const Run b = tiny_run("emulated_b", "--precision bf16 --bf16-mode emulated");
+  CHECK(a.loss == b.loss);
+  CHECK(a.grad_norm == b.grad_norm);
 }
 
 TEST_CASE("bf16 emulation: auto times both paths and records the one it took", "[train][bf16]") {
   std::string said;
-  tiny_losses("auto", "--precision bf16 --bf16-mode auto", &said);
+  tiny_run("auto", "--precision bf16 --bf16-mode auto", &said);
   CHECK(said.find("(auto: x·Wᵀ [512 x 64]·[64 x ") != std::string::npos);
   const io::RunLogReader log(kRoot + "/auto/log.h5");
   const std::string took = std::get<std::string>(log.summary().at("bf16_mode"));
