@@ -302,7 +302,7 @@ TEST_CASE("bad input probes: issue 45 (the CLI)", "[cli][probes]") {
       {t + "--profile-steps 3 --out {OUT}/t", 2,
        "--profile-steps applies only with --profile-from other than 0, but --profile-from is 0", false},
       // a flag contradiction is named before a missing CUDA device (was exit 1, "no CUDA device")
-      {t + "--device cuda --condition B --multipliers none --out {OUT}/t", 2, "--condition B needs row multipliers", false},
+      {t + "--device cuda --condition B --multipliers none --out {OUT}/t", 2, "needs row multipliers on q and k", false},
       // a missing --data: exit 2 from train as from eval (train said 1)
       {"train --data {IN}/nonexistent --model nano --out {OUT}/t", 2, "--data {IN}/nonexistent: no such directory", false},
       {"eval {A} --data {IN}/nonexistent", 2, "--data {IN}/nonexistent: no such file", false},

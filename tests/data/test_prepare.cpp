@@ -193,10 +193,10 @@ TEST_CASE("a bad input line fails with file and line and leaves no outputs", "[p
   o.ranks_path = gaugelab::data::testing::ranks_path();
   o.progress = false;
   CHECK_THROWS_WITH(run_prepare(o), Catch::Contains("bad.jsonl:2: no string field \"text\""));
-  CHECK(fs::is_empty(dir.file("out")));
+  CHECK(!fs::exists(dir.file("out")));  // the folder it made is removed with what it held
   o.inputs = {dir.file("missing.txt")};
   CHECK_THROWS_WITH(run_prepare(o), Catch::Contains("missing.txt: cannot open"));
-  CHECK(fs::is_empty(dir.file("out")));
+  CHECK(!fs::exists(dir.file("out")));
   o.inputs = {dir.file("ok.txt")};
   o.ranks_path = dir.file("nope.tiktoken");
   CHECK_THROWS_WITH(run_prepare(o), Catch::Contains("nope.tiktoken: cannot open"));
