@@ -108,7 +108,7 @@ def test_runner_skips_finished_runs_and_shards(tmp_path):
     r = subprocess.run(base + ["--shard", "1/2"], capture_output=True, text=True, timeout=300, cwd=ROOT)
     assert r.returncode == 0 and "3 finished before" in r.stdout, r.stdout
     bad = subprocess.run(base + ["--shard", "2/2"], capture_output=True, text=True, timeout=60, cwd=ROOT)
-    assert bad.returncode != 0 and "0 <= I < N" in bad.stderr
+    assert bad.returncode == 2 and "shards are numbered from 0 (0/2 .. 1/2)" in bad.stderr
 
 
 def test_demo_tiers_split_every_experiment_and_figure_once():
