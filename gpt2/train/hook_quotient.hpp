@@ -1,5 +1,5 @@
-// The quotient hook (hook_quotient.cpp, condition E): --quotient, --quotient-every, --quotient-damping,
-// --quotient-vo. Its registry row: hook_registry.cpp.
+// The quotient hook (hook_quotient.cpp, conditions E and Erms): --quotient, --quotient-every, --quotient-damping,
+// --quotient-vo, --quotient-scale. Its registry row: hook_registry.cpp.
 #pragma once
 
 #include <memory>

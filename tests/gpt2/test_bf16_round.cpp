@@ -11,6 +11,7 @@
 #include <ATen/ops/randn.h>
 #include <ATen/ops/scaled_dot_product_attention.h>
 
+#include "core/update_bf16.hpp"
 #include "gpt2/model/bf16_round.hpp"
 #include "gpt2/model/lrm.hpp"
 #include "gpt2/model/runtime.hpp"
@@ -72,6 +73,26 @@ TEST_CASE("bf16 rounding equals the cast to bf16 and back, value for value", "[g
   at::Tensor y = x.clone();
   round_to_bf16_(y);
   CHECK(same_values(y, cast_round_trip(x)));
+}
+
+TEST_CASE("bf16 rounding equals the core's reference rounding on the same values", "[gpt2][bf16]") {
+  // core::round_to_bf16 (core/update_bf16.hpp) is the one definition the toys and Muon's emulation use; the tensor
+  // op's bit arithmetic must give the same value for every input, the delicate ones included.
+  for (const at::Tensor& x : {delicate_values(), at::randn({64, 33}).mul(10)}) {
+    const at::Tensor r = round_to_bf16(x).contiguous(), xc = x.contiguous();
+    const float* pr = r.data_ptr<float>();
+    const float* px = xc.data_ptr<float>();
+    for (std::int64_t i = 0; i < xc.numel(); ++i) {
+      const double ref = gaugelab::core::round_to_bf16(static_cast<double>(px[i]));
+      INFO("input " << px[i] << ", op " << pr[i] << ", core " << ref);
+      if (std::isnan(ref)) {
+        CHECK(std::isnan(pr[i]));
+      } else {
+        CHECK(static_cast<double>(pr[i]) == ref);
+        CHECK(std::signbit(pr[i]) == std::signbit(ref));
+      }
+    }
+  }
 }
 
 TEST_CASE("the rounding op rounds forward and rounds the incoming gradient backward", "[gpt2][bf16]") {
