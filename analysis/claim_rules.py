@@ -212,6 +212,20 @@ def fisher_more_often(k_a: int, n_a: int, k_b: int, n_b: int, name: str, alpha: 
     return Part("yes" if p < alpha else "undecided", f"{name}: {k_a}/{n_a} vs {k_b}/{n_b}, one-sided Fisher p={p:.3g}", p)
 
 
+def equivalent(x, y, margin: float, name: str, alpha: float = FAMILY_ALPHA) -> Part:
+    """x − y paired by seed, where two ways of computing the same thing are claimed to agree (not zero by
+    construction, so unlike null_part a small resolved difference is allowed): 'yes' when TOST puts the mean inside
+    ±margin, 'no' when the paired (1 − alpha) interval lies wholly outside ±margin (resolved beyond it), else
+    'undecided'."""
+    pr = stats.paired_difference(x, y, level=1.0 - alpha, name=name)
+    t = stats.tost(x, y, margin, level=1.0 - alpha) if pr.n >= 2 else None
+    if t is not None and t.equivalent:
+        return Part("yes", f"{name}: {pr.text('+.3g')}, inside ±{margin:g}")
+    if pr.n >= 2 and (pr.lo > margin or pr.hi < -margin):
+        return Part("no", f"{name}: {pr.text('+.3g')}, resolved beyond ±{margin:g}")
+    return Part("undecided", f"{name}: {pr.text('+.3g')}" + ("" if pr.n >= 2 else " (fewer than 2 seeds)"))
+
+
 def null_part(x, y, margin: float, name: str, alpha: float = FAMILY_ALPHA) -> Part:
     """A measured null (x − y zero by construction, paired by seed) checked as one: 'yes' when TOST puts it inside
     ±margin (it behaves as a null), 'no' when it is resolved away from 0 (the construction does not hold: the

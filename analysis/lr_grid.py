@@ -54,6 +54,8 @@ class Run:
     n_spikes: int = 0
     steps: int = 0
     precision: str = ""
+    bf16_mode: str = ""                # how bf16 ran: "native" (the device's bf16 kernels), "emulated" (rounded
+                                       # around float32 GEMMs), "-" for float32; "" in a log from before it was logged
     threads: int = 0
     attn_max: float = math.nan         # largest max |logit| over the run's samples
     attn_signed_max: float = math.nan  # largest signed logit (Kimi K2's S_max) where the log has it, else NaN
@@ -121,6 +123,7 @@ def load(path: Path) -> Run | None:
                stable=bool(int(summ.get("stable", 0 if diverged else 1))) and not diverged,
                n_spikes=int(summ.get("n_spikes", 0)), steps=int(summ.get("steps", 0)),
                precision=str(summ.get("precision", cfg.get("precision", ""))),
+               bf16_mode=str(summ.get("bf16_mode", "")),
                threads=int(cfg.get("threads", prov.get("threads", 0)) or 0),
                attn_signed_max=float(np.nanmax(signed)) if np.isfinite(signed).any() else math.nan,
                run=Path(path).parent.name if Path(path).name == "log.h5" else Path(path).stem,

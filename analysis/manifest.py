@@ -229,7 +229,14 @@ def figures() -> dict:
 # experiments in run order; every default can be changed with `--set KEY=VALUE` (lists space- or comma-separated),
 # or added to with `--set KEY+=VALUE`.
 
-_LIST_SETTINGS = ("seeds", "lrs", "conditions", "optimizers", "every", "threads")  # a grid's word lists
+_LIST_SETTINGS = ("seeds", "lrs", "conditions", "optimizers", "every", "threads", "precisions")  # a grid's word lists
+
+# The numeric arms a grid may declare ("precisions"): each word's trainer flags. bf16-native runs the device's own bf16
+# kernels under autocast; bf16-emulated rounds each matmul's operands and output to bf16 around a float32 GEMM
+# (gpt2/README.md, "Emulated bf16"); a grid without the setting takes its config's precision and --bf16-mode auto.
+PRECISION_ARMS = {"bf16-native": ["--precision", "bf16", "--bf16-mode", "native"],
+                  "bf16-emulated": ["--precision", "bf16", "--bf16-mode", "emulated"],
+                  "fp32": ["--precision", "fp32"]}
 
 
 def _words(v) -> list[str]:
@@ -249,6 +256,10 @@ def _lr_grid(p: dict) -> dict:
     min-lr = lr/10 (nanoGPT's ratio). A run's directory: <root>/[M]<key>_lr<lr>_s<seed>."""
     out = {}
     threads = _words(p.get("threads", "")) or [""]  # a grid that declares thread counts runs each, suffix _t<n>
+    arms = _words(p.get("precisions", "")) or [""]  # a grid that declares precisions runs each, suffix _<arm>
+    for arm in arms:
+        if arm and arm not in PRECISION_ARMS:
+            raise ValueError(f"precision '{arm}' is not one of {', '.join(PRECISION_ARMS)}")
     for seed in _words(p["seeds"]):
         for lr in _words(p["lrs"]):
             for opt in _words(p["optimizers"]):
@@ -261,10 +272,11 @@ def _lr_grid(p: dict) -> dict:
                     if opt == "muon":
                         args += ["--optimizer", "muon", "--muon-lr", str(float(lr) * 10)]
                     for th in threads:
-                        run_dir = f"{p['root']}/{'M' if opt == 'muon' else ''}{cond}_lr{lr}_s{seed}" + (
-                            f"_t{th}" if th else "")
-                        out[run_dir] = _train_run(run_dir, args + _words(p["extra"]) + (["--threads", th] if th else []),
-                                                  [p["config"]])
+                        for arm in arms:
+                            run_dir = f"{p['root']}/{'M' if opt == 'muon' else ''}{cond}_lr{lr}_s{seed}" + (
+                                f"_t{th}" if th else "") + (f"_{arm}" if arm else "")
+                            out[run_dir] = _train_run(run_dir, args + _words(p["extra"]) + PRECISION_ARMS.get(arm, []) +
+                                                      (["--threads", th] if th else []), [p["config"]])
     return out
 
 
@@ -327,6 +339,14 @@ GRIDS = {
                                   "optimizers": "adamw", "seeds": "42 123 456 789 1001 2002 3003 4004",
                                   "lrs": SEED_REGIME_LR, "threads": "1 2",
                                   "extra": "--precision bf16 --bias false"}, _lr_grid),
+    # the check that emulated bf16 is the seed's regime (declared 2026-11-29, before any of its runs): A and C at the
+    # seed-regime lr, 4 seeds, each under native bf16 (ATen's bf16 kernels, ~13x slower than emulated on a CPU without
+    # bf16 matmul) and emulated bf16, 200 steps (the drift builds from the first steps; 600 native steps would cost
+    # ~18 CPU-min a run here). Judged by table_seed000_main.py's first regime row before any emulated grid is trusted.
+    "bf16_emulation_check": ({**_LR_DEFAULTS, "root": "runs/bf16_emulation_check", "conditions": "A C",
+                              "optimizers": "adamw", "seeds": "42 123 456 789", "lrs": SEED_REGIME_LR,
+                              "precisions": "bf16-native bf16-emulated",
+                              "extra": "--bias false --max-iters 200 --eval-every 200 --ckpt-every 200"}, _lr_grid),
     # seed 000's late instability as a declared experiment: bf16, no biases, the seed's lr and schedule step for step
     # (6e-4 cosine to 6e-5, warm-up 2 000 of 20 000 steps) on the grid's CPU model; failure by the trainer's spike rule
     # (summary `stable`), 20 seeds per arm for A, B, C (one-sided Fisher power 0.85 at failure rates 1/3 vs 0, printed
@@ -371,7 +391,8 @@ GRIDS = {
 GRID_NEEDS = {"lr_sensitivity": ["shakespeare_data"], "lr_sensitivity_offset": ["shakespeare_data"],
               "lr_sensitivity_bf16": ["shakespeare_data"], "lr_sensitivity_demo": ["shakespeare_data"],
               "lr_sensitivity_bf16_null": ["shakespeare_data"], "late_instability_bf16": ["shakespeare_data"],
-              "lr_sensitivity_gpu": ["shakespeare_data"], "lr_sensitivity_gpu_math": ["shakespeare_data"]}
+              "lr_sensitivity_gpu": ["shakespeare_data"], "lr_sensitivity_gpu_math": ["shakespeare_data"],
+              "bf16_emulation_check": ["shakespeare_data"]}
 
 
 def grid(name: str, overrides: dict | None = None) -> dict:

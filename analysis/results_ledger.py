@@ -28,10 +28,11 @@ import manifest  # noqa: E402
 
 RESULTS = ROOT / "analysis" / "results"
 
-# The ledger's columns: lr_grid.Run's scalar fields (the per-step arrays stay in the logs), in this order.
+# The ledger's columns: lr_grid.Run's scalar fields (the per-step arrays stay in the logs), in this order. New columns
+# go at the end: a ledger written before one was added has a prefix of these and still reads.
 COLUMNS = ("run", "cond", "key", "title", "reference", "index", "muon", "offset", "lr", "seed", "precision", "threads",
            "steps", "diverged", "stop", "stable", "n_spikes", "first_loss", "final_val", "best_val", "drift",
-           "eff_imbalance", "attn_max", "attn_signed_max", "sqk_max", "git_sha")
+           "eff_imbalance", "attn_max", "attn_signed_max", "sqk_max", "git_sha", "bf16_mode")
 _TYPES = {f.name: f.type for f in fields(lr_grid.Run)}
 
 

@@ -80,6 +80,26 @@ def _regime_null(grids):
                                     "(decades)")])
 
 
+def _emulation(grids):
+    """Emulated bf16 against native bf16 on the same seeds: the grids of this regime run emulated where that is the
+    faster path (a CPU without bf16 matmul), so their verdicts stand only if emulation keeps native's drift."""
+    runs = grids["bf16_emulation_check"]
+    parts = []
+    for k in "AC":
+        nat = lr_grid.at(runs, k, REGIME_LR, bf16_mode="native")
+        emu = lr_grid.at(runs, k, REGIME_LR, bf16_mode="emulated")
+        seeds = sorted(set(nat) & set(emu))
+        med = float(np.median([nat[s].drift for s in seeds])) if seeds else math.nan
+        a, b = _log10_drift({s: emu[s] for s in seeds}), _log10_drift({s: nat[s] for s in seeds})
+        parts.append(cr.unless(
+            cr.above_floor(med, s0.DRIFT_FLOOR, f"{k}'s median final drift under native bf16",
+                           "native bf16 does not drift at this length, so there is nothing for emulation to keep"),
+            lambda k=k, a=a, b=b, seeds=seeds: cr.equivalent([a[s] for s in seeds], [b[s] for s in seeds],
+                                                             DRIFT_DECADES, f"log10 final drift of {k}, emulated − "
+                                                             "native bf16 (decades)")))
+    return cr.combine(parts)
+
+
 LATE_RATES = (1 / 3, 0.0)  # the seed's failure rates, B 1 of 3 seeds, A 0 of 3: the power is computed at them
 
 
@@ -99,6 +119,14 @@ def _late(grids):
 
 _N_LATE = len(manifest.SEEDS_20.split())
 REGIME = (
+    GridClaim(label="the regime: emulated bf16 keeps native bf16's drift",
+              says="(the check under every row below: on a CPU without bf16 matmul the grids run bf16 emulated, "
+                   "rounding around float32 GEMMs, ~13x faster than ATen's native bf16 kernels there)",
+              rule=f"A and C at lr {REGIME_LR:g}, 200 steps, 4 seeds, each under --bf16-mode native and emulated: log10 "
+                   f"final drift emulated − native paired by seed, yes when TOST puts it inside ±{DRIFT_DECADES:g} "
+                   "decade, no when its interval lies beyond; not testable when native's median drift is ≤ the "
+                   f"float32 floor {s0.DRIFT_FLOOR:g}",
+              needs=(("bf16_emulation_check", ()),), decide=_emulation),
     GridClaim(label="drift, in the seed's regime",
               says="GaugeFix (B) removes the Q/K drift that A and C accumulate",
               rule=f"bf16 grid at lr {REGIME_LR:g}: log10 final drift (below the floor {s0.DRIFT_FLOOR:g} read at it), "

@@ -18,7 +18,7 @@ INDEX = {"A": 0, "B": 1, "C": 2, "Q": 6}
 
 def run_log(run_dir: Path, key: str, lr: float, seed: int, final_val: float, drift: float = 1e-3,
             precision: str = "bf16", threads: int = 1, diverged: bool = False, stable: bool = True,
-            signed_logit: float | None = None, first_loss: float = 9.9, steps: int = 20) -> Path:
+            signed_logit: float | None = None, first_loss: float = 9.9, steps: int = 20, bf16_mode: str = "") -> Path:
     """One finished run: its summary as the trainer writes it, a loss series and heads samples."""
     run_dir.mkdir(parents=True, exist_ok=True)
     path = run_dir / "log.h5"
@@ -47,6 +47,8 @@ def run_log(run_dir: Path, key: str, lr: float, seed: int, final_val: float, dri
                 "final_drift_max": drift, "final_eff_imbalance_max": 0.3, "n_spikes": 0 if stable else 12,
                 "stable": int(stable and not diverged), "diverged": int(diverged), "completed": int(not diverged),
                 "steps": steps, "precision": precision}
+        if bf16_mode:
+            summ["bf16_mode"] = bf16_mode
         if diverged:
             summ["stop_reason"] = "non-finite loss"
         for k, v in summ.items():
@@ -55,9 +57,11 @@ def run_log(run_dir: Path, key: str, lr: float, seed: int, final_val: float, dri
 
 
 def quadratic_grid(root: Path, keys, lrs, seeds, best_lr: dict, curvature: float = 0.3, drift: dict | None = None,
-                   precision: str = "bf16", noise: float = 0.01, threads: int | None = None) -> list[Path]:
+                   precision: str = "bf16", noise: float = 0.01, threads: int | None = None,
+                   arm: str = "") -> list[Path]:
     """A grid whose final loss is 5 + curvature·(log10 lr − log10 best_lr[key])² + seed noise, one run per cell, named
-    as manifest._lr_grid names them (<key>_lr<lr>_s<seed>[_t<threads>])."""
+    as manifest._lr_grid names them (<key>_lr<lr>_s<seed>[_t<threads>][_<arm>]); `arm` a manifest.PRECISION_ARMS
+    word ("bf16-native" logs bf16_mode native)."""
     rng = np.random.default_rng(0)
     out = []
     for seed in seeds:
@@ -65,7 +69,7 @@ def quadratic_grid(root: Path, keys, lrs, seeds, best_lr: dict, curvature: float
             for k in keys:
                 v = 5.0 + curvature * (math.log10(float(lr)) - math.log10(best_lr[k])) ** 2 + noise * rng.random()
                 d = (drift or {}).get(k, 1e-3) * (1 + rng.random())
-                name = f"{k}_lr{lr}_s{seed}" + (f"_t{threads}" if threads else "")
+                name = f"{k}_lr{lr}_s{seed}" + (f"_t{threads}" if threads else "") + (f"_{arm}" if arm else "")
                 out.append(run_log(root / name, k, float(lr), seed, v, drift=d, precision=precision,
-                                   threads=threads or 1))
+                                   threads=threads or 1, bf16_mode=arm.removeprefix("bf16-") if arm else ""))
     return out

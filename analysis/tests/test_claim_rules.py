@@ -109,6 +109,16 @@ def test_null_part_is_yes_only_when_the_null_is_zero_within_the_margin():
     assert cr.null_part(x + 2.0, x, 1.0, "n")[0] == "no"
 
 
+def test_equivalent_part_allows_a_small_resolved_difference_and_refuses_one_beyond_the_margin():
+    x = np.array([1.0 + 0.1 * s for s in SEEDS])
+    jitter = 0.01 * np.array([1, -1] * 4)
+    assert cr.equivalent(x + 0.2 + jitter, x, 1.0, "e")[0] == "yes"  # resolved (0.2 ≠ 0) but inside the margin
+    assert cr.null_part(x + 0.2 + jitter, x, 1.0, "n")[0] == "no"    # where a null would fail
+    assert cr.equivalent(x + 2.0 + jitter, x, 1.0, "e")[0] == "no"
+    assert cr.equivalent(x + 0.95 + 0.5 * np.array([1, -1] * 4), x, 1.0, "e")[0] == "undecided"
+    assert cr.equivalent(x[:1], x[:1], 1.0, "e")[0] == "undecided"
+
+
 def test_within_and_at_least_reject_non_finite():
     assert cr.within(float("nan"), 1.0, "x")[0] == "no"
     assert cr.at_least(float("inf"), 1.0, "x")[0] == "no"

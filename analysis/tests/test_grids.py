@@ -60,6 +60,20 @@ def test_the_bf16_null_runs_one_condition_under_two_thread_counts_paired_by_seed
     assert len(by) == 8 and all(t == {"1", "2"} for t in by.values())
 
 
+def test_the_emulation_check_runs_each_seed_under_native_and_emulated_bf16():
+    runs = manifest.grid("bf16_emulation_check")
+    assert len(runs) == 16 and old_lrs(runs) == {manifest.SEED_REGIME_LR}
+    by = {}
+    for d, e in runs.items():
+        a = e["args"]
+        mode = a[a.index("--bf16-mode") + 1]
+        assert a[a.index("--precision") + 1] == "bf16" and d.endswith(f"_bf16-{mode}")
+        by.setdefault((a[a.index("--condition") + 1], a[a.index("--seed") + 1]), set()).add(mode)
+    assert len(by) == 8 and all(m == {"native", "emulated"} for m in by.values())
+    with pytest.raises(ValueError, match="precision 'bf17' is not one of"):
+        manifest.grid("bf16_emulation_check", {"precisions": "bf17"})
+
+
 def test_the_late_instability_experiment_is_the_seeds_protocol_at_twenty_seeds_per_arm():
     runs = manifest.grid("late_instability_bf16")
     assert len(runs) == 3 * 20

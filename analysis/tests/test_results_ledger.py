@@ -97,6 +97,39 @@ def test_the_null_and_the_late_instability_verdicts_need_their_run_sets(tmp_path
     assert "0.85 at 20 seeds per arm" in late.power and "0.26 at 8" in late.power and "0.00 at 3" in late.power
 
 
+def _emulation_check(root: Path, drift: dict) -> None:
+    """The emulation check's runs: A and C at the declared lr, its 4 seeds, drift[arm][key] per arm."""
+    for arm in ("bf16-native", "bf16-emulated"):
+        grid_logs.quadratic_grid(root / "runs" / "bf16_emulation_check", "AC", [manifest.SEED_REGIME_LR],
+                                 [42, 123, 456, 789], {k: 2.68e-3 for k in "AC"}, drift=drift[arm], arm=arm)
+
+
+def test_the_emulation_check_keeps_natives_drift_or_says_it_does_not(tmp_path):
+    gc = next(c for c in t1.REGIME if c.label.startswith("the regime"))
+    _, verdict = figure_index.regime_row(gc, tmp_path, tmp_path / "results")
+    assert verdict.startswith("not run here (run set: 16 runs of grid bf16_emulation_check")
+    _emulation_check(tmp_path, {"bf16-native": {"A": 3e-3, "C": 3e-3}, "bf16-emulated": {"A": 3e-3, "C": 3e-3}})
+    _, verdict = figure_index.regime_row(gc, tmp_path, tmp_path / "results")
+    assert verdict.startswith("yes:") and "emulated − native bf16" in verdict
+    shutil.rmtree(tmp_path / "runs")  # emulation that loses the drift: two decades below native's
+    _emulation_check(tmp_path, {"bf16-native": {"A": 3e-3, "C": 3e-3}, "bf16-emulated": {"A": 3e-5, "C": 3e-5}})
+    _, verdict = figure_index.regime_row(gc, tmp_path, tmp_path / "results")
+    assert verdict.startswith("no:") and "resolved beyond ±1" in verdict
+    shutil.rmtree(tmp_path / "runs")  # native bf16 that does not drift: nothing to keep
+    _emulation_check(tmp_path, {"bf16-native": {"A": 1e-7, "C": 1e-7}, "bf16-emulated": {"A": 1e-7, "C": 1e-7}})
+    _, verdict = figure_index.regime_row(gc, tmp_path, tmp_path / "results")
+    assert verdict.startswith("not testable here:") and "under native bf16" in verdict
+
+
+def test_a_ledger_from_before_the_bf16_mode_column_still_reads(tmp_path):
+    _bf16_slice(tmp_path, {"A": 3e-3, "B": 1.5e-7, "C": 3e-3})
+    text = rl.write("lr_sensitivity_bf16", root=tmp_path, results=tmp_path / "results").read_text()
+    assert rl.COLUMNS[-1] == "bf16_mode"
+    old = "\n".join(ln if ln.startswith("#") or not ln else ln.rsplit(",", 1)[0] for ln in text.splitlines())
+    runs = rl.loads(old).runs
+    assert len(runs) == 24 and all(r.bf16_mode == "" for r in runs)
+
+
 def test_late_instability_verdict_counts_spike_rule_failures(tmp_path):
     late = next(c for c in t1.REGIME if c.label.startswith("late"))
     root = tmp_path / "runs" / "late_instability_bf16"
