@@ -29,7 +29,7 @@ def test_a_sweep_is_a_column_per_grid_point_with_mean_and_sd_over_seeds(tmp_path
     r = compare(sweep, cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     rows = table(r.stdout)
-    assert rows[0][1:] == ["lr=0.01 (8 seeds)", "lr=0.03 (8 seeds)", "lr=0.1 (8 seeds)"]
+    assert rows[0][1:] == ["lr=0.01, seeds 0–7", "lr=0.03, seeds 0–7", "lr=0.1, seeds 0–7"]
     cells = {row[0]: row[1:] for row in rows[1:]}
     assert cells["seeds"] == ["0–7"] * 3
     finals = [r.summary["final_val_mse"] for r in run_set.load_all(sweep) if r.settings["lr"] == 0.1]
@@ -54,3 +54,4 @@ def test_a_run_interrupted_before_its_first_evaluation_shows_no_nan(tmp_path):
     cells = {row[0]: row[1:] for row in table(r.stdout)}
     assert cells["final_val_loss"][0] == "—" and "nan" not in r.stdout
     assert "—: not measured" in r.stdout
+

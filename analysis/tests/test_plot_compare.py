@@ -80,12 +80,13 @@ def test_a_sweep_log_stands_for_each_of_its_runs(two_runs, tmp_path):
     assert all(len(run.series["step"]) == len(runs[0].series["step"]) > 1 for run in runs)
     r = gaugelab("plot", sweep, "--metric", "val_mse", "--out", tmp_path / "sweep.png", cwd=tmp_path)
     assert r.returncode == 0, r.stderr
-    for lr in LRS:  # a curve per grid point: the mean over its seeds
-        assert f"lr={float(lr):g} (2 seeds)" in r.stdout
+    seeds = run_set.seed_list(sorted({run.settings["seed"] for run in runs}))
+    for lr in LRS:  # a curve per grid point: the mean over its seeds, labelled by its setting and seeds
+        assert f"lr={float(lr):g}, seeds {seeds}" in r.stdout
     r = gaugelab("compare", sweep, cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     header = r.stdout.splitlines()[1]
-    assert [c.strip() for c in header.strip("|").split("|")][1:] == [f"lr={float(lr):g} (2 seeds)" for lr in LRS]
+    assert [c.strip() for c in header.strip("|").split("|")][1:] == [f"lr={float(lr):g}, seeds {seeds}" for lr in LRS]
 
 
 def test_compare_prints_the_differing_setting_and_summaries(two_runs, tmp_path):

@@ -39,7 +39,7 @@ def test_seeds_are_grouped_into_a_mean_and_a_band(tmp_path):
     runs = run_set.load_all(toy_log(tmp_path / "relu.h5", seeds=10))
     assert len(runs) == 10  # every seed of the toy, not only the first one its /series holds
     fig, labels = plot_runs.draw(runs, ["val_mse"])
-    assert labels == ["relu (10 seeds)"]
+    assert labels == ["relu, seeds 0–9"]
     ax, lines = lines_of(fig, "val_mse")
     assert len(lines) == 1 and len(ax.collections) == 1  # one mean line, one band
     band = ax.collections[0].get_paths()[0].vertices[:, 1]
@@ -52,9 +52,24 @@ def test_a_sweep_groups_by_grid_point(tmp_path):
     runs = run_set.load_all(toy_log(tmp_path / "sweep.h5", seeds=8, kind="sweep/relu", grid={"lr": [0.01, 0.03, 0.1]}))
     assert len(runs) == 24
     groups, keys = run_set.groups(runs)
-    assert keys == ["lr"] and [g.label for g in groups] == [f"lr={v} (8 seeds)" for v in ("0.01", "0.03", "0.1")]
+    assert keys == ["lr"] and [g.label for g in groups] == [f"lr={v}, seeds 0–7" for v in ("0.01", "0.03", "0.1")]
     fig, labels = plot_runs.draw(runs, ["loss"])
     assert len(lines_of(fig, "loss")[1]) == 3
+
+
+def test_a_seed_group_is_labelled_by_its_recorded_settings_not_a_directory_name(tmp_path):
+    """Directories named after condition A hold condition B runs: the label says B and the seeds, from
+    the logs' settings; the directory names appear nowhere in it."""
+    paths = []
+    for seed in (123, 42):
+        (tmp_path / f"train_A_s{seed}").mkdir()
+        paths.append(train_log(tmp_path / f"train_A_s{seed}" / "log.h5", condition="B", seed=seed))
+    runs = [run_set.load(p.parent) for p in paths]
+    groups, keys = run_set.groups(runs)
+    assert keys == [] and [g.label for g in groups] == ["condition=B, seeds 42, 123"]
+    other = [*runs, run_set.load(train_log(tmp_path / "c.h5", condition="C", seed=42)),
+             run_set.load(train_log(tmp_path / "c2.h5", condition="C", seed=123))]
+    assert [g.label for g in run_set.groups(other)[0]] == ["condition=B, seeds 42, 123", "condition=C, seeds 42, 123"]
 
 
 def test_default_panels_are_the_key_results(tmp_path):
