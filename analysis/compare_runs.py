@@ -78,6 +78,7 @@ def rows(runs: list[run_set.Run], per_run: bool = False) -> tuple[list[str], lis
     body = [[f"{k} (differs)", *(fit(run_set.value(g.runs[0], k)) for g in cols)] for k in keys]
     if any(len(g.runs) > 1 for g in cols):
         body.append(["seeds", *(run_set.seed_list([run_set.value(r, "seed") for r in g.runs], WIDTH) for g in cols)])
+        summary_keys = [k for k in summary_keys if k != "seed"]  # listed in 'seeds'; a mean of seed numbers means nothing
     body += [[k, *(aggregate([r.summary.get(k, "") for r in g.runs]) for g in cols)] for k in summary_keys]
     for k in last_keys:
         body.append([f"last {k}", *(aggregate([float(r.series[k][-1]) if len(r.series.get(k, ())) else ""
