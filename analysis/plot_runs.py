@@ -22,7 +22,7 @@ import gaugelab_log as gl
 import plot_curves
 import plot_tables
 import run_set
-from plot_curves import smooth  # noqa: F401  (the trailing mean, kept importable from here)
+from plot_curves import smooth  # noqa: F401  (the centred mean, kept importable from here)
 
 IMAGE_TYPES = (".png", ".pdf", ".svg")
 MAX_INTERVAL_S = 86400.0
@@ -37,7 +37,8 @@ def options(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--out", default="plot.png", metavar="FILE", help="image to write, PNG/PDF/SVG by suffix (default: plot.png)")
     ap.add_argument("--force", action="store_true", help="replace an existing --out (default: refuse)")
     ap.add_argument("--smooth", type=int, default=1, metavar="N",
-                    help="trailing moving average over N points of dense series, raw curve drawn faintly behind; "
+                    help="centred moving average over N points (an even N: N + 1) of dense series, named in each "
+                         "panel's title; a single run's raw curve drawn faintly behind; "
                          "sparse series (eval, samples) are never smoothed (default: 1, none)")
     ap.add_argument("--logy", action="store_true", help="logarithmic y axes")
     ap.add_argument("--watch", action="store_true", help="redraw periodically until every run has finished")

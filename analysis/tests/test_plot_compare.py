@@ -150,8 +150,14 @@ def test_bad_input_gets_one_line_and_a_nonzero_exit(two_runs, tmp_path, argv, st
     assert len(lines) == 1, r.stderr  # a usage error (status 2) too: --help prints the usage
 
 
-def test_smooth_is_a_trailing_mean_over_finite_values():
-    y = np.array([1.0, 3.0, np.nan, 5.0, 7.0])
-    s = plot_runs.smooth(y, 2)
-    np.testing.assert_allclose(s[[0, 1, 3, 4]], [1.0, 2.0, 4.0, 6.0])
+def test_smooth_is_a_centred_mean_over_finite_values():
+    y = np.array([1.0, 3.0, np.nan, 5.0, 7.0, 2.0])
+    s = plot_runs.smooth(y, 2)  # 3 points centred, narrowed at the ends
+    np.testing.assert_allclose(s[[0, 1, 3, 4, 5]], [1.0, 3.0, 5.0, 14 / 3, 2.0])
     assert np.isnan(s[2])
+
+
+def test_smooth_does_not_lag_a_trend():
+    """A trailing mean of a falling line sits above it by (n - 1) / 2 steps' fall; the centred one is on it."""
+    y = 10.0 - 0.05 * np.arange(200)
+    np.testing.assert_allclose(plot_runs.smooth(y, 20), y, atol=1e-12)

@@ -82,8 +82,10 @@ def test_a_sparse_series_gets_markers_and_no_smoothing(tmp_path):
     fig, _ = plot_runs.draw([run], ["loss", "val_loss"], smooth_n=10)
     ax, (line,) = lines_of(fig, "val_loss")
     assert line.get_marker() == "o" and list(line.get_ydata()) == [run.series["val_loss"][-1]]
-    assert ax.get_title() == "val_loss"  # not "(mean of 10 points)"
-    assert lines_of(fig, "loss")[0].get_title() == "loss (mean of 10 points)"
+    assert ax.get_title() == "val_loss"  # not "(centred mean of 11 points)"
+    loss_ax = lines_of(fig, "loss")[0]
+    assert loss_ax.get_title() == "loss (centred mean of 11 points)"
+    assert loss_ax.get_ylabel() == "loss\ncentred mean of 11 points" and ax.get_ylabel() == "val_loss"
 
 
 @pytest.mark.parametrize("axis, expect", [("step", lambda s: s), ("tokens", lambda s: 64.0 * s),
