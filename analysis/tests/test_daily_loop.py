@@ -96,14 +96,18 @@ def test_train_interrupt_resume_plot_eval_export_and_gauge_the_export(tmp_path):
     r = gaugelab("eval", ckpt, "--data", run / "data", "--batches", "1", "--batch-size", "2", "--threads", "1",
                  cwd=tmp_path)
     assert r.returncode == 0, r.stderr
+    used = [r]
     val = run / "data" / "val.bin"
     first = int(np.fromfile(val, dtype=np.uint16, count=1)[0])
     r = gaugelab("generate", ckpt, "--prompt-tokens", first, "--max-new-tokens", "3", "--temperature", "0",
                  "--threads", "1", cwd=tmp_path)
     assert r.returncode == 0, r.stderr
+    used.append(r)
     hf = tmp_path / "hf"
     r = gaugelab("export", ckpt, "--out", hf, cwd=tmp_path)
+    used.append(r)
     assert r.returncode == 0, r.stderr
+    assert all("settings {" not in x.stderr for x in used), [x.stderr for x in used]  # train's line only
     # 5. transformers reads the export (the venv holds it; CI installs it).
     if VENV_PY.exists():
         code = ("import torch, transformers; m = transformers.GPT2LMHeadModel.from_pretrained(%r); "
