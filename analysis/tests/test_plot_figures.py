@@ -15,7 +15,7 @@ import pytest
 import plot_runs
 import run_set
 from conftest import ANALYSIS
-from plot_logs import hessian_log, merge_log, toy_log, train_log
+from plot_logs import diag_log, hessian_log, merge_log, toy_log, train_log
 
 
 def plot(*argv, cwd) -> subprocess.CompletedProcess:
@@ -127,6 +127,24 @@ def test_a_train_log_beside_a_toy_log_gives_a_bounded_image(tmp_path):
     assert r.returncode == 0, r.stderr
     w, h = png_size(out)
     assert w <= 1600 and h <= 1400, (w, h)
+
+
+def test_a_diag_log_is_drawn_as_spread_against_kappa(tmp_path):
+    diag = diag_log(tmp_path / "diag.h5")
+    r = plot(diag, "--out", tmp_path / "diag.png", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert png_size(tmp_path / "diag.png")[0] > 400
+    import plot_tables
+
+    fig = plot_tables.draw("spread", run_set.load_all(diag))
+    panels = [ax for ax in fig.axes if ax.get_visible()]
+    assert [ax.get_title() for ax in panels] == ["none — general", "full — general"]
+    assert all(ax.get_xscale() == ax.get_yscale() == "log" for ax in panels)
+    sgd = next(ln for ln in panels[0].get_lines() if ln.get_label() == "sgd")
+    np.testing.assert_allclose(sgd.get_xdata(), [1.0, 10.0, 100.0])
+    np.testing.assert_allclose(sgd.get_ydata(), [1e-3, 1e-1, 10.0])  # the table's medians, against κ
+    r = plot(diag, diag, "--out", tmp_path / "two.png", cwd=tmp_path)
+    assert r.returncode == 1 and "plot each diag log alone" in r.stderr
 
 
 def test_a_merge_log_and_a_hessian_log_are_drawn(tmp_path):
