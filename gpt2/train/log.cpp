@@ -1,6 +1,7 @@
 #include "gpt2/train/log.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <iostream>
 #include <limits>
@@ -146,7 +147,7 @@ bool missing_or_empty(const std::string& path) {
 }  // namespace
 
 TrainLog TrainLog::rebuild(const std::string& path, const io::Provenance& prov, std::int64_t up_to_step, int layers,
-                           int heads) {
+                           int heads, double val_loss_at_step) {
   namespace fs = std::filesystem;
   // PATH.resume-src: the source of a rebuild that an earlier version of this code left unfinished.
   const std::string src = path + ".resume-src";
@@ -164,6 +165,8 @@ TrainLog TrainLog::rebuild(const std::string& path, const io::Provenance& prov, 
     try {
       kept = read_kept_rows(from, up_to_step, layers, heads);
       earlier = read_processes(from);
+      if (std::isfinite(val_loss_at_step) && !kept.series_step.empty() && kept.series_step.back() == up_to_step)
+        kept.series.back()["val_loss"] = val_loss_at_step;
     } catch (const std::exception& e) {
       throw std::runtime_error(from + " cannot be read, so --resume cannot keep its rows (" + e.what() +
                                "); move it aside (the checkpoints are untouched) and --resume again to start a new log");

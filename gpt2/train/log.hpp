@@ -47,6 +47,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <map>
 #include <string>
 #include <vector>
@@ -73,8 +74,10 @@ class TrainLog {
   static TrainLog create(const std::string& path, const io::Provenance& prov, bool force, int layers, int heads);
   /// The log of a resumed run: the existing log's rows with step <= `up_to_step` copied into a fresh
   /// log at the same path (an earlier interrupted rebuild is picked up from PATH.resume-src).
+  /// A finite `val_loss_at_step` fills the validation loss of the row of step `up_to_step` (an evaluation
+  /// that a stop cut short there, done by the resumed run).
   static TrainLog rebuild(const std::string& path, const io::Provenance& prov, std::int64_t up_to_step, int layers,
-                          int heads);
+                          int heads, double val_loss_at_step = std::numeric_limits<double>::quiet_NaN());
 
   void append(const StepRow& row);
   /// s_q, s_k [L, H] (any device, float; undefined without Q/K row multipliers: NaN), the largest attention score
