@@ -36,17 +36,6 @@ def cell(v) -> str:
     return fit(str(v))
 
 
-def seed_list(seeds: list[str]) -> str:
-    """'0–7' for consecutive integer seeds, else their comma list."""
-    try:
-        n = sorted(int(v) for v in seeds)
-    except ValueError:
-        return fit(",".join(seeds))
-    if len(n) > 2 and n == list(range(n[0], n[-1] + 1)):
-        return f"{n[0]}–{n[-1]}"
-    return fit(",".join(map(str, n)))
-
-
 def aggregate(values: list) -> str:
     """A group's values of one key: the value when all agree, mean ± sd of numbers, counts of texts;
     '(k of n)' where only k of the n runs have it."""
@@ -88,7 +77,8 @@ def rows(runs: list[run_set.Run], per_run: bool = False) -> tuple[list[str], lis
     last_keys = [] if all(r.finished for r in runs) else run_set.series_names(runs)[:4]
     body = [[f"{k} (differs)", *(fit(run_set.value(g.runs[0], k)) for g in cols)] for k in keys]
     if any(len(g.runs) > 1 for g in cols):
-        body.append(["seeds", *(seed_list([run_set.value(r, "seed") for r in g.runs]) for g in cols)])
+        body.append(["seeds", *(run_set.seed_list([run_set.value(r, "seed") for r in g.runs], WIDTH) for g in cols)])
+        summary_keys = [k for k in summary_keys if k != "seed"]  # listed in 'seeds'; a mean of seed numbers means nothing
     body += [[k, *(aggregate([r.summary.get(k, "") for r in g.runs]) for g in cols)] for k in summary_keys]
     for k in last_keys:
         body.append([f"last {k}", *(aggregate([float(r.series[k][-1]) if len(r.series.get(k, ())) else ""

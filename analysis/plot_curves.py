@@ -27,16 +27,30 @@ FEW_POINTS = 40  # a curve of at most this many finite points gets markers
 MAX_LEGEND = 24
 
 
+def smooth_points(n: int) -> int:
+    """The window `smooth` averages over: n points centred on each, an even n widened to n + 1."""
+    return 2 * (n // 2) + 1
+
+
+def smooth_name(n: int) -> str:
+    """How a smoothed curve is named in its panel's title and y label."""
+    return f"centred mean of {smooth_points(n)} points"
+
+
 def smooth(y: np.ndarray, n: int) -> np.ndarray:
-    """Trailing mean over the last n finite values (NaN where y is NaN, e.g. steps without a val loss)."""
+    """Centred moving mean over the finite values (NaN where y is NaN, e.g. steps without a val loss):
+    each value is the mean of itself and the n // 2 finite values on either side, the window narrowed
+    symmetrically near the ends (the end points stay raw), so the smoothed curve does not lag the raw one
+    (a straight line is left unchanged)."""
     if n <= 1:
         return y
     out = np.full_like(y, np.nan, dtype=float)
     ok = np.isfinite(y)
     v = y[ok].astype(float)
     c = np.concatenate([[0.0], np.cumsum(v)])
-    i = np.arange(1, len(v) + 1)
-    out[ok] = (c[i] - c[np.maximum(i - n, 0)]) / np.minimum(i, n)
+    i = np.arange(len(v))
+    half = np.minimum(n // 2, np.minimum(i, len(v) - 1 - i))
+    out[ok] = (c[i + half + 1] - c[i - half]) / (2 * half + 1)
     return out
 
 
@@ -182,10 +196,10 @@ def panel(ax, metric: str, groups: list[run_set.Group], colour: list, smooth_n: 
         if c.runs > 1:
             ax.fill_between(c.x, lo, hi, color=colour[i], alpha=0.18, lw=0)
         ax.plot(c.x, mean, **style)
-    head = metric + (f" (mean of {smooth_n} points)" if smoothed else "")
+    head = metric + (f" ({smooth_name(smooth_n)})" if smoothed else "")
     lines = [textwrap.shorten(t, 72, placeholder="…") for t in said[:2]] + (["…"] if len(said) > 2 else [])
     ax.set_title("\n".join([head, *lines]), fontsize=10 if not said else 8.5)
-    ax.set_ylabel(metric, fontsize=9)
+    ax.set_ylabel(metric + (f"\n{smooth_name(smooth_n)}" if smoothed else ""), fontsize=9)
     ax.set_xlabel(X_AXES[x] if x != "time" else "training time (s)", fontsize=9)
     if logy:
         ax.set_yscale("log")

@@ -4,7 +4,8 @@ name), one curve per group of runs that differ only in their seed (the mean over
 from the lowest to the highest; a sweep's or a multi-seed toy's runs group by grid point), the settings
 that differ in the legend. Without --metric the panels are the runs' key results (loss, validation loss,
 drift, attention-logit max; a toy's MSEs). A merge-models log (DIR/merge.h5) is drawn as its loss along
-the path and its barrier per alignment level, a hessian log as its spectra. With --watch the figure is
+the path and its barrier per alignment level, a hessian log as its spectra, a diag heads log as the
+spread of the represented motion against the gauge's κ. With --watch the figure is
 redrawn every --interval seconds from the live logs (SWMR reads) until every log has finished; open FILE
 in an image viewer that reloads on change.
 
@@ -22,7 +23,7 @@ import gaugelab_log as gl
 import plot_curves
 import plot_tables
 import run_set
-from plot_curves import smooth  # noqa: F401  (the trailing mean, kept importable from here)
+from plot_curves import smooth  # noqa: F401  (the centred mean, kept importable from here)
 
 IMAGE_TYPES = (".png", ".pdf", ".svg")
 MAX_INTERVAL_S = 86400.0
@@ -37,7 +38,8 @@ def options(argv: list[str] | None = None) -> argparse.Namespace:
     ap.add_argument("--out", default="plot.png", metavar="FILE", help="image to write, PNG/PDF/SVG by suffix (default: plot.png)")
     ap.add_argument("--force", action="store_true", help="replace an existing --out (default: refuse)")
     ap.add_argument("--smooth", type=int, default=1, metavar="N",
-                    help="trailing moving average over N points of dense series, raw curve drawn faintly behind; "
+                    help="centred moving average over N points (an even N: N + 1) of dense series, named in each "
+                         "panel's title; a single run's raw curve drawn faintly behind; "
                          "sparse series (eval, samples) are never smoothed (default: 1, none)")
     ap.add_argument("--logy", action="store_true", help="logarithmic y axes")
     ap.add_argument("--watch", action="store_true", help="redraw periodically until every run has finished")
@@ -63,7 +65,8 @@ def options(argv: list[str] | None = None) -> argparse.Namespace:
 def choose_metrics(runs: list[run_set.Run], asked: list[str]) -> list[str]:
     held = run_set.series_names(runs)
     if not held:
-        raise gl.LogError("none of the runs holds a /series (sweep and diag logs keep tables: use gaugelab compare)")
+        raise gl.LogError("none of the runs holds a /series or a table plot draws (merge-models, hessian, diag heads): "
+                          "use gaugelab compare")
     unknown = [m for m in asked if m not in held]
     if unknown:
         raise gl.LogError(f"--metric: no run holds the series {', '.join(unknown)}; they hold: {', '.join(held)}")
@@ -90,7 +93,7 @@ def figure(runs: list[run_set.Run], a: argparse.Namespace):
     if None in kinds:
         choose_metrics([r for r in runs if plot_tables.figure_kind(r) is None], [])  # raises its message
     if len(kinds) > 1:
-        raise gl.LogError("cannot draw series logs, merge-models logs and hessian logs in one figure; plot each kind alone")
+        raise gl.LogError("cannot draw series logs, merge-models, hessian and diag logs in one figure; plot each kind alone")
     kind = kinds.pop()
     if a.metrics or a.x != "step":
         raise gl.LogError(f"--metric/--x: a {kind} log holds no series; its figure is fixed (drop the flag)")

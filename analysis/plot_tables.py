@@ -4,7 +4,9 @@
   one curve per alignment level, and the loss barrier of each level (max over t of the loss above the
   straight line between the ends, as merge-models computes it);
 - hessian: the top eigenvalues of each space (full H, quotient PHP, the metric's), as trained and
-  under each random gauge of the same function.
+  under each random gauge of the same function;
+- diag heads (/tables/spread): the spread of the represented motion against the gauge's κ, per rule and
+  wrapper (spread_figure.py, the drawing of figures/fig_seed003_head_spread.py).
 
 Several logs of one kind share the figure: a colour per level or gauge, a line style per log."""
 from __future__ import annotations
@@ -14,19 +16,23 @@ import numpy as np
 import figstyle  # noqa: F401  (selects the Agg backend)
 import gaugelab_log as gl
 import run_set
+import spread_figure
 
 LEVELS = ("none", "residual", "attention", "full")  # merge-models' cumulative alignment levels
 STYLES = ("-", "--", ":", "-.")
 
 
 def figure_kind(run: run_set.Run) -> str | None:
-    """'curves' (series), 'merge' (merge-models' path table), 'hessian' (a spectrum table), or None."""
+    """'curves' (series), 'merge' (merge-models' path table), 'hessian' (a spectrum table), 'spread' (diag
+    heads' spread table), or None."""
     if run.series:
         return "curves"
     if "path" in run.tables:
         return "merge"
     if "spectrum" in run.tables:
         return "hessian"
+    if "spread" in run.tables:
+        return "spread"
     return None
 
 
@@ -115,7 +121,19 @@ def draw_hessian(runs: list[run_set.Run]):
     return fig
 
 
+def draw_spread(runs: list[run_set.Run]):
+    if len(runs) > 1:
+        raise gl.LogError("a diag log's spread figure holds one log: plot each diag log alone")
+    r = runs[0]
+    try:
+        return spread_figure.draw(r.tables["spread"], title=f"{r.kind}: {r.name}")
+    except (KeyError, ValueError) as e:
+        raise gl.LogError(f"{r.path}: /tables/spread cannot be drawn ({e})") from None
+
+
 def draw(kind: str, runs: list[run_set.Run]):
+    if kind == "spread":
+        return draw_spread(runs)
     if kind == "merge":
         return draw_merge(runs)
     if kind == "hessian":

@@ -125,15 +125,39 @@ def groups(runs: list[Run]) -> tuple[list[Group], list[str]]:
     return out, keys
 
 
+IDENTITY = ("condition",)  # settings that say what a run is when no setting differs (a training condition)
+
+
+def seed_list(seeds: list, width: int = 30) -> str:
+    """'0–7' for three or more consecutive integer seeds, else their comma list ('42, 123')."""
+    try:
+        n = sorted(int(v) for v in seeds)
+    except (TypeError, ValueError):
+        text = ", ".join(map(str, seeds))
+    else:
+        text = f"{n[0]}–{n[-1]}" if len(n) > 2 and n == list(range(n[0], n[-1] + 1)) else ", ".join(map(str, n))
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def identity(run: Run) -> str:
+    """What a run is, from its recorded settings: its condition ('condition=B'), else its kind's last part
+    ('relu' for toy/relu)."""
+    held = [f"{k}={value(run, k)}" for k in IDENTITY if k in run.settings]
+    return ", ".join(held) or run.kind.rsplit("/", 1)[-1]
+
+
 def group_label(members: list[Run], keys: list[str], n_runs: int, width: int = 48) -> str:
-    """'lr=0.01 (8 seeds)', a run's label, or its name when the differing settings are too many to name
-    (logs of different kinds differ in every setting)."""
-    name = members[0].name.split("[")[0] if len(members) > 1 else members[0].name  # a sweep's runs: name[row]
-    text = label(members[0], keys) if len(keys) <= 3 else f"{members[0].kind}: {name}"
+    """A group of seeds: what it is and its seeds, from the runs' recorded settings, never their file
+    names ('lr=0.01, seeds 0–7'; 'condition=B, seeds 42, 123' when only the seed differs). A run alone:
+    its differing settings, or its name when none differs or they are too many to name (logs of
+    different kinds differ in every setting)."""
     if len(members) > 1:
-        text = (text if keys else name) + f" ({len(members)} seeds)"
+        what = label(members[0], keys) if keys and len(keys) <= 3 else identity(members[0])
+        text = f"{what}, seeds {seed_list([r.settings.get('seed') for r in members], width)}"
     elif n_runs > 1 and not keys:
         text = members[0].name
+    else:
+        text = label(members[0], keys) if len(keys) <= 3 else f"{members[0].kind}: {members[0].name}"
     return text if len(text) <= width else text[: width - 1] + "…"
 
 

@@ -1,4 +1,4 @@
-// Verbs that are analysis scripts (`gaugelab plot`, `gaugelab compare`): the binary finds
+// Verbs that are analysis scripts (`gaugelab plot`, `compare`, `tensorboard`): the binary finds
 // analysis/<script>.py and the analysis Python, then becomes `python script args...`. The script owns
 // the verb's flags and its --help (its usage line reads "gaugelab <verb>", from GAUGELAB_PROG).
 #pragma once

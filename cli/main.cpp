@@ -65,8 +65,8 @@ int dispatch(const std::string& verb, const gaugelab::cli::Args& args) {
 // a command line as typed after `gaugelab`, each a dry run (--print-config, --describe-options or --help, so
 // nothing is read, written or trained). Each goes through dispatch() as main() sends one, its standard output
 // and error captured together, and is answered by one line {"status": N, "output": "..."} on stdout. Two
-// guards keep work out: a line without one of those words is refused here (the script verbs, plot and
-// compare, parse no Options), and Options::parse() refuses a line whose parsed flags hold none of them
+// guards keep work out: a line without one of those words is refused here (the script verbs, plot,
+// compare and tensorboard, parse no Options), and Options::parse() refuses a line whose parsed flags hold none of them
 // (io/dry_run_guard.hpp: `--out --print-config` names a file, it does not ask for a dry run). The
 // flag-bounds test probes ~900 command lines in one process this way instead of ~900 processes that each load
 // LibTorch (0.3-0.4 s apiece); it also checks a sample against real processes.

@@ -1,4 +1,6 @@
-// `gaugelab eval | generate | export | import` -> gpt2/use/api.hpp (no LibTorch header here).
+// `gaugelab eval | generate | export | import` -> gpt2/use/api.hpp (no LibTorch header here). These verbs
+// print no settings line: their output is the answer (a loss, text, files), and `--print-config` shows
+// the resolved settings when they are wanted (an `eval --out` or `generate --out` log records them).
 #include <iostream>
 
 #include "io/options.hpp"
@@ -21,15 +23,12 @@ io::Provenance provenance(const char* verb, const Args& args, const io::Options&
   return verb_provenance(std::string("gpt2/") + verb, verb, args, opts.to_json(), seed);
 }
 
-void print_settings(const char* verb, const io::Options& opts) { print_verb_settings(verb, opts); }
-
 }  // namespace
 
 int verb_eval(const Args& args) {
   gpt2::EvalOptions o;
   io::Options opts = gpt2::eval_options(o);
   if (!opts.parse(args)) return 0;
-  print_settings("eval", opts);
   gpt2::run_eval(o, provenance("eval", args, opts, o.run.seed));
   return 0;
 }
@@ -38,7 +37,6 @@ int verb_generate(const Args& args) {
   gpt2::GenerateOptions o;
   io::Options opts = gpt2::generate_options(o);
   if (!opts.parse(args)) return 0;
-  print_settings("generate", opts);
   gpt2::run_generate(o, provenance("generate", args, opts, o.run.seed));
   return 0;
 }
@@ -47,7 +45,6 @@ int verb_export(const Args& args) {
   gpt2::ExportOptions o;
   io::Options opts = gpt2::export_options(o);
   if (!opts.parse(args)) return 0;
-  print_settings("export", opts);
   gpt2::run_export(o);
   return 0;
 }
@@ -56,7 +53,6 @@ int verb_import(const Args& args) {
   gpt2::ImportOptions o;
   io::Options opts = gpt2::import_options(o);
   if (!opts.parse(args)) return 0;
-  print_settings("import", opts);
   gpt2::run_import(o);
   return 0;
 }

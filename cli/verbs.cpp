@@ -22,6 +22,7 @@ const std::vector<Verb>& verbs() {
       {"import",   "Hugging Face GPT-2 safetensors -> our checkpoint (multipliers at 1)", verb_import},
       {"plot",     "curves of run logs on shared axes, differing settings in the legend; --watch", verb_plot},
       {"compare",  "table of run logs: the settings that differ, the summaries",      verb_compare},
+      {"tensorboard", "run logs -> TensorBoard event files: series, per-head series, tables, settings", verb_tensorboard},
       {"info",     "build, library and machine information",                          verb_info},
   };
   return table;

@@ -35,6 +35,7 @@ int verb_export(const Args& args);
 int verb_import(const Args& args);
 int verb_plot(const Args& args);     // verb_analysis.cpp: runs analysis/plot_runs.py
 int verb_compare(const Args& args);  // verb_analysis.cpp: runs analysis/compare_runs.py
+int verb_tensorboard(const Args& args);  // verb_analysis.cpp: runs analysis/tensorboard_export.py
 
 /// For verbs whose tier is not in this executable: hands over to `gaugelab-torch` when it is beside this
 /// one (exec_torch_build), else says so plainly and fails (exit 1).

@@ -41,7 +41,7 @@ header, body = compare_runs.rows(runs)
 print(compare_runs.markdown(header, body))
 
 # %% [markdown]
-# ## Curves on shared axes (smoothed over 10 points; the legend holds the settings that differ)
+# ## Curves on shared axes (a centred mean of 11 points; the legend holds the settings that differ)
 
 # %%
 wanted = [m for m in ("loss", "val_loss", "drift_max", "grad_norm", "attn_logit_max") if m in run_set.series_names(runs)]

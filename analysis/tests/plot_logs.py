@@ -114,3 +114,18 @@ def hessian_log(path: Path) -> Path:
                                                        for g, s, k in rows])})
         f["summary"].attrs["lambda_full"] = 7.0
     return path
+
+
+def diag_log(path: Path) -> Path:
+    """diag heads' log: /tables/spread, one row per rule × wrapper × κ × family (transport 'covector'), the
+    plain rule's spread growing like κ², the corrected one's at round-off."""
+    rows = [(rule, w, fam, k) for rule in ("sgd", "adamw") for w in ("none", "full") for fam in ("general", "orthogonal")
+            for k in ((1.0,) if fam == "orthogonal" else (1.0, 10.0, 100.0))]
+    spread = [(1e-16 if w == "full" else 1e-3 * k * k * (2 if rule == "adamw" else 1)) for rule, w, _, k in rows]
+    with h5py.File(path, "w", libver="latest") as f:
+        write_root(f, "diag/heads", "gaugelab diag heads", {"gauges": 4}, 0, 1)
+        _table(f, "spread", {"rule": np.array([r[0] for r in rows]), "transport": np.array(["covector"] * len(rows)),
+                             "wrapper": np.array([r[1] for r in rows]), "family": np.array([r[2] for r in rows]),
+                             "kappa": np.array([r[3] for r in rows]), "first_order_spread_median": np.array(spread),
+                             "first_order_spread_max": 2 * np.array(spread)})
+    return path

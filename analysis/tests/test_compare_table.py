@@ -29,7 +29,7 @@ def test_a_sweep_is_a_column_per_grid_point_with_mean_and_sd_over_seeds(tmp_path
     r = compare(sweep, cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     rows = table(r.stdout)
-    assert rows[0][1:] == ["lr=0.01 (8 seeds)", "lr=0.03 (8 seeds)", "lr=0.1 (8 seeds)"]
+    assert rows[0][1:] == ["lr=0.01, seeds 0–7", "lr=0.03, seeds 0–7", "lr=0.1, seeds 0–7"]
     cells = {row[0]: row[1:] for row in rows[1:]}
     assert cells["seeds"] == ["0–7"] * 3
     finals = [r.summary["final_val_mse"] for r in run_set.load_all(sweep) if r.settings["lr"] == 0.1]
@@ -54,3 +54,16 @@ def test_a_run_interrupted_before_its_first_evaluation_shows_no_nan(tmp_path):
     cells = {row[0]: row[1:] for row in table(r.stdout)}
     assert cells["final_val_loss"][0] == "—" and "nan" not in r.stdout
     assert "—: not measured" in r.stdout
+
+
+def test_a_group_of_training_seeds_lists_its_seeds_and_never_averages_them(tmp_path):
+    """A training log records its seed in /summary too: a column of seeds lists them once, in 'seeds',
+    and has no 'seed' row of mean ± sd."""
+    logs = [train_log(tmp_path / f"{c}{s}.h5", condition=c, seed=s, summary={"final_val_loss": 7.0 + s / 1000, "seed": s})
+            for c in "BC" for s in (42, 123)]
+    r = compare(*logs, cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    cells = {row[0]: row[1:] for row in table(r.stdout)}
+    assert cells["seeds"] == ["42, 123", "42, 123"] and "seed" not in cells
+    finals = [7.042, 7.123]
+    assert cells["final_val_loss"][0] == f"{statistics.mean(finals):.4g} ± {statistics.stdev(finals):.2g}"

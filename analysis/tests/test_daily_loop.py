@@ -76,7 +76,16 @@ def test_train_interrupt_resume_plot_eval_export_and_gauge_the_export(tmp_path):
     # 2. Resume from the directory alone (a shorter end, so the cosine is re-planned).
     r = gaugelab("train", "--resume", "--out", run, "--max-iters", steps + 3, "--replan", cwd=tmp_path)
     assert r.returncode == 0, r.stdout + r.stderr
-    assert int(summary(run / "log.h5")["completed"]) == 1
+    done = summary(run / "log.h5")
+    assert int(done["completed"]) == 1
+    # ... and its time is both processes': /tables/processes holds one row each, the summary their sum.
+    import h5py
+
+    with h5py.File(run / "log.h5", "r") as f:
+        t = {k: f["tables/processes"][k][()] for k in ("start_step", "end_step", "seconds")}
+    assert list(t["start_step"]) == [0, steps] and list(t["end_step"]) == [steps, steps + 3]
+    assert int(done["processes"]) == 2 and float(done["seconds_this_process"]) == t["seconds"][1]
+    assert float(done["seconds_total"]) == pytest.approx(t["seconds"].sum()) and t["seconds"][0] > 1.0
     # 3. Another run, and both on one plot.
     r = gaugelab("train", *SMALL, "--max-iters", "6", "--lr", "1e-3", "--out", other, cwd=tmp_path)
     assert r.returncode == 0, r.stderr
@@ -96,14 +105,18 @@ def test_train_interrupt_resume_plot_eval_export_and_gauge_the_export(tmp_path):
     r = gaugelab("eval", ckpt, "--data", run / "data", "--batches", "1", "--batch-size", "2", "--threads", "1",
                  cwd=tmp_path)
     assert r.returncode == 0, r.stderr
+    used = [r]
     val = run / "data" / "val.bin"
     first = int(np.fromfile(val, dtype=np.uint16, count=1)[0])
     r = gaugelab("generate", ckpt, "--prompt-tokens", first, "--max-new-tokens", "3", "--temperature", "0",
                  "--threads", "1", cwd=tmp_path)
     assert r.returncode == 0, r.stderr
+    used.append(r)
     hf = tmp_path / "hf"
     r = gaugelab("export", ckpt, "--out", hf, cwd=tmp_path)
+    used.append(r)
     assert r.returncode == 0, r.stderr
+    assert all("settings {" not in x.stderr for x in used), [x.stderr for x in used]  # train's line only
     # 5. transformers reads the export (the venv holds it; CI installs it).
     if VENV_PY.exists():
         code = ("import torch, transformers; m = transformers.GPT2LMHeadModel.from_pretrained(%r); "

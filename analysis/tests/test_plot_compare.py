@@ -80,12 +80,13 @@ def test_a_sweep_log_stands_for_each_of_its_runs(two_runs, tmp_path):
     assert all(len(run.series["step"]) == len(runs[0].series["step"]) > 1 for run in runs)
     r = gaugelab("plot", sweep, "--metric", "val_mse", "--out", tmp_path / "sweep.png", cwd=tmp_path)
     assert r.returncode == 0, r.stderr
-    for lr in LRS:  # a curve per grid point: the mean over its seeds
-        assert f"lr={float(lr):g} (2 seeds)" in r.stdout
+    seeds = run_set.seed_list(sorted({run.settings["seed"] for run in runs}))
+    for lr in LRS:  # a curve per grid point: the mean over its seeds, labelled by its setting and seeds
+        assert f"lr={float(lr):g}, seeds {seeds}" in r.stdout
     r = gaugelab("compare", sweep, cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     header = r.stdout.splitlines()[1]
-    assert [c.strip() for c in header.strip("|").split("|")][1:] == [f"lr={float(lr):g} (2 seeds)" for lr in LRS]
+    assert [c.strip() for c in header.strip("|").split("|")][1:] == [f"lr={float(lr):g}, seeds {seeds}" for lr in LRS]
 
 
 def test_compare_prints_the_differing_setting_and_summaries(two_runs, tmp_path):
@@ -149,8 +150,14 @@ def test_bad_input_gets_one_line_and_a_nonzero_exit(two_runs, tmp_path, argv, st
     assert len(lines) == 1, r.stderr  # a usage error (status 2) too: --help prints the usage
 
 
-def test_smooth_is_a_trailing_mean_over_finite_values():
-    y = np.array([1.0, 3.0, np.nan, 5.0, 7.0])
-    s = plot_runs.smooth(y, 2)
-    np.testing.assert_allclose(s[[0, 1, 3, 4]], [1.0, 2.0, 4.0, 6.0])
+def test_smooth_is_a_centred_mean_over_finite_values():
+    y = np.array([1.0, 3.0, np.nan, 5.0, 7.0, 2.0])
+    s = plot_runs.smooth(y, 2)  # 3 points centred, narrowed at the ends
+    np.testing.assert_allclose(s[[0, 1, 3, 4, 5]], [1.0, 3.0, 5.0, 14 / 3, 2.0])
     assert np.isnan(s[2])
+
+
+def test_smooth_does_not_lag_a_trend():
+    """A trailing mean of a falling line sits above it by (n - 1) / 2 steps' fall; the centred one is on it."""
+    y = 10.0 - 0.05 * np.arange(200)
+    np.testing.assert_allclose(plot_runs.smooth(y, 20), y, atol=1e-12)

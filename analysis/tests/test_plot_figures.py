@@ -15,7 +15,7 @@ import pytest
 import plot_runs
 import run_set
 from conftest import ANALYSIS
-from plot_logs import hessian_log, merge_log, toy_log, train_log
+from plot_logs import diag_log, hessian_log, merge_log, toy_log, train_log
 
 
 def plot(*argv, cwd) -> subprocess.CompletedProcess:
@@ -39,7 +39,7 @@ def test_seeds_are_grouped_into_a_mean_and_a_band(tmp_path):
     runs = run_set.load_all(toy_log(tmp_path / "relu.h5", seeds=10))
     assert len(runs) == 10  # every seed of the toy, not only the first one its /series holds
     fig, labels = plot_runs.draw(runs, ["val_mse"])
-    assert labels == ["relu (10 seeds)"]
+    assert labels == ["relu, seeds 0–9"]
     ax, lines = lines_of(fig, "val_mse")
     assert len(lines) == 1 and len(ax.collections) == 1  # one mean line, one band
     band = ax.collections[0].get_paths()[0].vertices[:, 1]
@@ -52,9 +52,24 @@ def test_a_sweep_groups_by_grid_point(tmp_path):
     runs = run_set.load_all(toy_log(tmp_path / "sweep.h5", seeds=8, kind="sweep/relu", grid={"lr": [0.01, 0.03, 0.1]}))
     assert len(runs) == 24
     groups, keys = run_set.groups(runs)
-    assert keys == ["lr"] and [g.label for g in groups] == [f"lr={v} (8 seeds)" for v in ("0.01", "0.03", "0.1")]
+    assert keys == ["lr"] and [g.label for g in groups] == [f"lr={v}, seeds 0–7" for v in ("0.01", "0.03", "0.1")]
     fig, labels = plot_runs.draw(runs, ["loss"])
     assert len(lines_of(fig, "loss")[1]) == 3
+
+
+def test_a_seed_group_is_labelled_by_its_recorded_settings_not_a_directory_name(tmp_path):
+    """Directories named after condition A hold condition B runs: the label says B and the seeds, from
+    the logs' settings; the directory names appear nowhere in it."""
+    paths = []
+    for seed in (123, 42):
+        (tmp_path / f"train_A_s{seed}").mkdir()
+        paths.append(train_log(tmp_path / f"train_A_s{seed}" / "log.h5", condition="B", seed=seed))
+    runs = [run_set.load(p.parent) for p in paths]
+    groups, keys = run_set.groups(runs)
+    assert keys == [] and [g.label for g in groups] == ["condition=B, seeds 42, 123"]
+    other = [*runs, run_set.load(train_log(tmp_path / "c.h5", condition="C", seed=42)),
+             run_set.load(train_log(tmp_path / "c2.h5", condition="C", seed=123))]
+    assert [g.label for g in run_set.groups(other)[0]] == ["condition=B, seeds 42, 123", "condition=C, seeds 42, 123"]
 
 
 def test_default_panels_are_the_key_results(tmp_path):
@@ -67,8 +82,10 @@ def test_a_sparse_series_gets_markers_and_no_smoothing(tmp_path):
     fig, _ = plot_runs.draw([run], ["loss", "val_loss"], smooth_n=10)
     ax, (line,) = lines_of(fig, "val_loss")
     assert line.get_marker() == "o" and list(line.get_ydata()) == [run.series["val_loss"][-1]]
-    assert ax.get_title() == "val_loss"  # not "(mean of 10 points)"
-    assert lines_of(fig, "loss")[0].get_title() == "loss (mean of 10 points)"
+    assert ax.get_title() == "val_loss"  # not "(centred mean of 11 points)"
+    loss_ax = lines_of(fig, "loss")[0]
+    assert loss_ax.get_title() == "loss (centred mean of 11 points)"
+    assert loss_ax.get_ylabel() == "loss\ncentred mean of 11 points" and ax.get_ylabel() == "val_loss"
 
 
 @pytest.mark.parametrize("axis, expect", [("step", lambda s: s), ("tokens", lambda s: 64.0 * s),
@@ -110,6 +127,24 @@ def test_a_train_log_beside_a_toy_log_gives_a_bounded_image(tmp_path):
     assert r.returncode == 0, r.stderr
     w, h = png_size(out)
     assert w <= 1600 and h <= 1400, (w, h)
+
+
+def test_a_diag_log_is_drawn_as_spread_against_kappa(tmp_path):
+    diag = diag_log(tmp_path / "diag.h5")
+    r = plot(diag, "--out", tmp_path / "diag.png", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert png_size(tmp_path / "diag.png")[0] > 400
+    import plot_tables
+
+    fig = plot_tables.draw("spread", run_set.load_all(diag))
+    panels = [ax for ax in fig.axes if ax.get_visible()]
+    assert [ax.get_title() for ax in panels] == ["none — general", "full — general"]
+    assert all(ax.get_xscale() == ax.get_yscale() == "log" for ax in panels)
+    sgd = next(ln for ln in panels[0].get_lines() if ln.get_label() == "sgd")
+    np.testing.assert_allclose(sgd.get_xdata(), [1.0, 10.0, 100.0])
+    np.testing.assert_allclose(sgd.get_ydata(), [1e-3, 1e-1, 10.0])  # the table's medians, against κ
+    r = plot(diag, diag, "--out", tmp_path / "two.png", cwd=tmp_path)
+    assert r.returncode == 1 and "plot each diag log alone" in r.stderr
 
 
 def test_a_merge_log_and_a_hessian_log_are_drawn(tmp_path):

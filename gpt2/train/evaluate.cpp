@@ -29,7 +29,7 @@ double evaluate(TrainRun& r) {
     if (io::stop_requested() != 0) {  // SIGTERM/SIGINT: the step's checkpoint comes next, not more batches
       if (rank0)
         std::cerr << "train: " << io::stop_signal_name(io::stop_requested()) << " during the evaluation: stopped after "
-                  << count << " of " << n << " batches (no validation loss this step)\n";
+                  << count << " of " << n << " batches (no validation loss this step; a resume evaluates it)\n";
       count = 0;
       break;
     }
@@ -63,19 +63,48 @@ double evaluate(TrainRun& r) {
   return shared ? r.dist.all_reduce_mean(mean) : mean;
 }
 
+void record_val_loss(TrainState& st, double val_loss) {
+  st.final_val_loss = val_loss;
+  if (std::isfinite(val_loss) && !(st.best_val_loss <= val_loss)) st.best_val_loss = val_loss;
+}
+
+namespace {
+
+// The greedy sample of `step` (rank 0, when sampling): appended and printed when whole; false when a stop cut
+// it short (nothing written: a resume writes it).
+bool sample(TrainRun& run, const LoopState& loop, std::int64_t step) {
+  const TrainOptions& o = run.options;
+  if (loop.sample_prompt.empty()) return true;
+  const std::vector<std::int64_t> more = greedy_continue(*run.model, loop.sample_prompt, o.sample_tokens);
+  if (io::stop_requested() != 0 && static_cast<std::int64_t>(more.size()) < o.sample_tokens) {
+    std::cerr << "train: " << io::stop_signal_name(io::stop_requested()) << " during the sample of step " << step
+              << ": left out (a resume writes it)\n";
+    return false;
+  }
+  const std::string line =
+      sample_line(step, loop.sample_prompt, more, run.vocab_map.ids, loop.sample_tok ? &*loop.sample_tok : nullptr);
+  append_sample_line(train_samples_path(o.run.out), line);
+  std::cout << "sample " << line << "\n";
+  return true;
+}
+
+}  // namespace
+
 void evaluate_and_sample(TrainRun& run, const LoopState& loop, StepWork& s) {
   const TrainOptions& o = run.options;
+  TrainState& st = run.state;
+  st.eval_pending = false;
   if (!(s.row.step % o.eval_every == 0 || s.last)) return;
   s.row.val_loss = evaluate(run);
-  if (!loop.sample_prompt.empty()) {
-    const std::string line = sample_line(s.row.step, loop.sample_prompt,
-                                         greedy_continue(*run.model, loop.sample_prompt, o.sample_tokens),
-                                         run.vocab_map.ids, loop.sample_tok ? &*loop.sample_tok : nullptr);
-    append_sample_line(train_samples_path(o.run.out), line);
-    std::cout << "sample " << line << "\n";
-  }
-  TrainState& st = run.state;
-  st.final_val_loss = s.row.val_loss;
-  if (std::isfinite(s.row.val_loss) && !(st.best_val_loss <= s.row.val_loss)) st.best_val_loss = s.row.val_loss;
+  const bool evaluated = io::stop_requested() == 0 || std::isfinite(s.row.val_loss);
+  const bool sampled = evaluated && sample(run, loop, s.row.step);  // no sample of an unfinished evaluation
+  st.eval_pending = !(evaluated && sampled);
+  record_val_loss(st, s.row.val_loss);
+}
+
+void catch_up_sample(TrainRun& run, const LoopState& loop) {
+  if (!run.state.eval_pending) return;
+  sample(run, loop, run.state.step);
+  run.state.eval_pending = false;
 }
 }  // namespace gaugelab::gpt2

@@ -1,10 +1,12 @@
 #include "gpt2/train/log.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <iostream>
 #include <limits>
 #include <stdexcept>
+#include <variant>
 
 #include <ATen/TensorOperators.h>
 #include <ATen/ops/full_like.h>
@@ -37,9 +39,12 @@ core::Mat<double> to_mat(const at::Tensor& t) {  // [L, H]
 
 }  // namespace
 
+const char* const kProcesses = "processes";
+
 void TrainLog::declare(io::RunLog& log, int layers, int heads) {
   log.declare_series(kSeries);
   log.declare_heads(kHeads, layers, heads);
+  log.declare_table(kProcesses, {{"start_step", io::DType::i64}, {"end_step", io::DType::i64}, {"seconds", io::DType::f64}});
   log.start();
 }
 
@@ -111,6 +116,29 @@ KeptRows read_kept_rows(const std::string& path, std::int64_t up_to_step, int la
   return k;
 }
 
+// The processes that trained the run so far: /tables/processes, or, in a log from before that table, the one
+// process its summary's seconds_this_process names (its start unknown: -1). A killed process left no row.
+std::vector<TrainLog::Process> read_processes(const std::string& path) {
+  const io::RunLogReader in(path);
+  std::vector<TrainLog::Process> out;
+  if (in.has_table(kProcesses)) {
+    const io::TableData t = in.table(kProcesses);
+    const auto &start = t.i64("start_step"), &end = t.i64("end_step");
+    const auto& seconds = t.f64("seconds");
+    for (std::size_t i = 0; i < seconds.size(); ++i) out.push_back({start[i], end[i], seconds[i]});
+    return out;
+  }
+  const std::map<std::string, io::Cell> summary = in.summary();
+  const auto it = summary.find("seconds_this_process");
+  if (it != summary.end() && std::holds_alternative<double>(it->second)) {
+    const auto steps = summary.find("steps");
+    const std::int64_t end =
+        steps != summary.end() && std::holds_alternative<std::int64_t>(steps->second) ? std::get<std::int64_t>(steps->second) : -1;
+    out.push_back({-1, end, std::get<double>(it->second)});
+  }
+  return out;
+}
+
 bool missing_or_empty(const std::string& path) {
   std::error_code ec;
   return !std::filesystem::exists(path, ec) || std::filesystem::file_size(path, ec) == 0;
@@ -119,7 +147,7 @@ bool missing_or_empty(const std::string& path) {
 }  // namespace
 
 TrainLog TrainLog::rebuild(const std::string& path, const io::Provenance& prov, std::int64_t up_to_step, int layers,
-                           int heads) {
+                           int heads, double val_loss_at_step) {
   namespace fs = std::filesystem;
   // PATH.resume-src: the source of a rebuild that an earlier version of this code left unfinished.
   const std::string src = path + ".resume-src";
@@ -128,6 +156,7 @@ TrainLog TrainLog::rebuild(const std::string& path, const io::Provenance& prov, 
   // Every row is read (and so the source validated) before any file is touched: a damaged log stays
   // where it was, and the error says what to do.
   KeptRows kept;
+  std::vector<Process> earlier;
   if (missing_or_empty(from)) {
     if (up_to_step > 0)
       std::cerr << "train: " << path << " is " << (fs::exists(from) ? "empty" : "missing")
@@ -135,6 +164,9 @@ TrainLog TrainLog::rebuild(const std::string& path, const io::Provenance& prov, 
   } else {
     try {
       kept = read_kept_rows(from, up_to_step, layers, heads);
+      earlier = read_processes(from);
+      if (std::isfinite(val_loss_at_step) && !kept.series_step.empty() && kept.series_step.back() == up_to_step)
+        kept.series.back()["val_loss"] = val_loss_at_step;
     } catch (const std::exception& e) {
       throw std::runtime_error(from + " cannot be read, so --resume cannot keep its rows (" + e.what() +
                                "); move it aside (the checkpoints are untouched) and --resume again to start a new log");
@@ -150,12 +182,27 @@ TrainLog TrainLog::rebuild(const std::string& path, const io::Provenance& prov, 
     for (std::size_t r = 0; r < kept.series_step.size(); ++r)
       out.log_.append_series_named(kept.series_step[r], kept.series[r]);
     for (std::size_t r = 0; r < kept.heads_step.size(); ++r) out.log_.append_heads(kept.heads_step[r], kept.heads[r]);
+    for (const Process& p : earlier) out.log_.append_row(kProcesses, {p.start_step, p.end_step, p.seconds});
     out.log_.close();
   }, "train log");
   if (fs::exists(src)) fs::remove(src);
   io::RunLog log = io::RunLog::open_append(path);
   declare(log, layers, heads);
-  return TrainLog(std::move(log));
+  return TrainLog(std::move(log), up_to_step, std::move(earlier));
+}
+
+void TrainLog::end_process(std::int64_t end_step, double seconds) {
+  log_.append_row(kProcesses, {start_step_, end_step, seconds});
+  double total = seconds;
+  std::string each;
+  for (const Process& p : earlier_) {
+    total += p.seconds;
+    each += std::to_string(p.seconds) + ", ";
+  }
+  log_.set_summary("seconds_this_process", seconds);
+  log_.set_summary("seconds_total", total);
+  log_.set_summary("processes", static_cast<std::int64_t>(earlier_.size() + 1));
+  log_.set_summary("seconds_per_process", each + std::to_string(seconds));
 }
 
 void TrainLog::append(const StepRow& r) {

@@ -32,17 +32,25 @@
 //                         effective Q and K maps (qk_balance.hpp); every multiplier placement
 //   /heads/attn_logit_max_signed [record, layer, head] max q·k/√d_h (signed) over the same batch and positions:
 //                         Kimi K2's S_max, what QK-Clip bounds (NaN in the rows of a log from before it existed)
+//   /tables/processes     one row per process that trained this run (a resumed run adds one): start_step
+//                         (int64, the step it started after; -1 where a log from before this table did not
+//                         say), end_step (int64), seconds (float64, its training loop's wall time); written as
+//                         the process ends (a process killed with SIGKILL has no row, as it has no summary)
 //   /summary              condition, seed, best_val_loss, final_val_loss, final_drift_max,
 //                         final_drift_mean, max_drift_max, n_spikes, stable, diverged, stop_reason
 //                         (completed, interrupted, non-finite loss or non-finite gradient),
-//                         final_eff_imbalance_max (max |qk_eff_log_ratio| at the end), steps, tokens, ...
+//                         final_eff_imbalance_max (max |qk_eff_log_ratio| at the end), steps, tokens, ...,
+//                         seconds_this_process, seconds_total (the sum of /tables/processes' seconds), processes
+//                         (its rows), seconds_per_process (their seconds as text, "12.3, 4.56")
 // A resumed run rebuilds the log with the rows up to its checkpoint's step, then appends, so every
 // step appears once and the series of an interrupted and resumed run equal the uninterrupted one's.
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <map>
 #include <string>
+#include <vector>
 
 #include <ATen/core/Tensor.h>
 
@@ -66,8 +74,10 @@ class TrainLog {
   static TrainLog create(const std::string& path, const io::Provenance& prov, bool force, int layers, int heads);
   /// The log of a resumed run: the existing log's rows with step <= `up_to_step` copied into a fresh
   /// log at the same path (an earlier interrupted rebuild is picked up from PATH.resume-src).
+  /// A finite `val_loss_at_step` fills the validation loss of the row of step `up_to_step` (an evaluation
+  /// that a stop cut short there, done by the resumed run).
   static TrainLog rebuild(const std::string& path, const io::Provenance& prov, std::int64_t up_to_step, int layers,
-                          int heads);
+                          int heads, double val_loss_at_step = std::numeric_limits<double>::quiet_NaN());
 
   void append(const StepRow& row);
   /// s_q, s_k [L, H] (any device, float; undefined without Q/K row multipliers: NaN), the largest attention score
@@ -75,12 +85,25 @@ class TrainLog {
   /// (qk_balance.hpp): appends s_q, s_k, s_q·s_k, attn, eff_ratio and attn_signed as one /heads record.
   void append_heads(std::int64_t step, const at::Tensor& s_q, const at::Tensor& s_k, const at::Tensor& attn,
                     const at::Tensor& eff_ratio, const at::Tensor& attn_signed);
+  /// This process's row of /tables/processes (it trained from the step the log was created or rebuilt at
+  /// up to `end_step`, in `seconds`) and the summary's seconds_this_process, seconds_total, processes and
+  /// seconds_per_process, over the rows the log already held and this one.
+  void end_process(std::int64_t end_step, double seconds);
   io::RunLog& log() { return log_; }
 
+  /// A row of /tables/processes.
+  struct Process {
+    std::int64_t start_step = 0, end_step = 0;
+    double seconds = 0;
+  };
+
  private:
-  explicit TrainLog(io::RunLog log) : log_(std::move(log)) {}
+  explicit TrainLog(io::RunLog log, std::int64_t start_step = 0, std::vector<Process> earlier = {})
+      : log_(std::move(log)), start_step_(start_step), earlier_(std::move(earlier)) {}
   static void declare(io::RunLog& log, int layers, int heads);
   io::RunLog log_;
+  std::int64_t start_step_ = 0;   // the step this process started after
+  std::vector<Process> earlier_;  // the rows of the processes before this one
 };
 
 }  // namespace gaugelab::gpt2

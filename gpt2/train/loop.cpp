@@ -84,6 +84,7 @@ LoopState::LoopState(TrainRun& run)
 TrainResult run_train(const TrainOptions& o, io::Provenance prov) {
   TrainRun run = setup_train(o, std::move(prov));
   LoopState loop(run);
+  catch_up_sample(run, loop);  // a stop cut the checkpoint's sample short
   for (std::int64_t it = run.state.step; it < o.max_iters; ++it) {
     StepWork s = begin_step(run, loop, it);
     compute_gradients(run, loop, s);

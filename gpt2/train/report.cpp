@@ -186,7 +186,7 @@ TrainResult finish_train(TrainRun& r, double seconds) {
   log.set_summary("spike_rule", std::string(word(o.spike_on)) + " grad_norm > " + std::to_string(o.spike_factor) + " x median of previous " +
                                     std::to_string(o.spike_window) + " after step " + std::to_string(o.warmup_iters) +
                                     "; unstable if >= " + std::to_string(o.unstable_spikes) + " spikes or diverged");
-  log.set_summary("seconds_this_process", seconds);
+  r.log->end_process(s.step, seconds);  // seconds_this_process, and the total over a resumed run's processes
   r.log->log().close();
   std::cout << "\n== gaugelab train: condition " << o.condition << ", seed " << o.run.seed << " ==\n"
             << "steps       " << s.step << " / " << o.max_iters << (s.diverged ? "  DIVERGED (" + s.stop_reason + ")" : "")

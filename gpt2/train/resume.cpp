@@ -114,6 +114,7 @@ nlohmann::json train_state_json(const TrainRun& r) {
           {"final_drift_mean", num(s.final_drift_mean)},
           {"max_drift_max", s.max_drift_max},
           {"n_spikes", s.n_spikes},
+          {"eval_pending", s.eval_pending},
           {"spike_window", r.spikes.window()},
           {"world", r.dist.world},
           {"tokens_per_step", r.tokens_per_step},
@@ -134,6 +135,7 @@ TrainState train_state_from_json(const nlohmann::json& j) {
   s.final_drift_max = num("final_drift_max"), s.final_drift_mean = num("final_drift_mean");
   s.max_drift_max = num("max_drift_max");
   s.n_spikes = j.at("n_spikes").get<std::int64_t>();
+  s.eval_pending = j.value("eval_pending", false);  // checkpoints from before the key: nothing pending
   return s;
 }
 

@@ -36,6 +36,7 @@ struct TrainState {
   double max_drift_max = 0;
   std::int64_t n_spikes = 0;
   bool diverged = false, interrupted = false;
+  bool eval_pending = false;  // a stop cut this step's due evaluation or sample short: a resume does it first
   std::string stop_reason;  // "non-finite loss" or "non-finite gradient" when diverged (not kept across resume: a
                             // diverged run is finished)
 };

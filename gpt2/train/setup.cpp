@@ -19,6 +19,7 @@
 #include "gpt2/model/lm_head_loss.hpp"
 #include "gpt2/train/checkpoints.hpp"
 #include "gpt2/train/conditions.hpp"
+#include "gpt2/train/evaluate.hpp"
 #include "gpt2/train/gauge_start.hpp"
 #include "gpt2/train/micro_batch.hpp"
 #include "gpt2/train/not_measured.hpp"
@@ -257,11 +258,21 @@ TrainRun setup_train(const TrainOptions& o, io::Provenance prov) {
                       12.0 * static_cast<double>(mc.n_layer * mc.n_embd * mc.block_size);
   r.peak_tflops = o.peak_tflops > 0 ? o.peak_tflops : measure_matmul_tflops(r.device, r.precision);
   r.prov = std::move(prov);
+  // A stop cut the checkpoint's due evaluation short: it is done now, on the checkpoint's weights, so the
+  // step's row gets its validation loss (its sample follows in the loop: catch_up_sample).
+  double pending_val = not_measured();
+  if (ckpt && r.state.eval_pending) {
+    pending_val = evaluate(r);
+    if (std::isfinite(pending_val)) record_val_loss(r.state, pending_val);
+    if (rank0 && std::isfinite(pending_val))
+      std::cerr << "train: the evaluation of step " << r.state.step << " that the stop cut short: val loss " << pending_val
+                << "\n";
+  }
 
   if (rank0) {
     const int L = static_cast<int>(mc.n_layer), H = static_cast<int>(mc.n_head);
     if (o.resume)
-      r.log.emplace(TrainLog::rebuild(log_path, r.prov, r.state.step, L, H));
+      r.log.emplace(TrainLog::rebuild(log_path, r.prov, r.state.step, L, H, pending_val));
     else
       r.log.emplace(TrainLog::create(log_path, r.prov, true, L, H));
     print_settings(r, ckpt ? *ckpt : (o.resume ? std::string("nothing (no checkpoint yet: starting at step 0)") : ""));

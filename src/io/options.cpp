@@ -481,6 +481,34 @@ std::string po_message(const po::error& e) {
   return "invalid use of option '" + name + "'";
 }
 
+
+// A flag given more than once on the command line: its last occurrence is kept and a line on stderr names
+// it (what argparse users expect). A list flag gathers every occurrence instead (`--input a --input b`).
+void keep_last_of_repeats(po::parsed_options& parsed, const std::string& verb,
+                          const std::function<bool(const std::string&)>& is_list) {
+  auto& opts = parsed.options;
+  std::vector<std::string> seen, noted;
+  for (std::size_t i = opts.size(); i-- > 0;) {
+    const po::option& o = opts[i];
+    if (o.position_key != -1 || o.string_key.empty() || is_list(o.string_key)) continue;
+    if (std::find(seen.begin(), seen.end(), o.string_key) == seen.end()) {
+      seen.push_back(o.string_key);
+      continue;
+    }
+    if (std::find(noted.begin(), noted.end(), o.string_key) == noted.end()) {
+      noted.push_back(o.string_key);
+      const auto last = std::find_if(opts.rbegin(), opts.rend(), [&](const po::option& x) {
+        return x.position_key == -1 && x.string_key == o.string_key;
+      });
+      std::string value;
+      for (const auto& t : last->value) value += " " + t;
+      std::cerr << verb << ": --" << o.string_key << " is given more than once; the last (--" << o.string_key << value
+                << ") is used\n";
+    }
+    opts.erase(opts.begin() + static_cast<std::ptrdiff_t>(i));
+  }
+}
+
 }  // namespace
 
 bool Options::parse(const std::vector<std::string>& args) {
@@ -503,7 +531,12 @@ bool Options::parse(const std::vector<std::string>& args) {
   try {
     // allow_long_disguise off, no abbreviations: a misspelled flag must never match another.
     const int style = po::command_line_style::default_style & ~po::command_line_style::allow_guessing;
-    po::store(po::command_line_parser(args).options(desc).positional(pos).style(style).run(), vm);
+    po::parsed_options parsed = po::command_line_parser(args).options(desc).positional(pos).style(style).run();
+    keep_last_of_repeats(parsed, verb_, [this](const std::string& n) {
+      const OptionSpec* s = find(n);
+      return s && s->type == "list";
+    });
+    po::store(parsed, vm);
     for (const auto& kv : vm) cli_names.push_back(kv.first);
     if (vm.count("help")) {
       std::cout << help();

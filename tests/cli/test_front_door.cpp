@@ -36,7 +36,7 @@ TEST_CASE("front door: usage errors exit 2 with one line naming the problem", "[
   CHECK(run("").status == 2);
 }
 
-TEST_CASE("front door: plot and compare run their analysis scripts, errors in one line", "[cli]") {
+TEST_CASE("front door: plot, compare and tensorboard run their analysis scripts, errors in one line", "[cli]") {
   auto r = run("plot --help");
   CHECK(r.status == 0);
   CHECK(r.output.find("usage: gaugelab plot") != std::string::npos);
@@ -49,6 +49,13 @@ TEST_CASE("front door: plot and compare run their analysis scripts, errors in on
   CHECK(r.status == 1);
   CHECK(lines(r.output) == 1);
   CHECK(r.output.find("/no/such/python3") != std::string::npos);
+  r = run("tensorboard --help");
+  CHECK(r.status == 0);
+  CHECK(r.output.find("usage: gaugelab tensorboard") != std::string::npos);
+  r = run("tensorboard no_such_run.h5 --out " + std::string(GAUGELAB_BINARY_DIR) + "/test_tb_never_written");
+  CHECK(r.status == 1);
+  CHECK(lines(r.output) == 1);
+  CHECK(r.output.find("no_such_run.h5") != std::string::npos);
 }
 
 // The toy verbs must not pay for the GPT-2 tier: `gaugelab` links no LibTorch, and the verbs that need it

@@ -4,6 +4,8 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
+#include <sstream>
 
 #include "io/options.hpp"
 
@@ -307,4 +309,25 @@ TEST_CASE("mode rules: a flag of one mode given without it is refused naming bot
   }
   std::remove(file_flag.c_str());
   std::remove(file_both.c_str());
+}
+
+TEST_CASE("a flag given twice: the last one wins, with a line on stderr naming it; a list gathers", "[options]") {
+  Demo d;
+  auto o = make(d);
+  std::ostringstream err;
+  auto* old = std::cerr.rdbuf(err.rdbuf());
+  bool ok = false;
+  try {
+    ok = o.parse({"--lr", "0.1", "--hidden", "3", "--lr=0.3", "--mode", "b", "--lr", "0.7", "--input", "a", "--input", "b"});
+  } catch (...) {
+    std::cerr.rdbuf(old);
+    throw;
+  }
+  std::cerr.rdbuf(old);
+  REQUIRE(ok);
+  CHECK(d.lr == 0.7);
+  CHECK(d.hidden == 3);
+  CHECK(d.mode == "b");
+  CHECK(d.inputs == std::vector<std::string>{"a", "b"});
+  CHECK(err.str() == "demo: --lr is given more than once; the last (--lr 0.7) is used\n");
 }
