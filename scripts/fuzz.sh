@@ -5,6 +5,7 @@
 # FUZZ_TARGETS="a b" picks targets; FUZZ_RUNS=N stops a target after N executions (the time still bounds
 # it); FUZZ_FORK=K runs K worker processes per target (libFuzzer -fork): worth it for run_log, whose
 # damaged inputs spend most of their time asleep in HDF5's metadata-retry backoff, not on the CPU.
+# FUZZ_JOBS=N runs N targets at a time (default: the cores).
 # Needs the sanitizer build (`make test-asan` configures it; BUILD= names it, default build-asan).
 # A crash, hang (-timeout), leak or sanitizer report stops that target; its input is kept as
 # BUILD/fuzz/artifacts/<target>-crash-* and the script exits 1 after running the others.
@@ -26,7 +27,9 @@ failed=0
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1} UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}
 # fuzz/lsan.supp: leaks reported inside libhdf5 on damaged files (an open question, see the file).
 export LSAN_OPTIONS=${LSAN_OPTIONS:-suppressions=$PWD/fuzz/lsan.supp:print_suppressions=0}
-for t in $TARGETS; do
+# One target: its run, then its line in $work/$t.line (printed in target order once all are done).
+fuzz_one() {
+  local t=$1 corpus log max_len extra rc execs rate secs size outcome
   corpus="$BUILD/fuzz/corpus/$t"
   mkdir -p "$corpus"
   log="$work/$t.log"
@@ -51,8 +54,20 @@ for t in $TARGETS; do
   size=$(ls "$corpus" | wc -l)
   if [ $rc -eq 0 ]; then outcome=ok; else
     outcome="FAILED (exit $rc): $(grep -m1 -E 'ERROR: (libFuzzer|AddressSanitizer|LeakSanitizer)|runtime error|deadly signal' "$log" | cut -c1-120); log $log"
-    failed=1
   fi
-  printf '  %-14s %12s %10s %8s  %s\n' "$t" "${execs:-?}" "${rate:-?}" "$size" "$outcome"
+  printf '  %-14s %12s %10s %8s  %s\n' "$t" "${execs:-?}" "${rate:-?}" "$size" "$outcome" > "$work/$t.line"
+  return $rc
+}
+# FUZZ_JOBS targets at a time (default: the cores; each target is one process unless FUZZ_FORK is set).
+jobs=${FUZZ_JOBS:-$(nproc)}
+[[ "$jobs" =~ ^[0-9]+$ ]] && [ "$jobs" -ge 1 ] || { echo "fuzz: FUZZ_JOBS must be a positive integer, not '$jobs'" >&2; exit 2; }
+pids=()
+for t in $TARGETS; do
+  while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do wait -n || true; done
+  rm -f "$work/$t.line"
+  fuzz_one "$t" &
+  pids+=($!)
 done
+for p in "${pids[@]}"; do wait "$p" || failed=1; done
+for t in $TARGETS; do cat "$work/$t.line" 2>/dev/null || { echo "  $t: no result line"; failed=1; }; done
 exit $failed

@@ -482,6 +482,29 @@ std::string po_message(const po::error& e) {
 }
 
 
+// A switch (a bool flag) takes the next word only when that word is a boolean (`--force false`); otherwise it is
+// on and the word stays a positional argument (`--force x.txt`). Boost's implicit value would take any next word
+// and refuse it as "not a boolean", so each bare switch is bound here to its value (`--force=false`, `--force=true`).
+std::vector<std::string> switches_bound(const std::vector<std::string>& args,
+                                        const std::function<bool(const std::string&)>& is_switch) {
+  static const std::vector<std::string> words = {"true", "1", "yes", "on", "false", "0", "no", "off"};
+  std::vector<std::string> out;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    if (a == "--") {  // everything after it is positional
+      out.insert(out.end(), args.begin() + static_cast<std::ptrdiff_t>(i), args.end());
+      break;
+    }
+    if (a.size() > 2 && a.compare(0, 2, "--") == 0 && a.find('=') == std::string::npos && is_switch(a.substr(2))) {
+      const bool valued = i + 1 < args.size() && std::find(words.begin(), words.end(), trim(args[i + 1])) != words.end();
+      out.push_back(a + "=" + (valued ? args[++i] : std::string("true")));
+      continue;
+    }
+    out.push_back(a);
+  }
+  return out;
+}
+
 // A flag given more than once on the command line: its last occurrence is kept and a line on stderr names
 // it (what argparse users expect). A list flag gathers every occurrence instead (`--input a --input b`).
 void keep_last_of_repeats(po::parsed_options& parsed, const std::string& verb,
@@ -531,7 +554,11 @@ bool Options::parse(const std::vector<std::string>& args) {
   try {
     // allow_long_disguise off, no abbreviations: a misspelled flag must never match another.
     const int style = po::command_line_style::default_style & ~po::command_line_style::allow_guessing;
-    po::parsed_options parsed = po::command_line_parser(args).options(desc).positional(pos).style(style).run();
+    po::parsed_options parsed =
+        po::command_line_parser(switches_bound(args, [this](const std::string& n) {
+          const OptionSpec* s = find(n);
+          return s && s->type == "bool";
+        })).options(desc).positional(pos).style(style).run();
     keep_last_of_repeats(parsed, verb_, [this](const std::string& n) {
       const OptionSpec* s = find(n);
       return s && s->type == "list";

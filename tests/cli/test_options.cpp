@@ -331,3 +331,33 @@ TEST_CASE("a flag given twice: the last one wins, with a line on stderr naming i
   CHECK(d.inputs == std::vector<std::string>{"a", "b"});
   CHECK(err.str() == "demo: --lr is given more than once; the last (--lr 0.7) is used\n");
 }
+
+TEST_CASE("a switch takes the next word only when it is a boolean, else it is on and the word stays positional",
+          "[options]") {
+  {
+    Demo d;
+    auto o = make(d);
+    REQUIRE(o.parse({"--force", "x.txt", "y.txt"}));
+    CHECK(d.force);
+    CHECK(d.inputs == std::vector<std::string>{"x.txt", "y.txt"});
+  }
+  {
+    Demo d;
+    auto o = make(d);
+    REQUIRE(o.parse({"x.txt", "--force", "false"}));
+    CHECK_FALSE(d.force);
+    CHECK(d.inputs == std::vector<std::string>{"x.txt"});
+  }
+  {
+    Demo d;
+    auto o = make(d);
+    REQUIRE(o.parse({"--force=no", "--", "--force"}));  // after "--" a word is positional, even a flag's name
+    CHECK_FALSE(d.force);
+    CHECK(d.inputs == std::vector<std::string>{"--force"});
+  }
+  {
+    Demo d;
+    auto o = make(d);
+    CHECK_THROWS_WITH(o.parse({"--force=maybe"}), "--force: 'maybe' is not a boolean (true/false)");
+  }
+}
