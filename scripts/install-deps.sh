@@ -15,7 +15,7 @@
 # Not root: prints what it would need and exits 1 if anything is missing.
 # Environment: GAUGELAB_DEPS_PART=system installs only the Debian packages (what the torch-free half builds
 # with), GAUGELAB_DEPS_PART=python only the venv and the assets (scripts/build-overlapped.sh runs the two parts
-# side by side with the torch-free build); default: both. GAUGELAB_DEPS=demo skips the test-only packages (transformers, safetensors, the venv's matplotlib: `make demo` needs none);
+# side by side with the torch-free build); default: both. GAUGELAB_DEPS=demo skips the test-only packages (transformers, safetensors, the venv's matplotlib, tensorboard: `make demo` needs none);
 # GAUGELAB_NO_TORCH=1 skips the venv (core/toys/harness only); GAUGELAB_BENCH_PEERS=1 also installs
 # the JAX CPU wheel into a separate venv ($GAUGELAB_BENCH_VENV, default ~/.cache/gaugelab/bench-venv) for `make bench`.
 set -euo pipefail
@@ -98,6 +98,10 @@ fi
 if [ "${GAUGELAB_DEPS:-test}" != demo ] && ! "$VENV/bin/python" -c 'import transformers, safetensors, matplotlib' 2>/dev/null; then
   say "installing $TRANSFORMERS_SPEC, $SAFETENSORS_SPEC and matplotlib into the venv (GPT-2 reference and the torch notebook, for tests)"
   "$VENV/bin/python" -m pip install -q "$TRANSFORMERS_SPEC" "$SAFETENSORS_SPEC" "matplotlib>=3.5"
+fi
+if [ "${GAUGELAB_DEPS:-test}" != demo ] && ! "$VENV/bin/python" -c 'import tensorboard' 2>/dev/null; then
+  say "installing tensorboard into the venv (its reader checks the event files of \`gaugelab tensorboard\`, for tests)"
+  "$VENV/bin/python" -m pip install -q "tensorboard>=2.10"
 fi
 
 ranks="$ASSETS/gpt2.tiktoken"
