@@ -29,6 +29,7 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 using gaugelab::gpt2::DataParallel;
+using gaugelab::gpt2::DistBackend;
 using gaugelab::gpt2::DistEnv;
 
 constexpr double kTimeoutS = 120.0;  // a worker that cannot reach its peer fails instead of hanging
@@ -82,7 +83,7 @@ int worker(int rank, int port, const std::vector<double>& sizes_mib, int reps) {
   env.master_port = port;
   env.source = "torchrun";
   const double max_mib = *std::max_element(sizes_mib.begin(), sizes_mib.end());
-  auto dp = DataParallel::create(env, "gloo", c10::Device(c10::kCPU), kTimeoutS,
+  auto dp = DataParallel::create(env, DistBackend::gloo, c10::Device(c10::kCPU), kTimeoutS,
                                  static_cast<std::int64_t>(max_mib * (1 << 20)) + 1);
   for (double mib : sizes_mib) {
     const auto n = static_cast<std::int64_t>(mib * (1 << 20) / 4);

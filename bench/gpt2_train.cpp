@@ -27,6 +27,7 @@
 #include "gpt2/model/runtime.hpp"
 #include "gpt2/train/optimizer.hpp"
 #include "gpt2/train/matmul_peak.hpp"
+#include "io/choice_option.hpp"
 #include "io/options.hpp"
 
 using namespace gaugelab;
@@ -37,7 +38,7 @@ namespace {
 struct BenchOptions {
   int threads = 1;                  // LibTorch/OpenMP threads (1: the tiny config's setting)
   std::int64_t steps = 30;          // timed training steps (after 3 warm-up steps)
-  std::string precision = "fp32";   // fp32 or bf16 autocast
+  gpt2::Precision precision = gpt2::Precision::fp32;  // fp32 or bf16 autocast
   std::int64_t repeats = 200;       // repetitions of each small operation (GaugeFix, drift, batch)
 };
 
@@ -72,14 +73,14 @@ int main(int argc, char** argv) {
   BenchOptions o;
   io::Options opts("bench gpt2_train", "Training step of the tiny config and the trainer's overheads.");
   opts.add("threads", &o.threads, "threads", io::Range::at_least(1))
-      .add("steps", &o.steps, "timed steps", io::Range::at_least(3))
-      .add("precision", &o.precision, "fp32 or bf16", {"fp32", "bf16"})
+      .add("steps", &o.steps, "timed steps", io::Range::at_least(3));
+  io::add_choice(opts, "precision", &o.precision, "fp32 or bf16", gpt2::precision_choices())
       .add("repeats", &o.repeats, "repetitions of each small operation", io::Range::at_least(10));
   if (!opts.parse(std::vector<std::string>(argv + 1, argv + argc))) return 0;
   const int threads = gpt2::apply_torch_threads(o.threads);
-  const gpt2::Precision prec = gpt2::parse_precision(o.precision);
+  const gpt2::Precision prec = o.precision;
   const c10::Device cpu(c10::kCPU);
-  std::printf("gpt2_train: tiny config, %d threads, %s; load average before: %s\n", threads, o.precision.c_str(),
+  std::printf("gpt2_train: tiny config, %d threads, %s; load average before: %s\n", threads, gpt2::precision_name(prec),
               loadavg().c_str());
 
   // The tiny config's model, optimizer groups (condition B: Q/K multipliers undecayed) and data.

@@ -46,7 +46,7 @@ common=(tests/cuda/check_main.cpp tests/cuda/check_harness.cpp tests/cuda/check_
 if [ "$host" = 1 ]; then
   cc=${CXX:-g++}
   flags=(-O2 -std=c++17 -pthread)
-  srcs=("${common[@]}" tests/cuda/check_device_host.cpp tests/cuda/host_kernels.cpp)
+  srcs=("${common[@]}" tests/cuda/check_device_host.cpp tests/cuda/host_kernels.cpp tests/cuda/host_entry_points.cpp)
   target="host dry run, no card"
   say "== build (host dry run): $cc ${flags[*]}"
   "$cc" --version 2>&1 | head -n 1 >>"$out"

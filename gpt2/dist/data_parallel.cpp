@@ -90,7 +90,7 @@ struct Bucket {
 struct DataParallel::Impl {
   int rank = 0;
   int world = 1;
-  std::string backend = "none";
+  std::optional<DistBackend> backend;  // none for a single process
   c10::Device device{c10::kCPU};
   c10::Device comm_device{c10::kCPU};  // where buckets live: the CPU for Gloo, the GPU for NCCL
   std::chrono::milliseconds timeout{0};
@@ -104,7 +104,8 @@ struct DataParallel::Impl {
   std::vector<Bucket> buckets;
 
   std::string where() const {
-    return "data parallel (" + backend + ", rank " + std::to_string(rank) + "/" + std::to_string(world) + ")";
+    return std::string("data parallel (") + (backend ? word(*backend) : "none") + ", rank " + std::to_string(rank) +
+           "/" + std::to_string(world) + ")";
   }
 
   void wait(const c10::intrusive_ptr<c10d::Work>& work, const char* op) {
@@ -188,10 +189,10 @@ DataParallel::~DataParallel() = default;
 
 int DataParallel::rank() const { return impl_->rank; }
 int DataParallel::world() const { return impl_->world; }
-const std::string& DataParallel::backend() const { return impl_->backend; }
+std::optional<DistBackend> DataParallel::backend() const { return impl_->backend; }
 int DataParallel::last_bucket_count() const { return impl_->last_buckets; }
 
-std::unique_ptr<DataParallel> DataParallel::create(const DistEnv& env, const std::string& backend,
+std::unique_ptr<DataParallel> DataParallel::create(const DistEnv& env, DistBackend backend,
                                                    c10::Device device, double timeout_s,
                                                    std::int64_t bucket_bytes) {
   if (!(timeout_s > 0) || !std::isfinite(timeout_s))
@@ -214,7 +215,7 @@ std::unique_ptr<DataParallel> DataParallel::create(const DistEnv& env, const std
     throw std::runtime_error("data parallel: rank " + std::to_string(env.rank) + " outside world " +
                              std::to_string(env.world));
   impl->backend = resolve_backend(backend, device);
-  impl->comm_device = impl->backend == "nccl" ? device : c10::Device(c10::kCPU);
+  impl->comm_device = impl->backend == DistBackend::nccl ? device : c10::Device(c10::kCPU);
   const std::string rendezvous = env.master_addr + ":" + std::to_string(env.master_port);
 
   try {
@@ -232,7 +233,7 @@ std::unique_ptr<DataParallel> DataParallel::create(const DistEnv& env, const std
   }
 
   try {
-    if (impl->backend == "gloo") {
+    if (impl->backend == DistBackend::gloo) {
 #if GAUGELAB_HAVE_GLOO
       // create_default binds to the interfaces in GLOO_SOCKET_IFNAME if set, else to the address
       // this host's name resolves to (loopback when it resolves to nothing): torch's own default.

@@ -16,6 +16,8 @@
 #include <ATen/core/Tensor.h>
 #include <c10/core/Device.h>
 
+#include "gpt2/dist/dist_backend.hpp"
+
 namespace gaugelab::gpt2 {
 
 /// Where this process sits in the job, as the launcher told it.
@@ -51,9 +53,9 @@ DistEnv detect_dist_env(const std::function<std::optional<std::string>(const std
 /// Throws std::runtime_error on unbalanced brackets or an empty list.
 std::string slurm_first_host(const std::string& nodelist);
 
-/// "nccl" for CUDA devices, "gloo" otherwise (for backend "auto"); "gloo"/"nccl" pass through;
-/// anything else throws std::runtime_error. NCCL on a non-CUDA device is refused.
-std::string resolve_backend(const std::string& backend, c10::Device device);
+/// nccl for CUDA devices, gloo otherwise (for backend auto); gloo and nccl pass through. NCCL on a
+/// non-CUDA device throws std::runtime_error.
+DistBackend resolve_backend(DistBackend backend, c10::Device device);
 
 /// Default gradient bucket: 25 MiB, torch DDP's bucket_cap_mb. Large enough that a bucket's
 /// all-reduce is bandwidth- rather than latency-bound, small enough that the flat copy stays in cache
@@ -66,13 +68,13 @@ inline constexpr std::int64_t kDefaultBucketBytes = std::int64_t{25} << 20;
 /// (one line naming backend, rank and operation) within `timeout_s` instead of hanging.
 class DataParallel {
  public:
-  /// Joins the group described by `env`. backend: "auto" (nccl on CUDA devices, gloo on CPU),
-  /// "gloo" or "nccl". `device` is where the parameters live (cuda:local_rank under NCCL).
+  /// Joins the group described by `env`. backend: auto (nccl on CUDA devices, gloo on CPU),
+  /// gloo or nccl. `device` is where the parameters live (cuda:local_rank under NCCL).
   /// Rendezvous over a c10d::TCPStore served by rank 0 at master_addr:master_port.
   /// env.source == "single" gives a group of one with no communication at all (every method is the
   /// identity); a launcher's world of 1 still builds a real one-rank c10d group.
   /// bucket_bytes: gradient bucket capacity (> 0; a larger tensor gets a bucket of its own).
-  static std::unique_ptr<DataParallel> create(const DistEnv& env, const std::string& backend,
+  static std::unique_ptr<DataParallel> create(const DistEnv& env, DistBackend backend,
                                               c10::Device device, double timeout_s,
                                               std::int64_t bucket_bytes = kDefaultBucketBytes);
   ~DataParallel();
@@ -81,7 +83,7 @@ class DataParallel {
 
   int rank() const;
   int world() const;
-  const std::string& backend() const;  // "gloo", "nccl", or "none" for a single process
+  std::optional<DistBackend> backend() const;  // gloo or nccl; none for a single process
 
   /// Overwrites every tensor (in place, under no_grad) with rank 0's values. Tensors are broadcast
   /// in buckets like the gradients.

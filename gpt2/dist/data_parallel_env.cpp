@@ -140,15 +140,11 @@ DistEnv detect_dist_env() {
   });
 }
 
-std::string resolve_backend(const std::string& backend, c10::Device device) {
-  if (backend == "auto") return device.is_cuda() ? "nccl" : "gloo";
-  if (backend == "gloo") return backend;
-  if (backend == "nccl") {
-    if (!device.is_cuda())
-      throw std::runtime_error("data parallel: backend nccl needs a CUDA device, not '" + device.str() + "'");
-    return backend;
-  }
-  throw std::runtime_error("data parallel: unknown backend '" + backend + "' (auto, gloo, nccl)");
+DistBackend resolve_backend(DistBackend backend, c10::Device device) {
+  if (backend == DistBackend::automatic) return device.is_cuda() ? DistBackend::nccl : DistBackend::gloo;
+  if (backend == DistBackend::nccl && !device.is_cuda())
+    throw std::runtime_error("data parallel: backend nccl needs a CUDA device, not '" + device.str() + "'");
+  return backend;
 }
 
 }  // namespace gaugelab::gpt2

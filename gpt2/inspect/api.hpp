@@ -17,18 +17,29 @@
 #include <cstdint>
 #include <string>
 
+#include "core/choice.hpp"
 #include "io/options.hpp"
 #include "io/provenance.hpp"
 #include "io/run_flags.hpp"
 
 namespace gaugelab::gpt2 {
 
+/// The model's arithmetic for the transforms and the exactness checks (--precision): float32 (seed 001) or float64.
+enum class InspectPrecision { fp32, fp64 };
+inline const core::ChoiceTable<InspectPrecision>& inspect_precision_choices() {
+  static const core::ChoiceTable<InspectPrecision> t = {{"fp32", InspectPrecision::fp32},
+                                                        {"fp64", InspectPrecision::fp64}};
+  return t;
+}
+inline const char* word(InspectPrecision v) { return core::choice_name(inspect_precision_choices(), v); }
+
 struct InspectOptions {
   std::string checkpoint;              // our checkpoint directory or a Hugging Face GPT-2 export
   std::string init_random;             // instead of a checkpoint: a randomly initialised preset (tiny, gpt2, ...), --seed
   std::string multipliers = "default"; // placement for a Hugging Face directory or --init-random (ours carry theirs)
   std::string device = "cpu";          // cpu, cuda, cuda:N (the float64 linear algebra always runs on the CPU)
-  std::string precision = "fp32";      // model arithmetic for transforms and exactness: fp32 (seed 001), fp64 (tests)
+  InspectPrecision precision = InspectPrecision::fp32;  // model arithmetic for transforms and exactness: fp32
+                                                        // (seed 001), fp64 (tests)
   std::string data;                    // token file for prompts and the activation sample; empty: seeded uniform ids
   std::int64_t valid_tests = 20;       // random G_max elements applied to the whole model (seed 001: 20 per model)
   double perturbation = 0.1;           // δ of the valid draws A, C = Q·(I + δG) (core::near_orthogonal; the seed gives none)

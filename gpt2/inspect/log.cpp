@@ -238,7 +238,7 @@ InspectResult InspectLog::finish(const GaugeCounts& counts, std::int64_t paramet
   }
   out << "Table 4    A7: " << r.a7_full_rank_layers << "/" << L << " layers full rank (tol " << e3(o.rank_tol)
       << "·σ_max); min σ_min " << e3(min_sig_bil) << ", max κ " << e3(max_kappa_bil) << "\n";
-  out << "Table 5-6  valid (" << o.valid_tests << " tests, δ " << o.perturbation << ", " << o.precision
+  out << "Table 5-6  valid (" << o.valid_tests << " tests, δ " << o.perturbation << ", " << word(o.precision)
       << "): median / p99 / max\n";
   for (auto [name, d] : {std::pair{"scores ", dscore}, std::pair{"attn out", dattn}, std::pair{"logits ", dlogit}})
     out << "           " << name << "  " << e3(d.median) << " / " << e3(d.p99) << " / " << e3(d.max) << "\n";

@@ -1,6 +1,7 @@
 // The options of `gaugelab inspect`, declared once in their tier (name, help, range or choices):
 // the front door (cli/) parses with them; nothing else repeats them. No LibTorch here.
 #include "gpt2/inspect/api.hpp"
+#include "io/choice_option.hpp"
 #include "io/options.hpp"
 
 namespace gaugelab::gpt2 {
@@ -14,8 +15,9 @@ io::Options inspect_options(InspectOptions& o) {
       .positional("checkpoint")
       .add("init-random", &o.init_random, "inspect a randomly initialised preset instead (nano, tiny, gpt2, ...; --seed)")
       .add("multipliers", &o.multipliers, "multiplier placement for a Hugging Face directory or --init-random")
-      .add("device", &o.device, "cpu, cuda or cuda:N (the float64 linear algebra runs on the CPU)")
-      .add("precision", &o.precision, "model arithmetic for transforms and exactness", {"fp32", "fp64"})
+      .add("device", &o.device, "cpu, cuda or cuda:N (the float64 linear algebra runs on the CPU)");
+  io::add_choice(opts, "precision", &o.precision, "model arithmetic for transforms and exactness",
+                 inspect_precision_choices())
       .add("data", &o.data, "token file for the prompts and the activation sample (default: seeded uniform ids)")
       // At most 10^6: each test is a full forward pass of the model (10^6 is days at 124M), and the
       // per-test arrays are sized by it before the first test (10^12 asked for a 16 TB file).

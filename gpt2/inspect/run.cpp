@@ -34,8 +34,7 @@ void validate(const InspectOptions& o) {
   if (o.checkpoint.empty() == o.init_random.empty())
     throw io::UsageError("inspect: give a checkpoint directory or --init-random PRESET (exactly one)");
   if (o.run.out.empty()) throw io::UsageError("inspect: --out FILE.h5 is required");
-  if (o.precision != "fp32" && o.precision != "fp64") throw io::UsageError("--precision must be fp32 or fp64");
-  if (!o.write_canonical.empty() && o.precision != "fp32")
+  if (!o.write_canonical.empty() && o.precision != InspectPrecision::fp32)
     throw io::UsageError("--write-canonical needs --precision fp32 (checkpoints store float32)");
   if (o.valid_tests < 1 || o.invalid_tests < 1 || o.prompts < 1 || o.prompt_len < 1 || o.generate < 1 ||
       o.sample_seqs < 1 || o.sample_len < 2)
@@ -109,7 +108,7 @@ InspectResult run_inspect(const InspectOptions& o, io::Provenance prov) {
   const c10::Device device = parse_device(o.device);
   std::unique_ptr<GPT> model = make_model(o, device);
   model->train(false);
-  const bool fp64 = o.precision == "fp64";
+  const bool fp64 = o.precision == InspectPrecision::fp64;
   if (fp64) convert_parameters(*model, at::kDouble);
   const ModelConfig& cfg = model->config();
   if (o.prompt_len + o.generate > cfg.block_size || o.sample_len > cfg.block_size)
@@ -122,7 +121,7 @@ InspectResult run_inspect(const InspectOptions& o, io::Provenance prov) {
                          "--sample-len = " + std::to_string(o.sample_seqs * o.sample_len) +
                          "), or the centred covariances S_Q, S_K are singular");
   std::cerr << "model      " << (o.init_random.empty() ? o.checkpoint : "random " + o.init_random) << ": "
-            << describe_model(*model) << "\nthreads    " << prov.threads << ", " << o.precision << " on "
+            << describe_model(*model) << "\nthreads    " << prov.threads << ", " << word(o.precision) << " on "
             << device.str() << "\n";
   at::NoGradGuard no_grad;
   const std::int64_t L = cfg.n_layer, H = cfg.n_head, dh = cfg.head_dim();

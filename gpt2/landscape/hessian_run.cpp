@@ -80,7 +80,7 @@ HessianResult run_hessian(const HessianOptions& o, io::Provenance prov) {
   prov.threads = apply_torch_threads(o.run.threads);
   std::cerr << "threads    " << prov.threads << "\n";
   const auto t0 = std::chrono::steady_clock::now();
-  LoadedModel lm = load_for_run(o.checkpoint, ModelRunOptions{o.device, "fp32", "default"});
+  LoadedModel lm = load_for_run(o.checkpoint, ModelRunOptions{o.device, Precision::fp32, "default"});
   GPT& model = *lm.model;
   try {
     require_projectable([&] {  // the quotient is taken after folding: only QK-norm can stand in its way

@@ -95,7 +95,7 @@ MergeResult run_merge_models(const MergeOptions& o, io::Provenance prov) {
   prov.threads = apply_torch_threads(o.run.threads);
   std::cerr << "threads    " << prov.threads << "\n";
   const auto t0 = std::chrono::steady_clock::now();
-  const ModelRunOptions run_opts{o.device, "fp32", "default"};
+  const ModelRunOptions run_opts{o.device, Precision::fp32, "default"};
   LoadedModel A = load_for_run(o.model_a, run_opts), B = load_for_run(o.model_b, run_opts);
   if (const std::string diff = config_difference(A.model->config(), B.model->config()); !diff.empty())
     throw std::runtime_error("A and B differ in their configuration: " + diff);

@@ -14,6 +14,14 @@ constexpr const char* kSiteNames[] = {"q", "k", "v", "attn_out", "mlp_in", "mlp_
 
 [[noreturn]] void bad(const std::string& msg) { throw std::runtime_error("gpt2 config: " + msg); }
 
+// A choice's word in config.json, read through its table (choices.hpp).
+template <class E>
+E parse_config_choice(const core::ChoiceTable<E>& table, const std::string& key, const std::string& word) {
+  const std::size_t i = core::choice_index(table, word);
+  if (i == table.size()) bad(key + " must be one of " + core::choice_list(table) + ", not '" + word + "'");
+  return table[i].value;
+}
+
 LrmMode parse_mode(const std::string& s) {
   for (int i = 0; i < 5; ++i)
     if (s == kModeNames[i]) return static_cast<LrmMode>(i);
@@ -89,25 +97,6 @@ std::string LrmPlacement::spec() const {
   return out;
 }
 
-const char* gelu_name(Gelu g) { return g == Gelu::erf ? "erf" : "tanh"; }
-
-Gelu parse_gelu(const std::string& s) {
-  if (s == "tanh") return Gelu::tanh;
-  if (s == "erf") return Gelu::erf;
-  bad("gelu must be tanh or erf, not '" + s + "'");
-  }
-
-const char* qk_norm_name(QkNorm n) {
-  return n == QkNorm::layernorm ? "layernorm" : n == QkNorm::rms ? "rms" : "none";
-}
-
-QkNorm parse_qk_norm(const std::string& s) {
-  if (s == "none") return QkNorm::none;
-  if (s == "layernorm") return QkNorm::layernorm;
-  if (s == "rms") return QkNorm::rms;
-  bad("qk_norm must be none, layernorm or rms, not '" + s + "'");
-}
-
 std::int64_t ModelConfig::padded_vocab() const {
   return (vocab_size + vocab_multiple - 1) / vocab_multiple * vocab_multiple;
 }
@@ -148,8 +137,8 @@ nlohmann::json ModelConfig::to_json() const {
           {"vocab_size", vocab_size}, {"vocab_multiple", vocab_multiple},
           {"layer_norm_eps", layer_norm_eps}, {"dropout", dropout},
           {"tied_head", tied_head}, {"multipliers", lrm.spec()},
-          {"bias", bias},         {"gelu", gelu_name(gelu)},
-          {"qk_norm", qk_norm_name(qk_norm)}};
+          {"bias", bias},         {"gelu", word(gelu)},
+          {"qk_norm", word(qk_norm)}};
 }
 
 ModelConfig ModelConfig::from_json(const nlohmann::json& j) {
@@ -175,8 +164,8 @@ ModelConfig ModelConfig::from_json(const nlohmann::json& j) {
       else if (key == "tied_head") c.tied_head = v.get<bool>();
       else if (key == "multipliers") c.lrm = LrmPlacement::parse(v.get<std::string>());
       else if (key == "bias") c.bias = v.get<bool>();  // absent in checkpoints before it existed: true, as they were
-      else if (key == "gelu") c.gelu = parse_gelu(v.get<std::string>());  // absent: tanh, as they were
-      else if (key == "qk_norm") c.qk_norm = parse_qk_norm(v.get<std::string>());  // absent: none
+      else if (key == "gelu") c.gelu = parse_config_choice(gelu_choices(), key, v.get<std::string>());  // absent: tanh, as they were
+      else if (key == "qk_norm") c.qk_norm = parse_config_choice(qk_norm_choices(), key, v.get<std::string>());  // absent: none
       else bad("unknown key '" + key + "'");
     } catch (const nlohmann::json::exception& e) {
       bad("key '" + key + "' has the wrong type (" + std::string(e.what()) + ")");

@@ -8,6 +8,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "gpt2/model/choices.hpp"  // Gelu, QkNorm
+
 namespace gaugelab::gpt2 {
 
 /// How one linear map is reparameterised (seed 002; seed 000 eq. 1): W_eff = diag(r)·W̄·diag(c).
@@ -46,20 +48,6 @@ struct LrmPlacement {
   /// The canonical spec string ("none" if no site has multipliers), accepted back by parse().
   std::string spec() const;
 };
-
-/// The MLP's nonlinearity. GPT-2 and Hugging Face use the tanh approximation ("gelu_new"); nanoGPT's
-/// model.py uses torch's exact nn.GELU() (erf). The two differ by up to ~1e-3 per activation.
-enum class Gelu { tanh, erf };
-const char* gelu_name(Gelu g);         // "tanh", "erf"
-Gelu parse_gelu(const std::string& s);  // "tanh"/"erf"; throws std::runtime_error
-
-/// Normalisation of each head's queries and keys before the scores (QK-norm: Wortsman et al. 2023's
-/// qk-layernorm, modded-nanogpt's RMSNorm), parameter-free. An architecture change, not a gauge fix: it
-/// makes every head's scores invariant to scaling its q (or k) alone, so the Q/K multipliers' scale
-/// product no longer reaches the logits; it has no Hugging Face GPT-2 equivalent (export refuses it).
-enum class QkNorm { none, layernorm, rms };
-const char* qk_norm_name(QkNorm n);          // "none", "layernorm", "rms"
-QkNorm parse_qk_norm(const std::string& s);  // throws std::runtime_error
 
 /// Sizes and switches of one GPT-2 model. Validated by validate(); every field is a plain setting.
 struct ModelConfig {

@@ -11,6 +11,14 @@ bool ends_with(const std::string& s, const std::string& tail) {
   return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
 }
 
+// Hugging Face's words for our GELU (config.json "activation_function"): the first row of each value is the one
+// written; gelu_pytorch_tanh, the same function, is read too.
+const core::ChoiceTable<Gelu>& hf_activation_choices() {
+  static const core::ChoiceTable<Gelu> t = {
+      {"gelu_new", Gelu::tanh}, {"gelu", Gelu::erf}, {"gelu_pytorch_tanh", Gelu::tanh}};
+  return t;
+}
+
 std::string describe_sizes(const ModelConfig& c) {
   return "n_layer " + std::to_string(c.n_layer) + ", n_embd " + std::to_string(c.n_embd) + ", n_positions " +
          std::to_string(c.block_size) + ", vocab_size " + std::to_string(c.vocab_size);
@@ -27,7 +35,7 @@ std::string shape_text(const std::vector<std::int64_t>& shape) {
 nlohmann::json hf_config_json(const ModelConfig& c) {
   nlohmann::json j = {{"architectures", {"GPT2LMHeadModel"}},
                       {"model_type", "gpt2"},
-                      {"activation_function", c.gelu == Gelu::erf ? "gelu" : "gelu_new"},
+                      {"activation_function", core::choice_name(hf_activation_choices(), c.gelu)},
                       {"n_layer", c.n_layer},
                       {"n_head", c.n_head},
                       {"n_embd", c.n_embd},
@@ -78,9 +86,10 @@ ModelConfig config_from_hf_json(const nlohmann::json& j, const LrmPlacement& lrm
     if (!j["activation_function"].is_string()) io::fail_at(what, "'activation_function' must be a string");
     act = j["activation_function"].get<std::string>();
   }
-  if (act == "gelu_new" || act == "gelu_pytorch_tanh") c.gelu = Gelu::tanh;
-  else if (act == "gelu") c.gelu = Gelu::erf;  // exact GELU (what a bias-free nanoGPT model exports as)
-  else io::fail_at(what, "activation_function '" + act + "' is neither GELU tanh (gelu_new) nor exact GELU (gelu)");
+  const std::size_t row = core::choice_index(hf_activation_choices(), act);  // gelu: exact GELU (what a bias-free
+  if (row == hf_activation_choices().size())                                 // nanoGPT model exports as)
+    io::fail_at(what, "activation_function '" + act + "' is neither GELU tanh (gelu_new) nor exact GELU (gelu)");
+  c.gelu = hf_activation_choices()[row].value;
   c.bias = true;  // Hugging Face's GPT-2 always has biases (a model trained without them exports zeros)
   if (!flag("scale_attn_weights", true)) io::fail_at(what, "scale_attn_weights false is not supported");
   if (flag("scale_attn_by_inverse_layer_idx", false)) io::fail_at(what, "scale_attn_by_inverse_layer_idx is not supported");

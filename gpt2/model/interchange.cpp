@@ -61,7 +61,7 @@ void export_hf(GPT& m, const std::string& dir, const Vocabulary& vocab, safetens
   put_vocabulary(cfg, vocab);
   vocabulary_of(cfg, c.vocab_size, dir + "/config.json");  // what a reader will take back
   if (c.qk_norm != QkNorm::none)
-    io::fail_at(dir, std::string("a model with QK-norm (") + qk_norm_name(c.qk_norm) +
+    io::fail_at(dir, std::string("a model with QK-norm (") + word(c.qk_norm) +
                   ") has no Hugging Face GPT-2 equivalent; keep our checkpoint");
   std::vector<safetensors::TensorData> out;
   auto add = [&](const std::string& name, const at::Tensor& t) { out.push_back(to_tensor_data(name, t, dtype)); };

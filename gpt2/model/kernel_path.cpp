@@ -1,7 +1,5 @@
 #include "gpt2/model/kernel_path.hpp"
 
-#include <stdexcept>
-
 namespace gaugelab::gpt2 {
 
 bool cuda_kernels_built() {
@@ -10,12 +8,6 @@ bool cuda_kernels_built() {
 #else
   return false;
 #endif
-}
-
-KernelPath parse_kernel_path(const std::string& word, const std::string& what) {
-  if (word == "fused") return KernelPath::fused;
-  if (word == "aten") return KernelPath::aten;
-  throw std::invalid_argument(what + " '" + word + "': expected fused or aten");
 }
 
 bool fused_kernel_runs(KernelPath k, c10::Device device, c10::ScalarType compute) {

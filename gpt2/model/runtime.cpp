@@ -11,23 +11,6 @@
 
 namespace gaugelab::gpt2 {
 
-Precision parse_precision(const std::string& name) {
-  if (name == "fp32" || name == "float32") return Precision::fp32;
-  if (name == "bf16" || name == "bfloat16") return Precision::bf16;
-  throw io::UsageError("unknown precision '" + name + "' (fp32, bf16)");
-}
-
-const char* precision_name(Precision p) { return p == Precision::fp32 ? "fp32" : "bf16"; }
-
-const char* bf16_path_name(Precision p) {
-  switch (p) {
-    case Precision::fp32: return "-";
-    case Precision::bf16: return "native";
-    case Precision::bf16_emulated: return "emulated";
-  }
-  return "?";
-}
-
 namespace {
 thread_local bool t_emulating_bf16 = false;  // autocast's own state is per thread too
 }  // namespace
@@ -83,29 +66,29 @@ AutocastScope::~AutocastScope() {
   at::autocast::set_autocast_dtype(type_, prev_dtype_);
 }
 
-void select_attention_backend(const std::string& name, c10::Device device) {
-  const bool fused_one = name == "flash" || name == "efficient" || name == "cudnn";
-  if (name != "sdpa" && name != "math" && !fused_one)
-    throw std::invalid_argument("--attention must be sdpa, math, flash, efficient or cudnn, not '" + name + "'");
+void select_attention_backend(Attention kernel, c10::Device device) {
+  const bool fused_one = kernel != Attention::sdpa && kernel != Attention::math;
   if (fused_one && !device.is_cuda())
-    throw std::invalid_argument("--attention " + name + " is a CUDA kernel; on " + device.str() +
+    throw std::invalid_argument(std::string("--attention ") + word(kernel) + " is a CUDA kernel; on " + device.str() +
                                 " use sdpa or math");
   at::Context& ctx = at::globalContext();
   const bool all = !fused_one;  // sdpa and math leave PyTorch's own choice among every backend
-  ctx.setSDPUseFlash(all || name == "flash");
-  ctx.setSDPUseMemEfficient(all || name == "efficient");
+  ctx.setSDPUseFlash(all || kernel == Attention::flash);
+  ctx.setSDPUseMemEfficient(all || kernel == Attention::efficient);
   ctx.setSDPUseMath(all);
 #if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 3)
-  ctx.setSDPUseCuDNN(all || name == "cudnn");
+  ctx.setSDPUseCuDNN(all || kernel == Attention::cudnn);
 #else
-  if (name == "cudnn") throw std::invalid_argument("--attention cudnn needs PyTorch >= 2.3");
+  if (kernel == Attention::cudnn) throw std::invalid_argument("--attention cudnn needs PyTorch >= 2.3");
 #endif
 }
 
-std::string describe_attention_backend(const std::string& name) {
-  if (name == "math") return "math (plain ops)";
-  if (name == "sdpa") return "sdpa (fused; the kernel is the device PyTorch's choice)";
-  return name + " (the only SDPA backend enabled)";
+std::string describe_attention_backend(Attention kernel) {
+  switch (kernel) {
+    case Attention::math: return "math (plain ops)";
+    case Attention::sdpa: return "sdpa (fused; the kernel is the device PyTorch's choice)";
+    default: return std::string(word(kernel)) + " (the only SDPA backend enabled)";
+  }
 }
 
 }  // namespace gaugelab::gpt2

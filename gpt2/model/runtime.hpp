@@ -7,19 +7,11 @@
 #include <c10/core/Device.h>
 #include <c10/core/ScalarType.h>
 
+#include "gpt2/model/choices.hpp"
+
 namespace gaugelab::gpt2 {
 
-/// Arithmetic of the forward/backward pass. Parameters and optimizer state stay float32 in all three.
-enum class Precision {
-  fp32,           // everything float32
-  bf16,           // autocast: matmuls and attention in bfloat16, reductions and the loss in float32
-  bf16_emulated,  // float32 GEMMs whose inputs and output are rounded to bf16 where autocast casts (bf16_round.hpp)
-};
-Precision parse_precision(const std::string& name);  // "fp32"/"float32", "bf16"/"bfloat16"; throws
-/// The regime: "fp32", or "bf16" for both bf16 paths (what the logs' summary "precision" says).
-const char* precision_name(Precision p);
-/// How a bf16 regime is computed: "native" (autocast), "emulated", or "-" for fp32.
-const char* bf16_path_name(Precision p);
+// Precision, its regimes' words (precision_name) and paths' words (bf16_path_name): choices.hpp.
 
 /// Whether this thread's model code emulates bf16 at its matmuls now (inside an AutocastScope for
 /// Precision::bf16_emulated). Read by the model where it forms a matmul (bf16_round.hpp's emulate_bf16).
@@ -28,14 +20,14 @@ bool bf16_emulation_enabled();
 /// "cpu", "cuda", "cuda:N". Throws std::runtime_error if the device is unknown or not available here.
 c10::Device parse_device(const std::string& name);
 
-/// The attention kernel (--attention): sdpa (the fused call, the device's PyTorch picks the kernel), math (our
-/// plain-ops path, model.hpp), or one fused SDPA backend alone on CUDA: flash (FlashAttention), efficient
+/// The attention kernel (--attention, choices.hpp): sdpa (the fused call, the device's PyTorch picks the kernel),
+/// math (our plain-ops path, model.hpp), or one fused SDPA backend alone on CUDA: flash (FlashAttention), efficient
 /// (memory-efficient), cudnn (cuDNN attention). Choosing one disables the others in LibTorch's global SDPA
 /// settings, so a shape or dtype the kernel cannot take fails loudly instead of falling back; on the CPU only
-/// sdpa and math exist. Throws std::invalid_argument for an unknown name or a CUDA-only kernel off CUDA.
-void select_attention_backend(const std::string& name, c10::Device device);
+/// sdpa and math exist. Throws std::invalid_argument for a CUDA-only kernel off CUDA.
+void select_attention_backend(Attention kernel, c10::Device device);
 /// One line for the settings printout: what runs the attention.
-std::string describe_attention_backend(const std::string& name);
+std::string describe_attention_backend(Attention kernel);
 
 /// Sets OpenMP/Eigen (io::apply_threads) and LibTorch's intra-op threads (LibTorch otherwise
 /// forces 1); 0 = every core. Returns the count in force.

@@ -47,8 +47,8 @@ struct TrainOptions {
   std::string multipliers = "default";  // LrmPlacement spec (rows+columns on q k v attn_out mlp_in mlp_out)
   double dropout = 0.0;             // nanoGPT uses 0 for pretraining
   bool bias = false;                // linear and LayerNorm biases (nanoGPT's train.py: False; HF GPT-2: True)
-  std::string gelu = "erf";         // erf: nanoGPT's exact nn.GELU(); tanh: GPT-2 / Hugging Face's gelu_new
-  std::string qk_norm = "none";     // none, layernorm or rms: per-head normalisation of q and k (no parameters)
+  Gelu gelu = Gelu::erf;            // erf: nanoGPT's exact nn.GELU(); tanh: GPT-2 / Hugging Face's gelu_new
+  QkNorm qk_norm = QkNorm::none;    // none, layernorm or rms: per-head normalisation of q and k (no parameters)
   bool compact_vocab = false;       // renumber the ids that occur in train.bin ∪ val.bin to 0..K−1 and use
                                     // vocabulary K (small corpora on a CPU; checkpoints record the id table)
 
@@ -125,17 +125,17 @@ struct TrainOptions {
   Attention attention = Attention::sdpa;  // sdpa (the fused kernel the device's PyTorch picks) or math (plain matmul,
                                     // mask, softmax, matmul: the same function to rounding; the decisive test of
                                     // whether CUDA's fused kernel causes the non-finite stops of the LR grid)
-  std::string precision = "fp32";   // fp32, or bf16 autocast (parameters and Adam state stay float32)
+  Precision precision = Precision::fp32;  // fp32, or bf16 autocast (parameters and Adam state stay float32)
   Bf16Mode bf16_mode = Bf16Mode::automatic;  // how --precision bf16 is computed: native (autocast), emulated (float32 GEMMs
                                     // rounded to bf16 where autocast rounds, model/bf16_round.hpp), or auto (the
                                     // faster at the model's largest matmul, timed at start; native on CUDA)
-  std::string lm_head_kernel = "fused";  // the loss's softmax and gradient on CUDA in bf16: one fused kernel
+  KernelPath lm_head_kernel = KernelPath::fused;  // the loss's softmax and gradient on CUDA in bf16: one fused kernel
                                          // (where built) or ATen's passes (model/lm_head_loss.hpp)
   // Residual add + LayerNorm, and the multipliers' W_eff, on CUDA in bf16: one fused kernel each way (where
   // built) or ATen's ops (model/residual_layer_norm.hpp, model/lrm_weight_bf16.hpp). aten until the kernels'
   // parity rows have passed on a card (scripts/gpu-bench.sh runs them, and its timed rows ask for fused).
-  std::string ln_kernel = "aten";
-  std::string lrm_kernel = "aten";
+  KernelPath ln_kernel = KernelPath::aten;
+  KernelPath lrm_kernel = KernelPath::aten;
   Switch cuda_graph = Switch::off;  // on: each micro-step's forward and backward captured once and replayed
                                    // (train/step_graph.hpp); off until it has run on a card
   DistBackend dist_backend = DistBackend::automatic;  // data parallel: auto (nccl on cuda, gloo on cpu), gloo, nccl

@@ -53,8 +53,8 @@ ModelConfig build_model_config(const TrainOptions& o, std::int64_t compact_vocab
   mc.lrm = LrmPlacement::parse(o.multipliers);
   mc.dropout = o.dropout;
   mc.bias = o.bias;
-  mc.gelu = parse_gelu(o.gelu);
-  mc.qk_norm = parse_qk_norm(o.qk_norm);
+  mc.gelu = o.gelu;
+  mc.qk_norm = o.qk_norm;
   try {
     mc.validate();
   } catch (const std::exception& e) {

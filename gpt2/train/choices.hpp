@@ -3,14 +3,17 @@
 // option is declared, --help lists the table's words, a wrong word is refused naming them, and the log and
 // config.json record the word from the same row. The code compares the enum, never a string.
 //
-// The choices whose enum belongs to a lower floor use that floor's enum: --optimizer core::RuleKind
-// (update_rule_table.hpp), --grad-projection GradProjection (ops/grad_projection.hpp, its table).
+// The choices whose enum belongs to a lower floor use that floor's enum and table: --optimizer core::RuleKind
+// (update_rule_table.hpp), --grad-projection GradProjection (ops/grad_projection.hpp), --gelu, --qk-norm,
+// --precision, --attention and the kernel flags (model/choices.hpp), --dist-backend (dist/dist_backend.hpp).
 //
 // No LibTorch here: the front door (cli/verb_train.cpp) reads these through api.hpp.
 #pragma once
 
 #include "core/choice.hpp"
 #include "core/update_rule_table.hpp"
+#include "gpt2/dist/dist_backend.hpp"
+#include "gpt2/model/choices.hpp"
 #include "gpt2/ops/grad_projection.hpp"
 
 namespace gaugelab::gpt2 {
@@ -91,26 +94,6 @@ inline const core::ChoiceTable<StateTransport>& state_transport_choices() {
   return t;
 }
 
-/// --attention: sdpa and math run everywhere; flash, efficient and cudnn are CUDA's fused backends alone
-/// (model/runtime.hpp selects them by these words).
-enum class Attention { sdpa, math, flash, efficient, cudnn };
-inline const core::ChoiceTable<Attention>& attention_choices() {
-  static const core::ChoiceTable<Attention> t = {{"sdpa", Attention::sdpa},
-                                                 {"math", Attention::math},
-                                                 {"flash", Attention::flash},
-                                                 {"efficient", Attention::efficient},
-                                                 {"cudnn", Attention::cudnn}};
-  return t;
-}
-
-/// --dist-backend: auto (nccl on cuda, gloo on cpu), gloo or nccl (dist/data_parallel_env.hpp resolves the word).
-enum class DistBackend { automatic, gloo, nccl };
-inline const core::ChoiceTable<DistBackend>& dist_backend_choices() {
-  static const core::ChoiceTable<DistBackend> t = {
-      {"auto", DistBackend::automatic}, {"gloo", DistBackend::gloo}, {"nccl", DistBackend::nccl}};
-  return t;
-}
-
 /// --bf16-mode: how --precision bf16 is computed (setup.cpp resolves automatic to one of the other two).
 enum class Bf16Mode { automatic, native, emulated };
 inline const core::ChoiceTable<Bf16Mode>& bf16_mode_choices() {
@@ -140,8 +123,6 @@ inline const char* word(GaugeFixMode v) { return core::choice_name(gaugefix_mode
 inline const char* word(Magnitude v) { return core::choice_name(magnitude_choices(), v); }
 inline const char* word(QkClipOn v) { return core::choice_name(qk_clip_on_choices(), v); }
 inline const char* word(StateTransport v) { return core::choice_name(state_transport_choices(), v); }
-inline const char* word(Attention v) { return core::choice_name(attention_choices(), v); }
-inline const char* word(DistBackend v) { return core::choice_name(dist_backend_choices(), v); }
 inline const char* word(SpikeOn v) { return core::choice_name(spike_on_choices(), v); }
 
 }  // namespace gaugelab::gpt2

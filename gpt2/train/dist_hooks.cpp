@@ -12,7 +12,7 @@ TrainDist read_dist_env() {
   return d;
 }
 
-TrainDist connect_train_dist(const std::string& backend, c10::Device device, double timeout_s) {
+TrainDist connect_train_dist(DistBackend backend, c10::Device device, double timeout_s) {
   const DistEnv env = detect_dist_env();
   TrainDist d;
   d.rank = env.rank, d.world = env.world, d.local_rank = env.local_rank;

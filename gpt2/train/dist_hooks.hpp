@@ -12,6 +12,8 @@
 #include <ATen/core/Tensor.h>
 #include <c10/core/Device.h>
 
+#include "gpt2/dist/dist_backend.hpp"
+
 namespace gaugelab::gpt2 {
 
 struct TrainDist {
@@ -30,7 +32,7 @@ struct TrainDist {
 /// Reads the launcher's environment; for world > 1 forms the process group on `device`
 /// (backend auto|gloo|nccl, collectives time out after timeout_s). Throws std::runtime_error with one
 /// line when the group cannot be formed.
-TrainDist connect_train_dist(const std::string& backend, c10::Device device, double timeout_s);
+TrainDist connect_train_dist(DistBackend backend, c10::Device device, double timeout_s);
 
 /// Rank, world and local rank from the environment alone (detect_dist_env: torchrun's RANK,
 /// WORLD_SIZE, LOCAL_RANK; Slurm's SLURM_PROCID, SLURM_NTASKS, SLURM_LOCALID), without forming a group:

@@ -82,9 +82,9 @@ void declare_train_options(io::Options& opts, TrainOptions& o) {
       .add("dropout", &o.dropout, "dropout while training", Range{0.0, 1.0, false, true})
       .identity()
       .add("bias", &o.bias, "biases in linear maps and LayerNorms (nanoGPT's train.py: false; GPT-2: true)")
-      .identity()
-      .add("gelu", &o.gelu, "GELU form: erf (nanoGPT's nn.GELU) or tanh (GPT-2, Hugging Face gelu_new)",
-           {"erf", "tanh"})
+      .identity();
+  io::add_choice(opts, "gelu", &o.gelu, "GELU form: erf (nanoGPT's nn.GELU) or tanh (GPT-2, Hugging Face gelu_new)",
+                 gelu_choices())
       .identity()
       .add("batch-size", &o.batch_size, "sequences per micro-batch per rank", Range::at_least(1))
       .identity()
@@ -190,16 +190,15 @@ void declare_train_options(io::Options& opts, TrainOptions& o) {
       .identity();
   io::add_choice(opts, "qk-clip-on", &o.qk_clip_on, "condition QKclip: rescale the heads' weight rows or their Q/K multipliers",
            qk_clip_on_choices())
-      .identity()
-      .add("qk-norm", &o.qk_norm, "per-head normalisation of q and k (architecture change)",
-           {"none", "layernorm", "rms"})
+      .identity();
+  io::add_choice(opts, "qk-norm", &o.qk_norm, "per-head normalisation of q and k (architecture change)", qk_norm_choices())
       .identity()
       .add("gaugefix-eps", &o.gaugefix_eps, "epsilon of the GaugeFix factor", float_non_negative())
       .identity();
   io::add_choice(opts, "state-transport", &o.state_transport, "Adam moments under GaugeFix", state_transport_choices())
       .identity()
-      .add("device", &o.device, "cpu, cuda or cuda:N (data-parallel ranks use cuda:LOCAL_RANK)")
-      .add("precision", &o.precision, "fp32, or bf16 autocast (fp32 master weights)", {"fp32", "bf16"});
+      .add("device", &o.device, "cpu, cuda or cuda:N (data-parallel ranks use cuda:LOCAL_RANK)");
+  io::add_choice(opts, "precision", &o.precision, "fp32, or bf16 autocast (fp32 master weights)", precision_choices());
   io::add_choice(opts, "bf16-mode", &o.bf16_mode,
                  "how --precision bf16 is computed: native (autocast), emulated (float32 matmuls with operands and "
                  "outputs rounded to bf16 where autocast rounds them), or auto (the faster of the two at the model's "
@@ -208,18 +207,18 @@ void declare_train_options(io::Options& opts, TrainOptions& o) {
   io::add_choice(opts, "attention", &o.attention,
            "attention kernel: sdpa (fused, chosen by the device's PyTorch), math (plain matmul-softmax-matmul, "
            "the same function to rounding), or on CUDA one fused backend alone: flash, efficient, cudnn",
-           attention_choices())
-      .add("lm-head-kernel", &o.lm_head_kernel,
-           "the loss's softmax and gradient on CUDA in bf16: fused (one kernel, where built) or aten (ATen's "
-           "passes, the reference); elsewhere always aten", {"fused", "aten"})
-      .add("ln-kernel", &o.ln_kernel,
-           "residual add + LayerNorm on CUDA in bf16: fused (one kernel each way, where built) or aten (ATen's "
-           "ops, the reference and the default until the kernel's parity rows have run on a card); elsewhere always "
-           "aten", {"fused", "aten"})
-      .add("lrm-kernel", &o.lrm_kernel,
-           "the multipliers' effective weight on CUDA in bf16: fused (one kernel each way, where built) or aten "
-           "(ATen's products, the reference and the default until the kernels' parity rows have run on a card); "
-           "elsewhere always aten", {"fused", "aten"});
+           attention_choices());
+  io::add_choice(opts, "lm-head-kernel", &o.lm_head_kernel,
+                 "the loss's softmax and gradient on CUDA in bf16: fused (one kernel, where built) or aten (ATen's "
+                 "passes, the reference); elsewhere always aten", kernel_path_choices());
+  io::add_choice(opts, "ln-kernel", &o.ln_kernel,
+                 "residual add + LayerNorm on CUDA in bf16: fused (one kernel each way, where built) or aten (ATen's "
+                 "ops, the reference and the default until the kernel's parity rows have run on a card); elsewhere "
+                 "always aten", kernel_path_choices());
+  io::add_choice(opts, "lrm-kernel", &o.lrm_kernel,
+                 "the multipliers' effective weight on CUDA in bf16: fused (one kernel each way, where built) or aten "
+                 "(ATen's products, the reference and the default until the kernels' parity rows have run on a card); "
+                 "elsewhere always aten", kernel_path_choices());
   io::add_choice(opts, "cuda-graph", &o.cuda_graph,
            "on: each micro-step's forward and backward captured once as a CUDA graph and replayed (CUDA, dropout "
            "0; the optimizer, hooks and logging stay eager); off (the default until it has run on a card)",

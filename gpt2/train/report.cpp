@@ -71,14 +71,14 @@ void print_settings(const TrainRun& r, const std::string& resumed_from) {
   const ModelConfig& mc = r.model->config();
   print_option_table(r.prov.config);  // every option; the derived values follow
   std::cout << "model      " << describe_model(*r.model) << "\n";
-  std::cout << "protocol   GELU " << gelu_name(mc.gelu) << ", " << (mc.bias ? "with" : "no") << " biases, QK-norm "
-            << qk_norm_name(mc.qk_norm) << ", dropout " << mc.dropout
+  std::cout << "protocol   GELU " << word(mc.gelu) << ", " << (mc.bias ? "with" : "no") << " biases, QK-norm "
+            << word(mc.qk_norm) << ", dropout " << mc.dropout
             << (o.init_from.empty() ? "" : ", weights from " + o.init_from) << "\n";
   std::cout << "device     " << r.device.str() << ", " << precision_name(r.precision)
             << (r.bf16_choice.empty() ? std::string()
                                       : std::string(" ") + bf16_path_name(r.precision) + " (" + r.bf16_choice + ")")
             << ", attention "
-            << describe_attention_backend(word(o.attention)) << ", LM-head loss " << kernel_line(r.model->lm_head_kernel(), r)
+            << describe_attention_backend(o.attention) << ", LM-head loss " << kernel_line(r.model->lm_head_kernel(), r)
             << ", residual+LayerNorm " << kernel_line(r.model->ln_kernel(), r)
             << (mc.lrm.any() ? ", multipliers' W_eff " + kernel_line(r.model->lrm_kernel(), r) : std::string())
             << ", threads " << r.prov.threads
@@ -170,7 +170,7 @@ TrainResult finish_train(TrainRun& r, double seconds) {
   log.set_summary("grad_accum_rank", r.grad_accum);
   log.set_summary("world", std::int64_t{r.dist.world});
   log.set_summary("gaugefix_every", has_hook(cond, StepHookKind::gauge_fix) ? o.gaugefix_every : std::int64_t{0});
-  log.set_summary("qk_norm", o.qk_norm);
+  log.set_summary("qk_norm", std::string(word(o.qk_norm)));
   const bool sets_magnitude = std::any_of(cond.bundle.begin(), cond.bundle.end(),
                                           [](const FlagValue& f) { return std::string(f.flag) == "magnitude"; });
   log.set_summary("magnitude", std::string(sets_magnitude ? word(o.magnitude) : "-"));

@@ -154,8 +154,8 @@ TrainRun setup_train(const TrainOptions& o, io::Provenance prov) {
   if (r.dist.active() && (o.device == "cuda" || o.device.rfind("cuda:", 0) == 0))
     device_name = "cuda:" + std::to_string(r.dist.local_rank);
   r.device = parse_device(device_name);
-  r.precision = parse_precision(o.precision);
-  r.dist = connect_train_dist(word(o.dist_backend), r.device, o.dist_timeout_s);
+  r.precision = o.precision;  // fp32 or bf16: resolve_bf16_path picks bf16's path below
+  r.dist = connect_train_dist(o.dist_backend, r.device, o.dist_timeout_s);
   const bool rank0 = r.dist.rank == 0;
 
   const std::string log_path = train_log_path(o.run.out);
@@ -217,15 +217,15 @@ TrainRun setup_train(const TrainOptions& o, io::Provenance prov) {
   }
   const ModelConfig& mc = r.model->config();
   r.model->set_twice_differentiable(o.attention == Attention::math);  // the plain-ops attention path (model.hpp)
-  r.model->set_lm_head_kernel(parse_kernel_path(o.lm_head_kernel, "--lm-head-kernel"));  // CUDA bf16 only
-  r.model->set_ln_kernel(parse_kernel_path(o.ln_kernel, "--ln-kernel"));                  // (kernel_path.hpp)
-  r.model->set_lrm_kernel(parse_kernel_path(o.lrm_kernel, "--lrm-kernel"));
+  r.model->set_lm_head_kernel(o.lm_head_kernel);  // CUDA bf16 only (kernel_path.hpp)
+  r.model->set_ln_kernel(o.ln_kernel);
+  r.model->set_lrm_kernel(o.lrm_kernel);
   if (o.cuda_graph == Switch::on) {
     const std::string why = MicroStepGraph::refusal(*r.model, r.device);
     if (!why.empty()) throw io::UsageError(why);
   }
   resolve_bf16_path(r, o, prov.config);                      // native or emulated bf16 (runtime.hpp)
-  select_attention_backend(word(o.attention), r.device);           // or one fused SDPA backend alone (runtime.hpp)
+  select_attention_backend(o.attention, r.device);   // or one fused SDPA backend alone (runtime.hpp)
   if (o.fit_micro_batch == Switch::off) check_activation_memory(mc, o.batch_size, r.device);  // on: the fit decides
   r.has_heads = has_qk_row_multipliers(mc);
   const Condition& cond = *r.condition;

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "gpt2/model/choices.hpp"
 #include "io/options.hpp"
 #include "io/provenance.hpp"
 #include "io/run_flags.hpp"
@@ -16,7 +17,7 @@ namespace gaugelab::gpt2 {
 /// Where and how a loaded model runs.
 struct ModelRunOptions {
   std::string device = "cpu";           // cpu, cuda, cuda:N
-  std::string precision = "fp32";       // fp32, or bf16 (autocast; parameters stay float32)
+  Precision precision = Precision::fp32;  // fp32, or bf16 (autocast; parameters stay float32)
   std::string multipliers = "default";  // placement (config.hpp LrmPlacement::parse) given to a
                                         // Hugging Face directory on load; our checkpoints carry theirs
 };

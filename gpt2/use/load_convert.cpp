@@ -23,7 +23,7 @@ LoadedModel load_for_run(const std::string& checkpoint, const ModelRunOptions& o
   if (checkpoint.empty()) throw io::UsageError("no checkpoint given");
   LoadedModel out;
   out.device = parse_device(o.device);
-  out.precision = parse_precision(o.precision);
+  out.precision = o.precision;
   out.model = load_any_model(checkpoint, out.device, LrmPlacement::parse(o.multipliers));
   out.model->train(false);
   std::cerr << "model      " << checkpoint << ": " << describe_model(*out.model) << "\n"

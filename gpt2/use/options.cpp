@@ -1,6 +1,7 @@
 // The options of `gaugelab eval, generate, export and import`, declared once in their tier (name, help, range or choices):
 // the front door (cli/) parses with them; nothing else repeats them. No LibTorch here.
 #include "gpt2/use/api.hpp"
+#include "io/choice_option.hpp"
 #include "io/options.hpp"
 
 namespace gaugelab::gpt2 {
@@ -8,8 +9,8 @@ namespace gaugelab::gpt2 {
 namespace {
 
 void add_model_run_flags(io::Options& opts, ModelRunOptions& m) {
-  opts.add("device", &m.device, "cpu, cuda or cuda:N")
-      .add("precision", &m.precision, "fp32, or bf16 autocast", {"fp32", "bf16"})
+  opts.add("device", &m.device, "cpu, cuda or cuda:N");
+  io::add_choice(opts, "precision", &m.precision, "fp32, or bf16 autocast", precision_choices())
       .add("multipliers", &m.multipliers,
            "multiplier placement given to a Hugging Face checkpoint on load: default, none, or site:mode,... "
            "(sites q k v attn_out mlp_in mlp_out lm_head all; modes none scalar row column row+column)");

@@ -1,5 +1,5 @@
 // The kernel check's device layer for the dry run on the CPU (check_device.hpp): "device" arrays in host
-// memory, copies by memcpy, a steady clock for timing. With host_kernels.cpp in place of the CUDA kernels it
+// memory, copies by memcpy, a steady clock for timing. With host_entry_points.cpp in place of the CUDA kernels it
 // runs every case of the check without a card, so that the harness itself (inputs, references, comparisons,
 // tolerances, reruns, report) is tested before a card's minutes are spent on it.
 #include <chrono>

@@ -149,6 +149,7 @@ void Reporter::report(const CaseResult& r) {
   for (const std::string& d : r.rerun_diffs) std::printf("    %s: the second run differs bit for bit\n", d.c_str());
   std::fflush(stdout);
   (pass ? passed_ : failed_) += 1;
+  kernels_.insert(r.kernel);
 }
 
 void run_case(Reporter& rep, const std::string& kernel, const std::string& shape, const std::string& flags,

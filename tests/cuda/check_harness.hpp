@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <functional>
 #include <limits>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -146,10 +147,13 @@ class Reporter {
   int passed() const { return passed_; }
   int failed() const { return failed_; }
   const Options& options() const { return opt_; }
+  /// Whether a case of `kernel` was reported (passed or failed).
+  bool ran(const std::string& kernel) const { return kernels_.count(kernel) > 0; }
 
  private:
   const Options& opt_;
   int passed_ = 0, failed_ = 0;
+  std::set<std::string> kernels_;
 };
 
 /// Runs body(result) for the case {kernel, shape, flags} unless --only leaves it out; an exception thrown by the

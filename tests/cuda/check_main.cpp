@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "gpt2/model/cuda/ops_table.hpp"
 #include "tests/cuda/check_device.hpp"
 #include "tests/cuda/check_harness.hpp"
 
@@ -64,6 +65,13 @@ int main(int argc, char** argv) {
   lm_head_ce_cases(rep);
 
   if (rep.passed() + rep.failed() == 0) return usage(("no case matches --only '" + opt.only + "'").c_str());
-  std::printf("kernel-check: %d passed, %d failed\n", rep.passed(), rep.failed());
-  return rep.failed() == 0 ? 0 : 1;
+  int uncovered = 0;  // every CUDA op of the table has its cases (the whole run: --only leaves cases out)
+  for (const gaugelab::gpt2::cuda::CudaOp& op : gaugelab::gpt2::cuda::kCudaOps)
+    if (opt.only.empty() && !rep.ran(op.check)) {
+      std::printf("kernel-check | %s | no case '%s' for this row of gpt2/model/cuda/ops_table.hpp | FAIL\n", op.name,
+                  op.check);
+      ++uncovered;
+    }
+  std::printf("kernel-check: %d passed, %d failed\n", rep.passed(), rep.failed() + uncovered);
+  return rep.failed() + uncovered == 0 ? 0 : 1;
 }

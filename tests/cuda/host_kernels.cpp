@@ -1,8 +1,6 @@
-// For the kernel check's dry run on the CPU only (tests/cuda/README.md): the three kernels' entry points
-// (gpt2/model/cuda/*_kernel.hpp) transcribed to host code, float32 arithmetic in the kernels' partition and
-// order (lanes, butterflies, blocks, chunks), expf/logf/1/sqrtf for the device's fast intrinsics. It lets the
-// harness (inputs, references, measures, tolerances, reruns, report) run through every case without a card; it
-// says nothing about the CUDA kernels themselves, which only a card can check.
+// The three kernels of gpt2/model/cuda/ transcribed to host code (host_kernels.hpp says what and for whom).
+// Each section follows its .cu file: the same launch geometry (warps, blocks, chunks), the same per-lane
+// partial sums and the same butterfly and block reductions, in float32.
 #include <algorithm>
 #include <cfloat>
 #include <cmath>
@@ -10,19 +8,20 @@
 #include <cstring>
 #include <vector>
 
-#include "gpt2/model/cuda/lm_head_ce_kernel.hpp"
+#include "tests/cuda/host_kernels.hpp"
+
 #include "gpt2/model/cuda/lrm_weight_kernel.hpp"
 #include "gpt2/model/cuda/residual_layer_norm_kernel.hpp"
 #include "tests/cuda/kernel_reference.hpp"
 
-namespace gaugelab::gpt2::cuda {
+namespace gaugelab::kcheck::host {
 
 namespace {
 
 constexpr int kInvalidValue = 1;  // cudaErrorInvalidValue
 
-float bf(const void* p, std::int64_t i) { return kcheck::ref::bf16_to_float(static_cast<const std::uint16_t*>(p)[i]); }
-void put_bf(void* p, std::int64_t i, float v) { static_cast<std::uint16_t*>(p)[i] = kcheck::ref::float_to_bf16(v); }
+float bf(const void* p, std::int64_t i) { return ref::bf16_to_float(static_cast<const std::uint16_t*>(p)[i]); }
+void put_bf(void* p, std::int64_t i, float v) { static_cast<std::uint16_t*>(p)[i] = ref::float_to_bf16(v); }
 
 // __shfl_xor_sync's butterfly over 32 lanes: every lane ends with the same float32 sum.
 float warp_sum(float v[32]) {
@@ -36,7 +35,7 @@ float warp_sum(float v[32]) {
 
 // ---- residual_layer_norm_kernel.cu ----
 constexpr int kMaxBwdWarps = 4;
-constexpr std::int64_t kBwdSmemFloats = 2 * kResidualLayerNormMaxCols, kMaxBwdBlocks = 1024;
+constexpr std::int64_t kBwdSmemFloats = 2 * gpt2::cuda::kResidualLayerNormMaxCols, kMaxBwdBlocks = 1024;
 
 int bwd_warps(std::int64_t cols) {
   const std::int64_t w = kBwdSmemFloats / (2 * cols);
@@ -187,7 +186,7 @@ std::int64_t lrm_weight_scratch_floats(std::int64_t out, std::int64_t in, std::i
 int lrm_weight_backward(const void* g, const float* w, const float* r, const float* c, float* dw, float* dr, float* dc,
                         float* scratch, std::int64_t out, std::int64_t in, std::int64_t groups, void*) {
   if (out <= 0 || in <= 0) return 0;
-  if (groups < 1 || out % groups != 0 || in > kLrmWeightMaxIn) return kInvalidValue;
+  if (groups < 1 || out % groups != 0 || in > gpt2::cuda::kLrmWeightMaxIn) return kInvalidValue;
   const std::int64_t rpg = out / groups;
   const int chunk = chunk_rows(out, rpg);
   const std::int64_t chunks = out / chunk;
@@ -275,4 +274,4 @@ int lm_head_ce_rows_bf16(void* logits, std::int64_t rows, std::int64_t vocab, st
   return 0;
 }
 
-}  // namespace gaugelab::gpt2::cuda
+}  // namespace gaugelab::kcheck::host

@@ -147,21 +147,26 @@ TEST_CASE("inconsistent launcher variables: one line naming the variable", "[dis
 }
 
 TEST_CASE("backend choice", "[dist][env]") {
+  using gaugelab::gpt2::DistBackend;
   using gaugelab::gpt2::resolve_backend;
-  CHECK(resolve_backend("auto", c10::Device("cpu")) == "gloo");
-  CHECK(resolve_backend("auto", c10::Device("cuda:1")) == "nccl");
-  CHECK(resolve_backend("gloo", c10::Device("cuda:0")) == "gloo");
-  CHECK_THROWS_AS(resolve_backend("nccl", c10::Device("cpu")), std::runtime_error);
-  CHECK_THROWS_AS(resolve_backend("mpi", c10::Device("cpu")), std::runtime_error);
+  CHECK(resolve_backend(DistBackend::automatic, c10::Device("cpu")) == DistBackend::gloo);
+  CHECK(resolve_backend(DistBackend::automatic, c10::Device("cuda:1")) == DistBackend::nccl);
+  CHECK(resolve_backend(DistBackend::gloo, c10::Device("cuda:0")) == DistBackend::gloo);
+  CHECK_THROWS_AS(resolve_backend(DistBackend::nccl, c10::Device("cpu")), std::runtime_error);
+  // --dist-backend's words: the table refuses any other
+  CHECK(gaugelab::core::parse_choice(gaugelab::gpt2::dist_backend_choices(), "auto", "--dist-backend") ==
+        DistBackend::automatic);
+  CHECK_THROWS_AS(gaugelab::core::parse_choice(gaugelab::gpt2::dist_backend_choices(), "mpi", "--dist-backend"),
+                  std::invalid_argument);
 }
 
 TEST_CASE("a single process: every collective is the identity", "[dist][env]") {
   DistEnv e;
   e.source = "single";
-  auto dp = gaugelab::gpt2::DataParallel::create(e, "auto", c10::Device("cpu"), 1.0);
+  auto dp = gaugelab::gpt2::DataParallel::create(e, gaugelab::gpt2::DistBackend::automatic, c10::Device("cpu"), 1.0);
   CHECK(dp->rank() == 0);
   CHECK(dp->world() == 1);
-  CHECK(dp->backend() == "none");
+  CHECK(!dp->backend().has_value());  // no backend: no group
   at::Tensor p = at::ones({3});
   p.mutable_grad() = at::full({3}, 2.0);
   dp->broadcast_parameters({p});
@@ -169,8 +174,9 @@ TEST_CASE("a single process: every collective is the identity", "[dist][env]") {
   CHECK(p.grad().sum().item<double>() == 6.0);
   CHECK(dp->all_reduce_mean(2.5) == 2.5);
   dp->barrier();
-  CHECK_THROWS_AS(gaugelab::gpt2::DataParallel::create(e, "auto", c10::Device("cpu"), 0.0), std::runtime_error);
-  CHECK_THROWS_AS(gaugelab::gpt2::DataParallel::create(e, "auto", c10::Device("cpu"), 1.0, 0), std::runtime_error);
+  const auto automatic = gaugelab::gpt2::DistBackend::automatic;
+  CHECK_THROWS_AS(gaugelab::gpt2::DataParallel::create(e, automatic, c10::Device("cpu"), 0.0), std::runtime_error);
+  CHECK_THROWS_AS(gaugelab::gpt2::DataParallel::create(e, automatic, c10::Device("cpu"), 1.0, 0), std::runtime_error);
 }
 
 }  // namespace GAUGELAB_TU

@@ -109,7 +109,7 @@ TEST_CASE("2 ranks x half batch reproduce the single-process loss curve", "[dist
   at::set_num_threads(1);
   gpt2::DistEnv single;
   single.source = "single";
-  auto dp1 = gpt2::DataParallel::create(single, "auto", c10::Device(c10::kCPU), 10.0);
+  auto dp1 = gpt2::DataParallel::create(single, gpt2::DistBackend::automatic, c10::Device(c10::kCPU), 10.0);
   std::vector<at::Tensor> ref_params;
   const auto ref = train_curve(*dp1, 0, TrainSetup::kBatch, 0, &ref_params);
   REQUIRE(ref.back() < ref.front() - 0.5);  // the loss really moves (else agreement would be trivial)
@@ -239,7 +239,7 @@ TEST_CASE("NCCL: a one-rank group works on a GPU and fails in one line without o
   if (!at::hasCUDA()) {
     std::string err;
     try {
-      gpt2::DataParallel::create(env, "nccl", cuda, kFailTimeoutS);
+      gpt2::DataParallel::create(env, gpt2::DistBackend::nccl, cuda, kFailTimeoutS);
     } catch (const std::runtime_error& e) {
       err = e.what();
     }
@@ -249,8 +249,8 @@ TEST_CASE("NCCL: a one-rank group works on a GPU and fails in one line without o
     CHECK(err.find('\n') == std::string::npos);
     return;
   }
-  auto dp = gpt2::DataParallel::create(env, "auto", cuda, kFailTimeoutS);
-  CHECK(dp->backend() == "nccl");
+  auto dp = gpt2::DataParallel::create(env, gpt2::DistBackend::automatic, cuda, kFailTimeoutS);
+  CHECK(dp->backend() == gpt2::DistBackend::nccl);
   at::Tensor p = at::ones({5}, at::TensorOptions().device(cuda));
   p.mutable_grad() = at::full({5}, 3.0, at::TensorOptions().device(cuda));
   dp->broadcast_parameters({p});

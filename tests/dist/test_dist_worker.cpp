@@ -32,7 +32,7 @@ void run_scenario(const std::string& scenario, std::ofstream& out) {
   const gpt2::DistEnv env = gpt2::detect_dist_env();
   const double timeout_s = env_double("GAUGELAB_DIST_TIMEOUT", 30.0);
   const auto bucket = static_cast<std::int64_t>(env_double("GAUGELAB_DIST_BUCKET", double(gpt2::kDefaultBucketBytes)));
-  auto dp = gpt2::DataParallel::create(env, "auto", c10::Device(c10::kCPU), timeout_s, bucket);
+  auto dp = gpt2::DataParallel::create(env, gpt2::DistBackend::automatic, c10::Device(c10::kCPU), timeout_s, bucket);
   out << "joined " << dp->rank() << " " << dp->world() << "\n";
   out.flush();
 

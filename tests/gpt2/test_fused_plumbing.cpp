@@ -1,21 +1,20 @@
 // The autograd plumbing around our CUDA kernels, on the CPU: the Functions of model/residual_layer_norm.cpp and
-// model/lrm_weight_bf16.cpp run with a host implementation of the kernels' contract (the same raw-pointer
-// signatures as model/cuda/*_kernel.hpp, written here as plain loops), so what wraps the kernels (absent branch,
-// bias, r or c; the flags and placeholders; the gradients' count, dtype and shape; saved tensors; an unused output)
-// is exercised without a card, against ATen's ops and autograd. The kernels themselves are the parity table's, on
-// the card.
-#include <cmath>
+// model/lrm_weight_bf16.cpp run with the kernels' host transcriptions (tests/cuda/host_kernels.hpp, the kernel
+// check's dry run: the same raw-pointer signatures as model/cuda/*_kernel.hpp), so what wraps the kernels (absent
+// branch, bias, r or c; the flags and placeholders; the gradients' count, dtype and shape; saved tensors; an unused
+// output) is exercised without a card, against ATen's ops and autograd. The kernels themselves are the parity
+// table's and the kernel check's, on the card.
 #include <cstdint>
-#include <vector>
+#include <string>
 
 #include <ATen/ops/layer_norm.h>
 #include <ATen/ops/randn.h>
-#include <c10/util/BFloat16.h>
 
 #include "gpt2/model/kernel_launch.hpp"
 #include "gpt2/model/lrm_weight_bf16.hpp"
 #include "gpt2/model/residual_layer_norm.hpp"
 #include "gpt2/ops/lrm_weight.hpp"
+#include "tests/cuda/host_kernels.hpp"
 #include "tests/gpt2/gpt2_catch.hpp"
 #include "tests/gpt2/gpt2_test_helpers.hpp"
 #include "support/unity_tu.hpp"
@@ -26,95 +25,12 @@ using namespace gaugelab;
 
 namespace {
 
-float bf(const void* p, std::int64_t i) { return static_cast<float>(static_cast<const c10::BFloat16*>(p)[i]); }
-void put_bf(void* p, std::int64_t i, float v) { static_cast<c10::BFloat16*>(p)[i] = c10::BFloat16(v); }
-
-// --- residual add + LayerNorm: the contract of residual_layer_norm_kernel.hpp ---
-int ln_forward(const float* x, const void* branch, const float* gamma, const float* beta, float* sum, void* y,
-               float* mean, float* rstd, std::int64_t rows, std::int64_t cols, float eps, void*) {
-  for (std::int64_t r = 0; r < rows; ++r) {
-    const std::int64_t off = r * cols;
-    const float* s = x + off;
-    if (branch != nullptr) {
-      for (std::int64_t c = 0; c < cols; ++c) sum[off + c] = x[off + c] + bf(branch, off + c);
-      s = sum + off;
-    }
-    double mu = 0, var = 0;
-    for (std::int64_t c = 0; c < cols; ++c) mu += s[c];
-    mu /= static_cast<double>(cols);
-    for (std::int64_t c = 0; c < cols; ++c) var += (s[c] - mu) * (s[c] - mu);
-    const double rs = 1.0 / std::sqrt(var / static_cast<double>(cols) + eps);
-    for (std::int64_t c = 0; c < cols; ++c)
-      put_bf(y, off + c, static_cast<float>((s[c] - mu) * rs * gamma[c] + (beta != nullptr ? beta[c] : 0.f)));
-    mean[r] = static_cast<float>(mu), rstd[r] = static_cast<float>(rs);
-  }
-  return 0;
-}
-
-std::int64_t ln_scratch(std::int64_t, std::int64_t cols) { return 2 * cols; }
-
-int ln_backward(const float* s, const float* mean, const float* rstd, const void* dy, const float* ds,
-                const float* gamma, float* dx, void* dxb, float* dgamma, float* dbeta, float* scratch,
-                std::int64_t rows, std::int64_t cols, void*) {
-  for (std::int64_t c = 0; c < 2 * cols; ++c) scratch[c] = 0;
-  for (std::int64_t r = 0; r < rows; ++r) {
-    const std::int64_t off = r * cols;
-    double a = 0, b = 0;
-    for (std::int64_t c = 0; c < cols; ++c) {
-      const double xhat = (s[off + c] - mean[r]) * rstd[r], g = bf(dy, off + c), dn = g * gamma[c];
-      a += dn, b += dn * xhat;
-      scratch[c] += static_cast<float>(g * xhat), scratch[cols + c] += static_cast<float>(g);
-    }
-    a /= static_cast<double>(cols), b /= static_cast<double>(cols);
-    for (std::int64_t c = 0; c < cols; ++c) {
-      const double xhat = (s[off + c] - mean[r]) * rstd[r], dn = bf(dy, off + c) * gamma[c];
-      const float v = static_cast<float>((dn - a - xhat * b) * rstd[r]) + (ds != nullptr ? ds[off + c] : 0.f);
-      dx[off + c] = v;
-      if (dxb != nullptr) put_bf(dxb, off + c, v);
-    }
-  }
-  for (std::int64_t c = 0; c < cols; ++c) {
-    dgamma[c] = scratch[c];
-    if (dbeta != nullptr) dbeta[c] = scratch[cols + c];
-  }
-  return 0;
-}
-
-// --- W_eff: the contract of lrm_weight_kernel.hpp ---
-int lrm_forward(const float* w, const float* r, const float* c, void* e, std::int64_t out, std::int64_t in,
-                std::int64_t groups, void*) {
-  const std::int64_t rpg = out / groups;
-  for (std::int64_t i = 0; i < out; ++i)
-    for (std::int64_t j = 0; j < in; ++j) {
-      float v = w[i * in + j];
-      if (r != nullptr) v = v * r[i];
-      if (c != nullptr) v = v * c[(i / rpg) * in + j];
-      put_bf(e, i * in + j, v);
-    }
-  return 0;
-}
-
-std::int64_t lrm_scratch(std::int64_t, std::int64_t in, std::int64_t groups) { return groups * in; }
-
-int lrm_backward(const void* g, const float* w, const float* r, const float* c, float* dw, float* dr, float* dc,
-                 float*, std::int64_t out, std::int64_t in, std::int64_t groups, void*) {
-  const std::int64_t rpg = out / groups;
-  if (dc != nullptr && c != nullptr)
-    for (std::int64_t k = 0; k < groups * in; ++k) dc[k] = 0;
-  for (std::int64_t i = 0; i < out; ++i) {
-    const float ri = r != nullptr ? r[i] : 1.f;
-    const float* cg = c != nullptr ? c + (i / rpg) * in : nullptr;
-    double acc = 0;
-    for (std::int64_t j = 0; j < in; ++j) {
-      const float gv = bf(g, i * in + j), wv = w[i * in + j], ge = cg != nullptr ? gv * cg[j] : gv;
-      dw[i * in + j] = ge * ri;
-      acc += static_cast<double>(ge) * wv;
-      if (cg != nullptr && dc != nullptr) dc[(i / rpg) * in + j] += gv * (wv * ri);
-    }
-    if (r != nullptr && dr != nullptr) dr[i] = static_cast<float>(acc);
-  }
-  return 0;
-}
+using gaugelab::kcheck::host::lrm_weight_backward;
+using gaugelab::kcheck::host::lrm_weight_forward;
+using gaugelab::kcheck::host::lrm_weight_scratch_floats;
+using gaugelab::kcheck::host::residual_layer_norm_backward;
+using gaugelab::kcheck::host::residual_layer_norm_forward;
+using gaugelab::kcheck::host::residual_layer_norm_scratch_floats;
 
 // A backward that fails as a launch with a bad configuration does (cudaErrorInvalidConfiguration).
 int ln_backward_fails(const float*, const float*, const float*, const void*, const float*, const float*, float*, void*,
@@ -122,8 +38,9 @@ int ln_backward_fails(const float*, const float*, const float*, const void*, con
   return static_cast<int>(cudaErrorInvalidConfiguration);
 }
 
-const gpt2::AddLayerNormKernels kHostLn{&ln_forward, &ln_scratch, &ln_backward};
-const gpt2::LrmWeightKernels kHostLrm{&lrm_forward, &lrm_scratch, &lrm_backward};
+const gpt2::AddLayerNormKernels kHostLn{&residual_layer_norm_forward, &residual_layer_norm_scratch_floats,
+                                       &residual_layer_norm_backward};
+const gpt2::LrmWeightKernels kHostLrm{&lrm_weight_forward, &lrm_weight_scratch_floats, &lrm_weight_backward};
 
 double rel(const at::Tensor& a, const at::Tensor& b) { return test::max_rel_diff(a.to(at::kDouble), b.to(at::kDouble)); }
 
@@ -241,7 +158,8 @@ TEST_CASE("a failed kernel launch is one line naming the kernel, its shape and C
   CHECK(msg.find('\n') == std::string::npos);
 
   // Through the autograd Function: the backward's failure names the backward kernel and the rows x cols it had.
-  const gpt2::AddLayerNormKernels failing{&ln_forward, &ln_scratch, &ln_backward_fails};
+  const gpt2::AddLayerNormKernels failing{&residual_layer_norm_forward, &residual_layer_norm_scratch_floats,
+                                          &ln_backward_fails};
   const at::Tensor x = at::ones({3, 5, 8}, at::TensorOptions().dtype(at::kFloat)).requires_grad_(true);
   const at::Tensor g = at::ones({8}, at::TensorOptions().dtype(at::kFloat));
   const gpt2::AddNorm o = gpt2::add_layer_norm_with(x, at::Tensor(), g, at::Tensor(), 1e-5, failing);

@@ -183,9 +183,15 @@ TEST_CASE("device and precision strings", "[gpt2][runtime]") {
   CHECK(parse_device("cpu").is_cpu());
   CHECK_THROWS_WITH(parse_device("tpu:3"), Catch::Contains("unknown device 'tpu:3'"));
   if (!at::hasCUDA()) CHECK_THROWS_WITH(parse_device("cuda:0"), Catch::Contains("no CUDA device"));
-  CHECK(parse_precision("bf16") == Precision::bf16);
-  CHECK(parse_precision("float32") == Precision::fp32);
-  CHECK_THROWS_WITH(parse_precision("fp8"), Catch::Contains("unknown precision"));
+  CHECK(gaugelab::core::parse_choice(precision_choices(), "bf16", "--precision") == Precision::bf16);
+  CHECK_THROWS_WITH(gaugelab::core::parse_choice(precision_choices(), "fp8", "--precision"),
+                    Catch::Contains("--precision must be one of fp32, bf16, got 'fp8'"));
+  // The logs' words: the regime, and how it is computed (bf16_path_name reads its table).
+  CHECK(std::string(precision_name(Precision::bf16_emulated)) == "bf16");
+  CHECK(std::string(precision_name(Precision::fp32)) == "fp32");
+  CHECK(std::string(bf16_path_name(Precision::fp32)) == "-");
+  CHECK(std::string(bf16_path_name(Precision::bf16)) == "native");
+  CHECK(std::string(bf16_path_name(Precision::bf16_emulated)) == "emulated");
   CHECK(autocast_compute_dtype(c10::Device(c10::kCPU)) == at::kFloat);
   {
     AutocastScope scope(c10::Device(c10::kCPU), Precision::bf16);
@@ -197,19 +203,19 @@ TEST_CASE("device and precision strings", "[gpt2][runtime]") {
 TEST_CASE("attention backend: one fused kernel alone on CUDA, refused elsewhere; sdpa and math leave every backend on",
           "[gpt2]") {
   at::Context& ctx = at::globalContext();
-  for (const char* name : {"flash", "efficient", "cudnn"}) {
-    INFO(name);
-    CHECK_THROWS_WITH(select_attention_backend(name, c10::Device("cpu")),
-                      Catch::Matchers::Contains("is a CUDA kernel"));
+  for (Attention kernel : {Attention::flash, Attention::efficient, Attention::cudnn}) {
+    INFO(word(kernel));
+    CHECK_THROWS_WITH(select_attention_backend(kernel, c10::Device("cpu")),
+                      Catch::Matchers::Contains(std::string("--attention ") + word(kernel) + " is a CUDA kernel"));
   }
-  CHECK_THROWS_AS(select_attention_backend("fast", c10::Device("cpu")), std::invalid_argument);
-  for (const char* name : {"sdpa", "math"}) {
-    select_attention_backend(name, c10::Device("cpu"));
+  CHECK_THROWS_AS(gaugelab::core::parse_choice(attention_choices(), "fast", "--attention"), std::invalid_argument);
+  for (Attention kernel : {Attention::sdpa, Attention::math}) {
+    select_attention_backend(kernel, c10::Device("cpu"));
     CHECK(ctx.userEnabledFlashSDP());
     CHECK(ctx.userEnabledMemEfficientSDP());
     CHECK(ctx.userEnabledMathSDP());
   }
-  CHECK(describe_attention_backend("flash") == "flash (the only SDPA backend enabled)");
+  CHECK(describe_attention_backend(Attention::flash) == "flash (the only SDPA backend enabled)");
 }
 
 }  // namespace GAUGELAB_TU

@@ -73,7 +73,7 @@ TEST_CASE("inspect regression: the covariance slice is measured on held-out acti
   CHECK(inspect::sample_split(1, 48).held_rows == 24);
   const std::string ck = test::small_checkpoint("held_out", 41);
   InspectOptions o = test::quick_options(ck, fs::path(ck).parent_path().string() + "/inspect.h5");
-  o.precision = "fp64";
+  o.precision = gpt2::InspectPrecision::fp64;
   o.sample_seqs = 4;
   o.sample_len = 24;
   run_inspect(o, {"gpt2/inspect", {"test"}, {}, o.run.seed, 1});

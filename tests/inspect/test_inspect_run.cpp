@@ -116,7 +116,7 @@ TEST_CASE("inspect fp32: valid transforms at rounding, invalid ones far above, e
 TEST_CASE("inspect fp64: valid transforms at 1e-12, plain model without multipliers", "[inspect]") {
   const std::string ck = test::small_checkpoint("run64", 22, /*multipliers=*/false);
   InspectOptions o = test::quick_options(ck, fs::path(ck).parent_path().string() + "/inspect64.h5");
-  o.precision = "fp64";
+  o.precision = InspectPrecision::fp64;
   const InspectResult r = run_inspect(o, {"gpt2/inspect", {"test"}, {}, o.run.seed, 1});
   CHECK(r.valid_logit_rel_err_max <= kValidFp64);
   CHECK(r.valid_attn_rel_err_max <= kValidFp64);

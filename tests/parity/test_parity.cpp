@@ -2,8 +2,10 @@
 // and on CUDA too when at::hasCUDA(); one line per row and device on stdout (prefixed "parity |") for a GPU script
 // to capture:
 //   parity | op | reference | device | shapes | dtype | max error | tolerance | why
+#include <algorithm>
 #include <cmath>
 #include <exception>
+#include <filesystem>
 #include <iomanip>
 #include <iostream>
 #include <limits>
@@ -15,6 +17,11 @@
 #include <ATen/Context.h>
 #include <c10/core/Device.h>
 
+#include "core/choice.hpp"
+#include "gpt2/model/choices.hpp"
+#include "gpt2/model/cuda/ops_table.hpp"
+#include "gpt2/train/api.hpp"
+#include "io/options.hpp"
 #include "tests/parity/parity_table.hpp"
 #include "tests/gpt2/gpt2_catch.hpp"  // last: see there
 #include "support/unity_tu.hpp"
@@ -77,6 +84,36 @@ TEST_CASE("parity table: every row is well formed (a reason, a positive toleranc
     CHECK(row.tolerance > 0);
     CHECK(static_cast<bool>(row.max_error));
     CHECK(ops.insert(op).second);  // unique op names
+  }
+}
+
+TEST_CASE("parity table: every CUDA op of the ops table has its kernel files, its flag and its parity rows, one of "
+          "them run on the CPU", "[parity]") {
+  namespace cuda = gaugelab::gpt2::cuda;
+  gaugelab::gpt2::TrainOptions o;
+  gaugelab::io::Options opts("train", "");
+  gaugelab::gpt2::declare_train_options(opts, o);
+  const std::string kernel_words = "(one of: " + gaugelab::core::choice_list(gaugelab::gpt2::kernel_path_choices()) + ")";
+  for (const cuda::CudaOp& op : cuda::kCudaOps) {
+    INFO("ops_table.hpp row " << op.name << " (" << op.wrapper << ", flag " << op.flag << ")");
+    const std::string dir = std::string(GAUGELAB_SOURCE_DIR) + "/gpt2/model/cuda/" + op.name;
+    CHECK(std::filesystem::exists(dir + "_kernel.hpp"));
+    CHECK(std::filesystem::exists(dir + "_kernel.cu"));
+    const std::string flag = op.flag;
+    REQUIRE(flag.rfind("--", 0) == 0);
+    const auto& specs = opts.specs();
+    const auto spec = std::find_if(specs.begin(), specs.end(),
+                                   [&](const gaugelab::io::OptionSpec& s) { return "--" + s.name == flag; });
+    REQUIRE(spec != specs.end());                                    // the trainer declares the flag ...
+    CHECK(spec->help.find(kernel_words) != std::string::npos);  // ... with KernelPath's words
+    int rows = 0, cpu_rows = 0;
+    for (const ParityRow& row : parity_rows())
+      if (cuda::names_wrapper(row.op, op.wrapper)) {
+        ++rows;
+        if (!row.cuda_only) ++cpu_rows;
+      }
+    CHECK(rows >= 1);
+    CHECK(cpu_rows >= 1);  // a machine without a card runs the wrapper's reference path
   }
 }
 

@@ -69,7 +69,7 @@ TEST_CASE("QK-norm: the scores ignore a head's Q scale, without it they do not")
     const at::Tensor before = m.logits(idx);
     for (gpt2::Block& b : m.h) b.q().r.narrow(0, 0, c.head_dim()).mul_(4.0);  // head 0's queries x4
     const double moved = test::max_rel_diff(m.logits(idx), before);
-    INFO(gpt2::qk_norm_name(norm) << ": " << moved);
+    INFO(gpt2::word(norm) << ": " << moved);
     if (norm == gpt2::QkNorm::none) CHECK(moved > 100 * kLogitRounding);
     else CHECK(moved < 1e-4);  // the norm's eps (1e-5 against |q|² ~ 1e-1) leaves a trace
   }
