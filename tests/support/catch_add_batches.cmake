@@ -4,10 +4,12 @@
 #   cmake -D TEST_EXECUTABLE=... -D TEST_PREFIX=area: -D TEST_WORKING_DIR=... -D CASE_SECONDS=300
 #         -D CTEST_FILE=... -P catch_add_batches.cmake
 #
-# A file's cases run in one process ("area:file.cpp", Catch2's "-#" tag [#file]), so LibTorch's start-up is paid
+# A file's cases run in one process ("area:file.cpp", Catch2's -# tag [#file]), so LibTorch's start-up is paid
 # once per file and not once per case. A case tagged [alone] runs as its own test ("area:case name"), as every
-# case did before: it changes process-wide state, runs ranks on 127.0.0.1, or may print SKIPPED:, which makes
-# CTest show its whole test skipped and would hide the other cases of a batch. Hidden cases ([.]) are not run.
+# case did before: it changes process-wide state, runs ranks on 127.0.0.1, may print SKIPPED: (which makes CTest
+# show its whole test skipped and would hide the other cases of a batch), or takes tens of seconds (a start-up
+# saved is nothing to it, and CTest runs it beside the other tests rather than in turn with its file's cases).
+# Hidden cases ([.]) are not run.
 # A batch's limit is CASE_SECONDS per case (plus start-up); the in-process watchdog
 # (tests/support/torch_case_listener.cpp) stops a single case at CASE_SECONDS and names it.
 set(_not_batched "~[.]~[alone]")

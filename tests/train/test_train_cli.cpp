@@ -156,7 +156,7 @@ TEST_CASE("train cli: an absurd learning rate diverges cleanly with the log clos
   }
 }
 
-TEST_CASE("train cli: resume after SIGKILL at random points reproduces every logged value bit for bit") {
+TEST_CASE("train cli: resume after SIGKILL at random points reproduces every logged value bit for bit", "[alone]") {
   const std::string ref = kRoot + "/resume_ref", cut = kRoot + "/resume_cut";
   const std::string common = " --lr 3e-3 --warmup-iters 5 --max-iters 1000 --ckpt-every 25 --eval-every 25 --log-heads-every 5 --condition B --gaugefix-every 3";
   const auto r = test::run_command(kBin + small_run(ref) + common + " --force");
