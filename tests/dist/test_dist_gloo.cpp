@@ -54,7 +54,7 @@ std::string describe(const Worker& w) {
 
 }  // namespace
 
-TEST_CASE("broadcast makes every rank hold rank 0's tensors", "[dist][gloo]") {
+TEST_CASE("broadcast makes every rank hold rank 0's tensors", "[dist][gloo][alone]") {
   ScratchDir dir;
   Run r = run_ranks("broadcast", {0, 1}, 2, kHealthyDeadlineS, dir,
                     {{"GAUGELAB_DIST_BUCKET", std::to_string(kSmallBucketBytes)}});
@@ -77,7 +77,7 @@ TEST_CASE("broadcast makes every rank hold rank 0's tensors", "[dist][gloo]") {
   }
 }
 
-TEST_CASE("average_gradients gives the mean of the ranks' gradients (and the max all-reduce their maximum)", "[dist][gloo]") {
+TEST_CASE("average_gradients gives the mean of the ranks' gradients (and the max all-reduce their maximum)", "[dist][gloo][alone]") {
   ScratchDir dir;
   Run r = run_ranks("average", {0, 1}, 2, kHealthyDeadlineS, dir,
                     {{"GAUGELAB_DIST_BUCKET", std::to_string(kSmallBucketBytes)}});
@@ -104,7 +104,7 @@ TEST_CASE("average_gradients gives the mean of the ranks' gradients (and the max
   }
 }
 
-TEST_CASE("2 ranks x half batch reproduce the single-process loss curve", "[dist][gloo][train]") {
+TEST_CASE("2 ranks x half batch reproduce the single-process loss curve", "[dist][gloo][train][alone]") {
   // Reference: one process, the whole batch, the same initial model and SGD.
   at::set_num_threads(1);
   gpt2::DistEnv single;
@@ -165,7 +165,7 @@ TEST_CASE("2 ranks x half batch reproduce the single-process loss curve", "[dist
   CHECK(control > 100 * kLossRelTol);
 }
 
-TEST_CASE("a rank that never shows up makes rank 0 fail with one line after the timeout", "[dist][gloo][timeout]") {
+TEST_CASE("a rank that never shows up makes rank 0 fail with one line after the timeout", "[dist][gloo][timeout][alone]") {
   ScratchDir dir;
   Run r = run_ranks("broadcast", {0}, 2, kFailTimeoutS + kFailSlackS, dir,
                     {{"GAUGELAB_DIST_TIMEOUT", std::to_string(kFailTimeoutS)}});
@@ -179,7 +179,7 @@ TEST_CASE("a rank that never shows up makes rank 0 fail with one line after the 
   CHECK(w.seconds >= kFailTimeoutS * 0.9);  // it did wait for the missing rank
 }
 
-TEST_CASE("a missing rank 0 makes the other rank fail with one line after the timeout", "[dist][gloo][timeout]") {
+TEST_CASE("a missing rank 0 makes the other rank fail with one line after the timeout", "[dist][gloo][timeout][alone]") {
   ScratchDir dir;
   Run r = run_ranks("broadcast", {1}, 2, kFailTimeoutS + kFailSlackS, dir,
                     {{"GAUGELAB_DIST_TIMEOUT", std::to_string(kFailTimeoutS)}});
@@ -191,7 +191,7 @@ TEST_CASE("a missing rank 0 makes the other rank fail with one line after the ti
   CHECK(err.find("rendezvous") != std::string::npos);
 }
 
-TEST_CASE("a rank dying mid-run makes the survivor's all-reduce fail with one line", "[dist][gloo][timeout]") {
+TEST_CASE("a rank dying mid-run makes the survivor's all-reduce fail with one line", "[dist][gloo][timeout][alone]") {
   ScratchDir dir;
   Run r = run_ranks("dies", {0, 1}, 2, kFailTimeoutS + kFailSlackS, dir,
                     {{"GAUGELAB_DIST_TIMEOUT", std::to_string(kFailTimeoutS)}});
@@ -205,7 +205,7 @@ TEST_CASE("a rank dying mid-run makes the survivor's all-reduce fail with one li
   CHECK(err.find("all-reduce failed") != std::string::npos);
 }
 
-TEST_CASE("a stalled rank makes the other's all-reduce fail with one line after the timeout", "[dist][gloo][timeout]") {
+TEST_CASE("a stalled rank makes the other's all-reduce fail with one line after the timeout", "[dist][gloo][timeout][alone]") {
   // Rank 1 stays alive (its sockets open) but never joins the all-reduce: only the timeout can end
   // rank 0's wait. Rank 0 is waited for alone; rank 1 is killed afterwards.
   ScratchDir dir;
@@ -227,7 +227,7 @@ TEST_CASE("a stalled rank makes the other's all-reduce fail with one line after 
   CHECK(err.find('\n') == std::string::npos);
 }
 
-TEST_CASE("NCCL: a one-rank group works on a GPU and fails in one line without one", "[dist][nccl]") {
+TEST_CASE("NCCL: a one-rank group works on a GPU and fails in one line without one", "[dist][nccl][alone]") {
   // The NCCL path compiles and links everywhere (the wheel is CUDA-enabled); it can run only with a
   // GPU. Without one, creating the group must fail with one line, after the rendezvous and the
   // NCCL header/library version check (data_parallel_nccl.cpp) have run.

@@ -38,7 +38,7 @@ std::vector<std::string> defined_symbols(const std::string& archive, const std::
 
 }  // namespace
 
-TEST_CASE("the Gloo route emits no Gloo code of its own", "[dist][abi]") {
+TEST_CASE("the Gloo route emits no Gloo code of its own", "[dist][abi][alone]") {
 #if !__has_include(<gloo/algorithm.h>)
   WARN("SKIPPED: no Gloo headers in this build (libgloo-dev): DataParallel has no Gloo backend");
   return;

@@ -72,7 +72,7 @@ Pass forward_backward(GPT& model, const at::Tensor& idx, const at::Tensor& targe
 }  // namespace
 
 TEST_CASE("GPT-2 on CUDA in bf16: the fused kernels against ATen's ops, loss and every gradient",
-          "[gpt2][kernels][cuda]") {
+          "[gpt2][kernels][cuda][alone]") {
   if (!at::hasCUDA()) {
     WARN("SKIPPED: no CUDA device (the fused kernels run only there)");
     return;

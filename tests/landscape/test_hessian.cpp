@@ -102,7 +102,7 @@ TEST_CASE("Hessian-vector products equal central differences of the gradient", "
   }
 }
 
-TEST_CASE("Lanczos reaches the dense top eigenvalues of H and of P·H·P", "[landscape][hessian]") {
+TEST_CASE("Lanczos reaches the dense top eigenvalues of H and of P·H·P", "[landscape][hessian][alone]") {
   auto m = tiny_model(4, 4);
   const Batch b = batch(5);
   const gpt2::LossHessian h(*m, b.idx, b.targets);

@@ -156,7 +156,7 @@ TEST_CASE("train cli: an absurd learning rate diverges cleanly with the log clos
   }
 }
 
-TEST_CASE("train cli: resume after SIGKILL at random points reproduces every logged value bit for bit") {
+TEST_CASE("train cli: resume after SIGKILL at random points reproduces every logged value bit for bit", "[alone]") {
   const std::string ref = kRoot + "/resume_ref", cut = kRoot + "/resume_cut";
   const std::string common = " --lr 3e-3 --warmup-iters 5 --max-iters 1000 --ckpt-every 25 --eval-every 25 --log-heads-every 5 --condition B --gaugefix-every 3";
   const auto r = test::run_command(kBin + small_run(ref) + common + " --force");
@@ -193,7 +193,7 @@ TEST_CASE("train cli: resume after SIGKILL at random points reproduces every log
   CHECK(same_bits(hb.heads("s_qk").values, io::RunLogReader(gpt2::train_log_path(ref)).heads("s_qk").values));
 }
 
-TEST_CASE("train cli: the GPT-2 124M config starts and runs 2 steps on the CPU with a shortened schedule") {
+TEST_CASE("train cli: the GPT-2 124M config starts and runs 2 steps on the CPU with a shortened schedule", "[alone]") {
   const std::string out = kRoot + "/gpt2_124m";
   const std::string cfg = std::string(GAUGELAB_SOURCE_DIR) + "/gpt2/configs/gpt2-124m-owt.ini";
   // 124M parameters: two steps of one 128-token sequence are ~0.2 TFLOP; refuse to hog a busy CI. No samples:
@@ -215,7 +215,7 @@ TEST_CASE("train cli: the GPT-2 124M config starts and runs 2 steps on the CPU w
   fs::remove_all(out);
 }
 
-TEST_CASE("train cli: 2 Gloo ranks on loopback reproduce the single-process run at the same global batch") {
+TEST_CASE("train cli: 2 Gloo ranks on loopback reproduce the single-process run at the same global batch", "[alone]") {
   const std::string one = kRoot + "/dp_one", two = kRoot + "/dp_two";
   // --grad-accum is the global count: one process runs both micro-batches, each rank one of them.
   const std::string common = " --lr 3e-3 --warmup-iters 5 --max-iters 30 --eval-every 10 --condition B --grad-accum 2";

@@ -51,7 +51,7 @@ std::string text(const Summary& s, const char* key) { return std::get<std::strin
 
 }  // namespace
 
-TEST_CASE("condition rows: every row trains and logs its key, label, reference, stop reason and imbalance") {
+TEST_CASE("condition rows: every row trains and logs its key, label, reference, stop reason and imbalance", "[alone]") {
   for (const gpt2::Condition& c : gpt2::conditions()) {
     INFO(c.key);
     const io::RunLogReader log = train("rows", c.key, std::string("--condition ") + c.key);

@@ -220,7 +220,7 @@ bool have_torch_package() {
 
 }  // namespace
 
-TEST_CASE("nanogpt: plain model, nanoGPT's groups, every loss and the final weights", "[train][nanogpt]") {
+TEST_CASE("nanogpt: plain model, nanoGPT's groups, every loss and the final weights", "[train][nanogpt][alone]") {
   if (!have_python()) return;
   const Case k{"plain", false, "A", false};
   const Ref ref = reference(k, kRoot + "/ref_plain");
@@ -234,7 +234,7 @@ TEST_CASE("nanogpt: plain model, nanoGPT's groups, every loss and the final weig
   CHECK(max_loss_diff(no_clip.loss, ref.loss) > 10 * kLossAbs);
 }
 
-TEST_CASE("nanogpt: multipliers on and frozen at 1 give the plain model's losses", "[train][nanogpt]") {
+TEST_CASE("nanogpt: multipliers on and frozen at 1 give the plain model's losses", "[train][nanogpt][alone]") {
   if (!have_python()) return;
   const Ref plain = reference({"plain", false, "A", false}, kRoot + "/ref_plain_for_frozen");
   const Ours o = ours({"frozen", true, "A", true});
@@ -246,7 +246,7 @@ TEST_CASE("nanogpt: multipliers on and frozen at 1 give the plain model's losses
 // One gaugelab train run per condition, checked against both references: the functional one of the
 // multiplier groups and the PyTorch nn.Module loop that uses only gaugelab.torch.
 TEST_CASE("nanogpt: conditions A, B and C against the reference of the multiplier groups and a gaugelab.torch loop",
-          "[train][nanogpt]") {
+          "[train][nanogpt][alone]") {
   if (!have_python()) return;
   const bool torch_ops = have_torch_package();
   for (const char* c : {"A", "B", "C"}) {
@@ -263,7 +263,7 @@ TEST_CASE("nanogpt: conditions A, B and C against the reference of the multiplie
 // away from C's (the hook fired). E itself is left out: its inverse-Gram correction inflates the step ~40×
 // (issue: trustworthy verdicts) and with it float32 rounding, 1.1e-4 relative in the weights after 24 steps
 // (losses 6.7e-6); Erms runs the same operator at the raw step size.
-TEST_CASE("gaugelab.torch: Beff, Dcap, QKclip and Erms in the same loop, hooks from the conditions table", "[train][nanogpt]") {
+TEST_CASE("gaugelab.torch: Beff, Dcap, QKclip and Erms in the same loop, hooks from the conditions table", "[train][nanogpt][alone]") {
   if (!have_python() || !have_torch_package()) return;
   const Ours c = ours({"torch_ops_hooks_C", true, "C", false});
   for (const auto& [cond, extra] : std::vector<std::pair<std::string, std::string>>{
@@ -281,7 +281,7 @@ TEST_CASE("gaugelab.torch: Beff, Dcap, QKclip and Erms in the same loop, hooks f
 // before the clip (P), the optimizer's update projected after the step (Pu). Each must match gaugelab train.
 // Pu moves the run away from N's; P does not (measured 3e-7): the loss is gauge-invariant, so its gradient is
 // already horizontal (seed 001 Prop. 38) and projecting it removes only rounding, the measured null P − N.
-TEST_CASE("gaugelab.torch: the gradient and update projections (P, Pu) in the same loop", "[train][nanogpt]") {
+TEST_CASE("gaugelab.torch: the gradient and update projections (P, Pu) in the same loop", "[train][nanogpt][alone]") {
   if (!have_python() || !have_torch_package()) return;
   const Ours n = ours({"torch_ops_proj_N", false, "N", false});
   for (const char* cond : {"P", "Pu"}) {

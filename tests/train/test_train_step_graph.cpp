@@ -122,7 +122,7 @@ class SdpaMathOnly {
 }  // namespace
 
 TEST_CASE("CUDA graph: a replayed micro-step equals the eager one bit for bit, also after a recapture",
-          "[train][cuda_graph][cuda]") {
+          "[train][cuda_graph][cuda][alone]") {
   if (!at::hasCUDA()) {
     WARN("SKIPPED: no CUDA device (a CUDA graph replays GPU kernels)");
     return;

@@ -3,7 +3,7 @@
 // design at the end), and a Hugging Face export of each re-imported. On each: eval (logits of given GPT-2 ids
 // dumped, and a loss on a token file), generate (from token ids), export, import of the export, inspect, diag
 // heads --checkpoint, train --resume (longer) and train --init-from (the checkpoint, and the Hugging Face
-// export). One TEST_CASE per kind so CTest runs them side by side. Sizes are tiny (d 32, context 32, 3 steps)
+// export). One TEST_CASE per kind, each [alone] (a CTest test of its own), so CTest runs them side by side. Sizes are tiny (d 32, context 32, 3 steps)
 // and every process uses one thread.
 #include <algorithm>
 #include <cmath>
@@ -155,16 +155,16 @@ void walk(const Kind& k) {
 // runs in which every pair of factors takes all four combinations of its levels (PyTorch's optimizer × options
 // tables do the same). A fault needing two factors together is caught; one needing all three at once is not, and
 // that is the trade for half of the suite's 8 full walks (~120 CPU-s of `make test` on 2 cores).
-TEST_CASE("verb matrix: full vocabulary, multipliers, no biases (the 124M path)", "[train][verbs]") {
+TEST_CASE("verb matrix: full vocabulary, multipliers, no biases (the 124M path)", "[train][verbs][alone]") {
   walk({"full_lrm_nobias", false, true, false});
 }
-TEST_CASE("verb matrix: full vocabulary, no multipliers, biases", "[train][verbs]") {
+TEST_CASE("verb matrix: full vocabulary, no multipliers, biases", "[train][verbs][alone]") {
   walk({"full_plain_bias", false, false, true});
 }
-TEST_CASE("verb matrix: compact vocabulary, multipliers, biases", "[train][verbs]") {
+TEST_CASE("verb matrix: compact vocabulary, multipliers, biases", "[train][verbs][alone]") {
   walk({"compact_lrm_bias", true, true, true});
 }
-TEST_CASE("verb matrix: compact vocabulary, no multipliers, no biases", "[train][verbs]") {
+TEST_CASE("verb matrix: compact vocabulary, no multipliers, no biases", "[train][verbs][alone]") {
   walk({"compact_plain_nobias", true, false, false});
 }
 
