@@ -96,7 +96,7 @@ TEST_CASE("bad input is a UsageError naming the key", "[options]") {
   fails_with({"--l", "1"}, "--l");  // no abbreviation guessing: a prefix is not a flag
 }
 
-TEST_CASE("config files use the same keys; the command line wins; unknown keys fail", "[options]") {
+TEST_CASE("config files use the same keys, the command line wins, unknown keys fail", "[options]") {
   const auto good = write_tmp("lr = 0.25\nhidden = 9\nmode = b\n");
   {
     Demo d;
@@ -248,7 +248,7 @@ TEST_CASE("implications: a fixed flag is set, refused against the command line, 
   std::remove(file_both.c_str());
 }
 
-TEST_CASE("mode rules: a flag of one mode given without it is refused naming both; in its mode it parses",
+TEST_CASE("mode rules: a flag of one mode given without it is refused naming both, in its mode it parses",
           "[options]") {
   // --lr applies only with --mode b (as --muon-lr only with --optimizer muon); the inputs only with --force off.
   auto make_modal = [](Demo& d) {
@@ -311,7 +311,7 @@ TEST_CASE("mode rules: a flag of one mode given without it is refused naming bot
   std::remove(file_both.c_str());
 }
 
-TEST_CASE("a flag given twice: the last one wins, with a line on stderr naming it; a list gathers", "[options]") {
+TEST_CASE("a flag given twice: the last one wins, with a line on stderr naming it, a list gathers", "[options]") {
   Demo d;
   auto o = make(d);
   std::ostringstream err;

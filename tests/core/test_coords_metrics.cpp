@@ -83,7 +83,7 @@ TEST_CASE("Gram imbalance by hand and its invariance under orthogonal gauges", "
   REQUIRE(worst <= kOrthInvariantTol);
 }
 
-TEST_CASE("Q/K covariances transform as SᵀS_QS and S⁻¹S_KS⁻ᵀ; centring removes the biases", "[coords][attention]") {
+TEST_CASE("Q/K covariances transform as SᵀS_QS and S⁻¹S_KS⁻ᵀ, centring removes the biases", "[coords][attention]") {
   core::Rng rng(603);
   double worst_cov = 0.0, worst_orth = 0.0;
   for (int i = 0; i < 1000; ++i) {

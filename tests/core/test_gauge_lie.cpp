@@ -199,7 +199,7 @@ TEST_CASE("lie: the gradient of a gauge-invariant function is horizontal (Prop. 
   }
 }
 
-TEST_CASE("lie: at a critical point the Hessian's nullity is the group's dimension; the quotient Hessian is not singular",
+TEST_CASE("lie: at a critical point the Hessian's nullity is the group's dimension, the quotient Hessian is not singular",
           "[core][lie]") {
   // L(θ) = ½‖F(θ) − F(θ*)‖², F = (logits, output) on fixed inputs: θ* is a minimum and ∇²L(θ*) = JᵀJ,
   // so its null space is J's. J comes from central differences (step 1e-6: entries good to ~1e-10),

@@ -36,7 +36,7 @@ Mat<double> projector(const Mat<double>& X) {  // onto X's columns
 
 }  // namespace
 
-TEST_CASE("LoRA-RITE: gauge-equivalent pairs stay gauge-equivalent at every step; AdamW does not", "[core][literature]") {
+TEST_CASE("LoRA-RITE: gauge-equivalent pairs stay gauge-equivalent at every step, AdamW does not", "[core][literature]") {
   core::Rng rng(21);
   for (int i = 0; i < kPoints; ++i) {
     const Index m = 5 + i % 4, n = 4 + i % 3, r = 1 + i % 3;
@@ -134,7 +134,7 @@ TEST_CASE("LoRA-Pro: the equivalent gradient is the nearest projection of G, the
   }
 }
 
-TEST_CASE("Circuit-Muon's V/O rebalance: the trace gap does not move; without whitening neither does the motion",
+TEST_CASE("Circuit-Muon's V/O rebalance: the trace gap does not move, without whitening neither does the motion",
           "[core][literature]") {
   core::Rng rng(25);
   for (int i = 0; i < kPoints; ++i) {

@@ -68,7 +68,7 @@ TEST_CASE("separators that straddle read chunks are found", "[corpus]") {
   CHECK(read_all(dir.file("big.txt.gz"), InputFormat::text, true) == want);
 }
 
-TEST_CASE("JSONL: the text field of each line; bad lines name file and line", "[corpus]") {
+TEST_CASE("JSONL: the text field of each line, bad lines name file and line", "[corpus]") {
   TempDir dir("corpus_jsonl");
   write(dir.file("a.jsonl"), "{\"text\": \"hello\", \"id\": 1}\n\n{\"text\": \"a <|endoftext|> b\\n\"}\n{\"text\": \"last\"}");
   CHECK(read_all(dir.file("a.jsonl"), InputFormat::jsonl) ==

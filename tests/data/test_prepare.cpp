@@ -163,7 +163,7 @@ TEST_CASE("prepare reads text, JSONL and gzip inputs in order", "[prepare]") {
   CHECK(meta["sources"][0]["documents"] == 2);
 }
 
-TEST_CASE("prepare refuses to overwrite without force; force replaces and drops stale shards", "[prepare]") {
+TEST_CASE("prepare refuses to overwrite without force, force replaces and drops stale shards", "[prepare]") {
   if (!tokenizer_or_skip()) return;
   TempDir dir("prepare_force");
   PrepareOptions o = synthetic_options(dir.file("out"), 100);

@@ -94,7 +94,7 @@ TEST_CASE("exporting an imported model writes Hugging Face's tensors back bit fo
   CHECK(cfg["activation_function"] == "gelu_new");
 }
 
-TEST_CASE("export merges multipliers exactly; import gives multipliers at 1 and the same logits", "[gpt2][interchange][lrm]") {
+TEST_CASE("export merges multipliers exactly, import gives multipliers at 1 and the same logits", "[gpt2][interchange][lrm]") {
   for (const char* spec : {"default", "all:scalar", "all:row+column,lm_head:column"}) {
     INFO(spec);
     ModelConfig c = nano_config();

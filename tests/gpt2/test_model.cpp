@@ -200,7 +200,7 @@ TEST_CASE("device and precision strings", "[gpt2][runtime]") {
   CHECK(autocast_compute_dtype(c10::Device(c10::kCPU)) == at::kFloat);
 }
 
-TEST_CASE("attention backend: one fused kernel alone on CUDA, refused elsewhere; sdpa and math leave every backend on",
+TEST_CASE("attention backend: one fused kernel alone on CUDA, refused elsewhere, sdpa and math leave every backend on",
           "[gpt2]") {
   at::Context& ctx = at::globalContext();
   for (Attention kernel : {Attention::flash, Attention::efficient, Attention::cudnn}) {

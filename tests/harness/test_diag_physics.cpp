@@ -140,7 +140,7 @@ TEST_CASE("physics: momentum-transport each gives one variant per transport, equ
 // The literature's factor-pair rules in the grid: ScaledGD without a wrapper is SGD with the full correction
 // (quotient-compatible: rounding at κ = 100); the full wrapper on top corrects a vector-like increment a second
 // time and is not (O(1)); rpgd with a δ as large as the Grams' small eigenvalues is not either.
-TEST_CASE("physics: ScaledGD is compatible on its own, not under a second correction; rpgd with a large delta is not",
+TEST_CASE("physics: ScaledGD is compatible on its own, not under a second correction, rpgd with a large delta is not",
           "[harness][physics][literature]") {
   auto o = test::small_options({"general"}, {100}, {"sgd", "scaledgd", "rpgd"}, {"none", "full"});
   o.rp_delta = 1.0;

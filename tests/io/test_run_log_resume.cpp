@@ -320,7 +320,7 @@ TEST_CASE("run log: a writer killed while creating leaves nothing at the path, a
   CHECK(staging_files(path).empty());
 }
 
-TEST_CASE("run log: a creator still running keeps its file; a log that appears at the path is not replaced",
+TEST_CASE("run log: a creator still running keeps its file, a log that appears at the path is not replaced",
           "[io][run_log][kill]") {
   TempDir dir;
   const std::string path = dir.file("contended.h5");

@@ -58,7 +58,7 @@ TEST_CASE("muon: shared shrink gives L_after = Theta(rho^2 eta^2 K^2) once K >> 
   }
 }
 
-TEST_CASE("muon: independent shrink tames only one entry; taming both collapses the retained map", "[toys][muon]") {
+TEST_CASE("muon: independent shrink tames only one entry, taming both collapses the retained map", "[toys][muon]") {
   const double eta = 1e-3, eps = 1e-3, K = 1e6;
   const double tuned = 1.0 / (eta * K);
   const double wt = toys::muon_weight_decay(eta, tuned), w1 = toys::muon_weight_decay(eta, 1.0);

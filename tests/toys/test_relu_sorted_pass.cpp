@@ -194,7 +194,7 @@ TEST_CASE("relu sorted pass: non-finite training x is refused", "[toys][relu][so
   CHECK_THROWS_AS(toys::ReluSortedPass<Eigen::Dynamic>(x.data(), y.data(), 3, 2), std::invalid_argument);
 }
 
-TEST_CASE("relu sorted pass: non-finite parameters give a non-finite loss; huge finite ones do not",
+TEST_CASE("relu sorted pass: non-finite parameters give a non-finite loss, huge finite ones do not",
           "[toys][relu][sorted]") {
   const std::vector<double> x{-1, 0, 1}, y{0, 0, 0};
   toys::ReluSortedPass<Eigen::Dynamic> pass(x.data(), y.data(), 3, 2);

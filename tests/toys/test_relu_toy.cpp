@@ -106,7 +106,7 @@ TEST_CASE("relu toy: the fixed-size kernel (H = 20) and the dynamic one agree st
   CHECK(std::fabs(fixed.penalty() - dyn.penalty()) < kSameFormulaTol);
 }
 
-TEST_CASE("relu toy: --data-seed shares one data set across seeds; -1 draws one per seed", "[toys][relu]") {
+TEST_CASE("relu toy: --data-seed shares one data set across seeds, -1 draws one per seed", "[toys][relu]") {
   toys::ReluToyOptions o;
   o.steps = 1;
   o.save_data = true;
@@ -144,7 +144,7 @@ TEST_CASE("relu toy: runs are a pure function of the seed", "[toys][relu]") {
   CHECK(a.series_of("train_mse") != c.series_of("train_mse"));
 }
 
-TEST_CASE("stability rule: diverged, oscillating, stable; seeds aggregate", "[toys][relu]") {
+TEST_CASE("stability rule: diverged, oscillating, stable, seeds aggregate", "[toys][relu]") {
   toys::ReluToyOptions o;  // late 20 %, rise fraction 5 %
   std::vector<double> mono(100), osc(100), blow(100);
   for (int t = 0; t < 100; ++t) {

@@ -316,7 +316,7 @@ TEST_CASE("train cli: a tight spike rule flags steps in the spike series and mar
   CHECK(std::get<std::int64_t>(summary.at("diverged")) == 0);
 }
 
-TEST_CASE("train cli: --resume --out DIR alone takes every setting from the run's checkpoint; a changed model is refused") {
+TEST_CASE("train cli: --resume --out DIR alone takes every setting from the run's checkpoint, a changed model is refused") {
   const std::string out = kRoot + "/resume_by_dir";
   fs::remove_all(out);
   const std::string args = small_run(out) + " --lr 3e-3 --warmup-iters 5 --max-iters 100000 --ckpt-every 100000 "
@@ -340,7 +340,7 @@ TEST_CASE("train cli: --resume --out DIR alone takes every setting from the run'
   CHECK(bad.output.find("--model") != std::string::npos);
 }
 
-TEST_CASE("train cli: --grad-projection exact leaves plain gradients as they are (Prop. 38); approx and update move the run") {
+TEST_CASE("train cli: --grad-projection exact leaves plain gradients as they are (Prop. 38), approx and update move the run") {
   // A gauge-invariant loss has horizontal gradients, so the exact projection of the raw gradient removes only
   // rounding; Alg. 2 is not a projection (it moves horizontal vectors too), and AdamW's update is not horizontal.
   auto run = [&](const std::string& name, const std::string& extra) {

@@ -243,7 +243,7 @@ TEST_CASE("train faults: an empty log does not block --resume, nor a failed firs
   CHECK(logged_steps(failed) == one_to(5));
 }
 
-TEST_CASE("train faults: a failed log write ends in one line; --resume keeps only rows that were written") {
+TEST_CASE("train faults: a failed log write ends in one line, --resume keeps only rows that were written") {
   const std::string ref = kRoot + "/write_ref", out = kRoot + "/write_cut";
   finished_run(ref, 20);
   const auto size = static_cast<long long>(fs::file_size(gpt2::train_log_path(ref)));
@@ -290,7 +290,7 @@ TEST_CASE("train faults: a token id beyond the vocabulary in the middle of train
 }
 
 #ifdef GAUGELAB_ENOSPC_SHIM
-TEST_CASE("train faults: a full disk (ENOSPC) ends the run in one line; --resume continues from what is intact") {
+TEST_CASE("train faults: a full disk (ENOSPC) ends the run in one line, --resume continues from what is intact") {
   const std::string ref = kRoot + "/enospc_ref", out = kRoot + "/enospc_cut";
   finished_run(ref, 20);
   long long bytes = 0;  // what the whole run wrote: log, checkpoints, samples

@@ -89,7 +89,7 @@ TEST_CASE("groups: matrices and embeddings decay at 0.1 as nanoGPT, LayerNorm an
   }
 }
 
-TEST_CASE("groups: without multipliers only nanoGPT's two kinds remain; Muon takes the hidden matrices only") {
+TEST_CASE("groups: without multipliers only nanoGPT's two kinds remain, Muon takes the hidden matrices only") {
   const auto plain = groups_of(with("C"), false, "none");
   for (const auto& [name, e] : plain) CHECK((e.group == "matrices" || e.group == "embeddings" || e.group == "biases_norms"));
   gpt2::TrainOptions o = with("A");

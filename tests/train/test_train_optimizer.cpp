@@ -45,7 +45,7 @@ std::pair<double, double> set_grads(gpt2::GPT& m, double other_value, double mul
 
 }  // namespace
 
-TEST_CASE("optimizer: total, clipped-set and multiplier norms; clipping scales the clipped set only") {
+TEST_CASE("optimizer: total, clipped-set and multiplier norms, clipping scales the clipped set only") {
   gpt2::GPT m(test::nano_config(), 1);
   gpt2::TrainOptimizer opt(m, gpt2::OptimizerSettings{});
   const auto [n_other, n_mult] = set_grads(m, 0.5, 2.0);

@@ -92,7 +92,7 @@ TEST_CASE("protocol: --init-from refuses a size flag that disagrees with the che
   CHECK(r.output.find("--init-from") != std::string::npos);
 }
 
-TEST_CASE("protocol: training on llm.c shard lists; windows never cross a shard") {
+TEST_CASE("protocol: training on llm.c shard lists, windows never cross a shard") {
   const std::string d = kRoot + "/shards";
   fs::remove_all(d);
   fs::create_directories(d);
