@@ -56,7 +56,7 @@ foreach(_f ${_files})
   math(EXPR _batched "${_batched} + ${_n}")
   math(EXPR _limit "${_n} * ${CASE_SECONDS} + 60")
   # -d yes: each case's name and time in the output (CTest shows it for a failure or a timeout).
-  add_command(add_test "${TEST_PREFIX}${_stem}.cpp" "${TEST_EXECUTABLE}" "[#${_stem}]${_not_batched}" "-#" -d yes)
+  add_command(add_test "${TEST_PREFIX}${_stem}.cpp" "${TEST_EXECUTABLE}" "[#${_stem}]${_not_batched}" "-#" -d yes -w NoTests)
   # A batched case that prints SKIPPED: fails its batch: it must be tagged [alone] to be shown skipped alone.
   add_command(set_tests_properties "${TEST_PREFIX}${_stem}.cpp" PROPERTIES WORKING_DIRECTORY "${TEST_WORKING_DIR}"
               TIMEOUT ${_limit} FAIL_REGULAR_EXPRESSION "SKIPPED:")
@@ -78,7 +78,7 @@ foreach(_case ${_alone})
   foreach(_char , [ ])
     string(REPLACE "${_char}" "\\${_char}" _spec "${_spec}")
   endforeach()
-  add_command(add_test "${TEST_PREFIX}${_case}" "${TEST_EXECUTABLE}" "${_spec}")
+  add_command(add_test "${TEST_PREFIX}${_case}" "${TEST_EXECUTABLE}" "${_spec}" -w NoTests)
   add_command(set_tests_properties "${TEST_PREFIX}${_case}" PROPERTIES WORKING_DIRECTORY "${TEST_WORKING_DIR}"
               TIMEOUT ${CASE_SECONDS} SKIP_REGULAR_EXPRESSION "SKIPPED:")
 endforeach()
