@@ -107,8 +107,8 @@ lr-grid: deps build
 	@BUILD=$(BUILD) bash gpt2/experiments/lr_sensitivity.sh --offset
 	@$(ANALYSIS_PY) analysis/figures/fig_lr_sensitivity.py runs/lr_sensitivity runs/lr_sensitivity_offset
 
-# The seed's own regime (bf16 autocast, no biases): A B C Dcap QKclip Q x 9 lrs x 8 seeds, 432 runs, ~3 min each
-# on one core of this CPU (resumable, SHARD=i/n for several machines), and its thread-count null (16 runs), then its
+# The seed's own regime (bf16 autocast, no biases): A B C Dcap QKclip Q x 9 lrs x 8 seeds, 432 runs, ~1.5 CPU-min
+# each under emulated bf16, --bf16-mode auto's choice on a CPU without bf16 matmul (~13x that native; resumable, SHARD=i/n for several machines), and its thread-count null (16 runs), then its
 # figure and table; each grid run writes its results ledger analysis/results/<grid>.csv (commit it).
 lr-grid-bf16: deps build
 	@BUILD=$(BUILD) bash gpt2/experiments/lr_sensitivity.sh --seed-regime

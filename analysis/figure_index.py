@@ -156,7 +156,7 @@ def instrument_section(figures: dict[str, fd.Figure] | None = None) -> list[str]
             "AdamW's state in float32; no biases), A, B, C against the magnitude controls Dcap, QK-Clip and QK-norm, "
             "8 seeds × 9 learning rates from 3.73e-4 to 1.0 so that every optimum can be interior and the top can fail "
             "(`make lr-grid-bf16`, resumable; its figure `figures/lr_bf16/`; its null: grid lr_sensitivity_bf16_null).", ""]
-    out += grid_table(("lr_sensitivity_bf16",), "lr-grid-bf16", "~22 core-hours", null="lr_sensitivity_bf16_null")
+    out += grid_table(("lr_sensitivity_bf16",), "lr-grid-bf16", "~11 core-hours (emulated bf16)", null="lr_sensitivity_bf16_null")
     return out
 
 

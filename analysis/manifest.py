@@ -327,13 +327,14 @@ GRIDS = {
                                "optimizers": "adamw", "seeds": "42 123 456", "extra": "--qk-gauge-init 1"}, _lr_grid),
     # the seed's own regime: bf16 autocast (master weights, multipliers and AdamW's state in float32, as the seed's),
     # no biases; A, B, C against the magnitude controls Dcap, QK-Clip and QK-norm; 8 seeds x 9 lrs bracketing every
-    # optimum (_BF16_LRS) = 432 runs (288 of them the first grid's), ~3 min each under bf16 on this CPU
+    # optimum (_BF16_LRS) = 432 runs (288 of them the first grid's), ~1.5 CPU-min each under emulated bf16 (--bf16-mode auto's choice on
+    # a CPU without bf16 matmul; 60 steps measured at 8.7 CPU-s, native 109)
     "lr_sensitivity_bf16": ({**_LR_DEFAULTS, "root": "runs/lr_sensitivity_bf16", "conditions": "A B C Dcap QKclip Q",
                              "optimizers": "adamw", "seeds": "42 123 456 789 1001 2002 3003 4004",
                              "lrs": _BF16_LRS, "extra": "--precision bf16 --bias false"}, _lr_grid),
     # the bf16 grid's real null: condition C at the seed-regime lr, 8 seeds (the grid's), each under --threads 1 and
-    # --threads 2: another split of the CPU kernels' reductions, the same math, paired by seed (16 runs, ~50 min on
-    # one core). Should the two thread counts give bit-identical runs on a machine, the null reads exactly 0 there
+    # --threads 2: another split of the CPU kernels' reductions, the same math, paired by seed (16 runs, ~25 CPU-min
+    # emulated). Should the two thread counts give bit-identical runs on a machine, the null reads exactly 0 there
     # and says only that its kernels split no reduction by thread.
     "lr_sensitivity_bf16_null": ({**_LR_DEFAULTS, "root": "runs/lr_sensitivity_bf16_null", "conditions": "C",
                                   "optimizers": "adamw", "seeds": "42 123 456 789 1001 2002 3003 4004",
@@ -350,7 +351,7 @@ GRIDS = {
     # seed 000's late instability as a declared experiment: bf16, no biases, the seed's lr and schedule step for step
     # (6e-4 cosine to 6e-5, warm-up 2 000 of 20 000 steps) on the grid's CPU model; failure by the trainer's spike rule
     # (summary `stable`), 20 seeds per arm for A, B, C (one-sided Fisher power 0.85 at failure rates 1/3 vs 0, printed
-    # beside the verdict). 60 runs of 20 000 steps (~100 min each under bf16 on one core of this CPU; 10M tokens, ~7
+    # beside the verdict). 60 runs of 20 000 steps (~50 CPU-min each under emulated bf16 on this CPU; 10M tokens, ~7
     # epochs of the corpus), checkpointed every 1 000 steps: resumable across days, SHARD=i/n across machines; on a
     # GPU add --set extra+="--device cuda" and --jobs 8.
     "late_instability_bf16": ({**_LR_DEFAULTS, "root": "runs/late_instability_bf16", "conditions": "A B C",

@@ -14,10 +14,10 @@
 #   (none)              grid lr_sensitivity: 11 conditions x AdamW and Muon x 8 lrs x 3 seeds (~6.6 core-hours)
 #   --offset            grid lr_sensitivity_offset: A-D from a start moved along the Q/K gauge orbit
 #   --seed-regime       grid lr_sensitivity_bf16: the seed's bf16, bias-free regime, 6 conditions x 9 lrs (3.73e-4 ..
-#                       1.0) x 8 seeds (~22 core-hours; the first grid's 288 runs keep their names)
+#                       1.0) x 8 seeds (~11 core-hours emulated; the first grid's 288 runs keep their names)
 #   --seed-regime-null  grid lr_sensitivity_bf16_null: its null, C at the seed-regime lr x 8 seeds x --threads 1, 2
 #   --late-instability  grid late_instability_bf16: A B C x 20 seeds at the seed's lr and 20 000-step schedule
-#                       (~100 core-hours; resumable from checkpoints every 1 000 steps)
+#                       (~50 core-hours emulated; resumable from checkpoints every 1 000 steps)
 #   --demo              grid lr_sensitivity_demo: A B C x 2 lrs x 1 seed, 200 steps (~2 min): a slice, no verdict
 # A grid run also writes its results ledger, analysis/results/<grid>.csv (commit it: the logs are not committed).
 # Environment: BUILD (build), JOBS (2), SHARD (0/1), LAUNCH (a prefix, e.g. "torchrun --nproc_per_node=8
