@@ -91,11 +91,15 @@ def _bytes(field: int, data: bytes) -> bytes:
 
 
 DT_STRING = 7  # tensorflow.DataType
+FLT_MAX = float(np.finfo(np.float32).max)
 
 
 def scalar_value(tag: str, v: float) -> bytes:
     """Summary.Value{tag = 1, simple_value = 2 (float)}."""
-    return _bytes(1, tag.encode()) + _key(2, 5) + struct.pack("<f", v)
+    # A finite value beyond float32's range (a diverging loss) is stored as ±inf, as a float32 cast gives, rather
+    # than failing the export: struct.pack("<f") raises OverflowError on it.
+    f32 = v if abs(v) <= FLT_MAX or not math.isfinite(v) else math.copysign(math.inf, v)
+    return _bytes(1, tag.encode()) + _key(2, 5) + struct.pack("<f", f32)
 
 
 def text_value(tag: str, text: str) -> bytes:

@@ -58,8 +58,9 @@ fuzz_one() {
   printf '  %-14s %12s %10s %8s  %s\n' "$t" "${execs:-?}" "${rate:-?}" "$size" "$outcome" > "$work/$t.line"
   return $rc
 }
-# FUZZ_JOBS targets at a time (default: the cores; each target is one process unless FUZZ_FORK is set).
-jobs=${FUZZ_JOBS:-$(nproc)}
+# FUZZ_JOBS targets at a time (default: the cores, divided by FUZZ_FORK's workers per target when it is set).
+jobs=${FUZZ_JOBS:-$(( $(nproc) / ${FUZZ_FORK:-1} ))}  # with FUZZ_FORK=K workers each, cores / K targets
+[ "$jobs" = 0 ] && jobs=1
 [[ "$jobs" =~ ^[0-9]+$ ]] && [ "$jobs" -ge 1 ] || { echo "fuzz: FUZZ_JOBS must be a positive integer, not '$jobs'" >&2; exit 2; }
 pids=()
 for t in $TARGETS; do

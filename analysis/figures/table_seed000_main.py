@@ -88,9 +88,13 @@ def _emulation(grids):
     for k in "AC":
         nat = lr_grid.at(runs, k, REGIME_LR, bf16_mode="native")
         emu = lr_grid.at(runs, k, REGIME_LR, bf16_mode="emulated")
-        seeds = sorted(set(nat) & set(emu))
+        a, b = _log10_drift(emu), _log10_drift(nat)  # a run without a finite drift (it stopped) drops its seed
+        seeds = sorted(set(a) & set(b))
+        lost = sorted(set(a) ^ set(b))  # a finite drift under one arm only
+        if lost:  # a stop under one arm alone is itself a difference between them: said, never read as "no drift"
+            parts.append(cr.Part("no", f"{k}: no finite final drift under one arm at seed(s) "
+                                       f"{', '.join(map(str, lost))}"))
         med = float(np.median([nat[s].drift for s in seeds])) if seeds else math.nan
-        a, b = _log10_drift({s: emu[s] for s in seeds}), _log10_drift({s: nat[s] for s in seeds})
         parts.append(cr.unless(
             cr.above_floor(med, s0.DRIFT_FLOOR, f"{k}'s median final drift under native bf16",
                            "native bf16 does not drift at this length, so there is nothing for emulation to keep"),

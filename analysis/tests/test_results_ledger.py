@@ -119,6 +119,12 @@ def test_the_emulation_check_keeps_natives_drift_or_says_it_does_not(tmp_path):
     _emulation_check(tmp_path, {"bf16-native": {"A": 1e-7, "C": 1e-7}, "bf16-emulated": {"A": 1e-7, "C": 1e-7}})
     _, verdict = figure_index.regime_row(gc, tmp_path, tmp_path / "results")
     assert verdict.startswith("not testable here:") and "under native bf16" in verdict
+    shutil.rmtree(tmp_path / "runs")  # emulation that stops where native does not: a difference, never "no drift"
+    _emulation_check(tmp_path, {"bf16-native": {"A": 3e-3, "C": 3e-3}, "bf16-emulated": {"A": 3e-3, "C": 3e-3}})
+    grid_logs.run_log(tmp_path / "runs" / "bf16_emulation_check" / f"C_lr{manifest.SEED_REGIME_LR}_s42_bf16-emulated",
+                      "C", 2.68e-3, 42, math.nan, drift=math.nan, bf16_mode="emulated")
+    _, verdict = figure_index.regime_row(gc, tmp_path, tmp_path / "results")
+    assert verdict.startswith(("no:", "partly:")) and "no finite final drift under one arm at seed(s) 42" in verdict
 
 
 def test_a_ledger_from_before_the_bf16_mode_column_still_reads(tmp_path):

@@ -155,3 +155,10 @@ def test_usage_errors_are_one_line_with_status_2(tmp_path):
     assert r.returncode == 0, r.stderr
     r = export(tmp_path / "missing.h5", "--out", tmp_path / "tb2", cwd=tmp_path)
     assert r.returncode == 1 and "missing.h5" in r.stderr
+
+
+def test_a_finite_value_beyond_float32_is_written_as_infinity_not_a_failure():
+    """A diverging run's loss can be finite in float64 and beyond float32's range; the export must not fail on it."""
+    for v, want in ((1e39, np.inf), (-1e39, -np.inf), (3.0, 3.0)):
+        f = dict(fields(tb.scalar_value("loss", v)))
+        assert f[1] == b"loss" and struct.unpack("<f", f[2])[0] == want

@@ -48,6 +48,11 @@ endfunction()
 
 # The files with batched cases and their counts: "   3  [#test_model]" lines of --list-tags.
 catch_run(_tags "-#" --list-tags "${_not_batched}")
+# An executable that did not start (a missing library: exit 127) or is not Catch2 prints no listing, and would
+# register no test and pass: its tag listing must end in Catch2's count line ("N tags", 0 included).
+if(NOT _tags MATCHES "[0-9]+ tags?")
+  message(FATAL_ERROR "${TEST_EXECUTABLE}: no Catch2 tag listing (was it built and does it start?)\n${_tags}")
+endif()
 string(REGEX MATCHALL "[0-9]+ +\\[#[A-Za-z0-9_.+-]+\\]" _files "${_tags}")
 set(_batched 0)
 foreach(_f ${_files})
