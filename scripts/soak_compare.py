@@ -2,7 +2,10 @@
 """Compares two run logs value for value (used by scripts/soak-resume.sh).
 
 Every dataset of REF must exist in GOT with the same shape and the same bits, except those whose path
-matches --ignore (wall-clock quantities). Prints one line; exit 0 identical, 1 different, 2 unreadable.
+matches --ignore (wall-clock quantities) and /tables/processes: that table records which processes trained
+the run (a resumed run has a row per process that reached its end, a killed one none), so it differs by
+design; of it, only the last row's end_step must equal the reference's (both runs reached the same step).
+Prints one line; exit 0 identical, 1 different, 2 unreadable.
 """
 import argparse
 import re
@@ -10,6 +13,9 @@ import sys
 
 import h5py
 import numpy as np
+
+
+PROCESSES = "tables/processes/"
 
 
 def datasets(f):
@@ -30,6 +36,8 @@ def main():
             dr, dg = datasets(fr), datasets(fg)
             compared = 0
             for name, ds in sorted(dr.items()):
+                if name.startswith(PROCESSES):
+                    continue
                 if skip.search(name):
                     continue
                 if name not in dg:
@@ -43,6 +51,15 @@ def main():
                 if not np.all(same):
                     i = int(np.argmin(np.ravel(same)))
                     print(f"different: {name} at flat index {i}: {np.ravel(y)[i]!r} vs reference {np.ravel(x)[i]!r}")
+                    return 1
+                compared += 1
+            end = PROCESSES + "end_step"
+            if end in dr:
+                if end not in dg or dg[end].shape[0] == 0:
+                    print(f"different: {end} missing or empty in {a.got}")
+                    return 1
+                if dg[end][-1] != dr[end][-1]:
+                    print(f"different: the last process ended at step {dg[end][-1]}, reference {dr[end][-1]}")
                     return 1
                 compared += 1
     except OSError as e:

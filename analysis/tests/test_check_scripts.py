@@ -51,3 +51,25 @@ def test_soak_compare_needs_the_same_bits_except_wall_clock(tmp_path):
     with h5py.File(b, "a") as f:
         f["series/loss"][3] = np.nextafter(f["series/loss"][3], 0)  # one ulp
     assert run("soak_compare.py", a, b).returncode == 1
+
+
+def processes_table(path: Path, start: list[int], end: list[int]) -> None:
+    with h5py.File(path, "a") as f:
+        t = f.require_group("tables").create_group("processes")
+        t.create_dataset("start_step", data=np.array(start, dtype=np.int64))
+        t.create_dataset("end_step", data=np.array(end, dtype=np.int64))
+        t.create_dataset("seconds", data=np.ones(len(end)))
+
+
+def test_soak_compare_lets_the_process_table_differ_but_not_where_the_run_ended(tmp_path):
+    loss = np.linspace(9.8, 6.5, 20)
+    ref = train_like_log(tmp_path / "ref.h5", loss, 6.5)
+    processes_table(ref, [0], [20])
+    resumed = train_like_log(tmp_path / "resumed.h5", loss, 6.5)
+    processes_table(resumed, [0, 10], [10, 20])  # killed once, resumed: one more row, by design
+    r = run("soak_compare.py", ref, resumed)
+    assert r.returncode == 0, r.stdout
+    short = train_like_log(tmp_path / "short.h5", loss, 6.5)
+    processes_table(short, [0], [15])
+    r = run("soak_compare.py", ref, short)
+    assert r.returncode == 1 and "ended at step 15" in r.stdout
