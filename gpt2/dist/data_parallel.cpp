@@ -46,6 +46,7 @@
 #endif
 
 #include "gpt2/dist/data_parallel.hpp"
+#include "gpt2/dist/dist_failure.hpp"
 
 namespace gaugelab::gpt2 {
 
@@ -108,14 +109,19 @@ struct DataParallel::Impl {
            "/" + std::to_string(world) + ")";
   }
 
+  /// A failed collective as one line naming the rank that failed it (dist_failure.hpp).
+  DistFailure failure(const char* op, const std::exception& e) const {
+    return collective_failure(where(), rank, world, op, timeout.count() / 1000.0, first_line(e));
+  }
+
   void wait(const c10::intrusive_ptr<c10d::Work>& work, const char* op) {
+    bool done = false;
     try {
-      if (!work->wait(timeout))
-        throw std::runtime_error(std::string(op) + " did not finish");
+      done = work->wait(timeout);
     } catch (const std::exception& e) {
-      throw std::runtime_error(where() + ": " + op + " failed (a rank dead, missing or stuck? timeout " +
-                               seconds(timeout.count() / 1000.0) + "): " + first_line(e));
+      throw failure(op, e);
     }
+    if (!done) throw failure(op, std::runtime_error("Timed out: the operation did not finish"));
   }
 
   void all_reduce_sum(at::Tensor& t, const char* op) { all_reduce(t, c10d::ReduceOp::SUM, op); }
@@ -129,7 +135,7 @@ struct DataParallel::Impl {
     try {
       w = pg->allreduce(v, o);
     } catch (const std::exception& e) {
-      throw std::runtime_error(where() + ": " + op + " failed: " + first_line(e));
+      throw failure(op, e);
     }
     wait(w, op);
   }
@@ -144,7 +150,7 @@ struct DataParallel::Impl {
     try {
       w = pg->broadcast(v, o);
     } catch (const std::exception& e) {
-      throw std::runtime_error(where() + ": broadcast failed: " + first_line(e));
+      throw failure("broadcast", e);
     }
     wait(w, "broadcast");
   }

@@ -64,8 +64,10 @@ inline constexpr std::int64_t kDefaultBucketBytes = std::int64_t{25} << 20;
 
 /// One process's membership in a data-parallel group. Every rank must call the same methods with
 /// the same parameter lists (same order, shapes, dtypes) in the same order: collectives are matched
-/// by position. A rank that is missing, dead, or stuck makes the others throw std::runtime_error
-/// (one line naming backend, rank and operation) within `timeout_s` instead of hanging.
+/// by position. A rank that is missing, dead, or stuck makes the others throw instead of hanging: a
+/// collective throws DistFailure (dist_failure.hpp: one line naming backend, this rank, the operation and,
+/// with 2 ranks, the rank that failed it) at once when the peer's connection closed, else after
+/// `timeout_s`; a failed rendezvous throws std::runtime_error after `timeout_s`.
 class DataParallel {
  public:
   /// Joins the group described by `env`. backend: auto (nccl on CUDA devices, gloo on CPU),

@@ -15,6 +15,7 @@
 #include <filesystem>
 #include <limits>
 
+#include "gpt2/dist/dist_failure.hpp"
 #include "gpt2/train/evaluate.hpp"
 #include "gpt2/train/loop_state.hpp"
 #include "gpt2/train/micro_steps.hpp"
@@ -82,24 +83,35 @@ LoopState::LoopState(TrainRun& run)
 }
 
 TrainResult run_train(const TrainOptions& o, io::Provenance prov) {
-  TrainRun run = setup_train(o, std::move(prov));
-  LoopState loop(run);
-  catch_up_sample(run, loop);  // a stop cut the checkpoint's sample short
-  for (std::int64_t it = run.state.step; it < o.max_iters; ++it) {
-    StepWork s = begin_step(run, loop, it);
-    compute_gradients(run, loop, s);
-    clip_gradients(run, loop, s);
-    if (stop_if_diverged(run, s)) break;
-    apply_update(run, loop, s);
-    observe_heads(run, loop, s);
-    loop.profiler.end(s.row.step);  // the step proper and its observables; evaluation and checkpoints stay out
-    evaluate_and_sample(run, loop, s);
-    end_step(run, loop, s);
-    print_progress(run, loop, s);
-    if (checkpoint_or_stop(run, loop.signals.requested(), s.row.step, s.last)) break;
+  // A collective that failed because a rank is gone or late ends this rank too, its line saying how to continue.
+  TrainRun run = [&] {
+    try {
+      return setup_train(o, std::move(prov));
+    } catch (const DistFailure& e) {
+      throw DistFailure(with_resume_hint(e.what(), o, -1), e.lost_rank(), e.fault());
+    }
+  }();
+  try {
+    LoopState loop(run);
+    catch_up_sample(run, loop);  // a stop cut the checkpoint's sample short
+    for (std::int64_t it = run.state.step; it < o.max_iters; ++it) {
+      StepWork s = begin_step(run, loop, it);
+      compute_gradients(run, loop, s);
+      clip_gradients(run, loop, s);
+      if (stop_if_diverged(run, s)) break;
+      apply_update(run, loop, s);
+      observe_heads(run, loop, s);
+      loop.profiler.end(s.row.step);  // the step proper and its observables; evaluation and checkpoints stay out
+      evaluate_and_sample(run, loop, s);
+      end_step(run, loop, s);
+      print_progress(run, loop, s);
+      if (checkpoint_or_stop(run, loop.signals.requested(), s.row.step, s.last)) break;
+    }
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - loop.t_start).count();
+    return finish_train(run, seconds);
+  } catch (const DistFailure& e) {
+    throw DistFailure(with_resume_hint(e.what(), o, run.last_checkpoint_step), e.lost_rank(), e.fault());
   }
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - loop.t_start).count();
-  return finish_train(run, seconds);
 }
 
 }  // namespace gaugelab::gpt2

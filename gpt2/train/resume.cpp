@@ -147,8 +147,21 @@ void save_state(TrainRun& r) {
                            r.vocab_map.ids.empty() && r.model->config().vocab_size < kGpt2Vocab};
     save_train_checkpoint(r.options.run.out, r.state.step, *r.model, *r.opt, vocab, train_state_json(r),
                           r.options.keep_ckpts);
+    r.last_checkpoint_step = r.state.step;
   }
   if (r.dist.active()) r.dist.barrier();
+  r.last_checkpoint_step = r.state.step;
+}
+
+std::string with_resume_hint(const std::string& failure, const TrainOptions& o, std::int64_t last_checkpoint_step) {
+  const std::string again = "gaugelab train --resume --out " + o.run.out;
+  if (last_checkpoint_step >= 0)
+    return failure + "; continue on every rank with: " + again + " (the last checkpoint: step " +
+           std::to_string(last_checkpoint_step) + ")";
+  if (o.resume) return failure + "; continue on every rank with: " + again;
+  if (o.ckpt_every == 0) return failure + "; no checkpoint (--ckpt-every 0): start every rank again with --force";
+  return failure + "; no checkpoint yet (--ckpt-every " + std::to_string(o.ckpt_every) +
+         "): start every rank again (--force replaces the partial run)";
 }
 
 bool checkpoint_or_stop(TrainRun& run, int signal, std::int64_t step, bool last) {

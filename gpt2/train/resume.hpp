@@ -27,8 +27,14 @@ bool failed_before_first_step(const std::string& out);
 nlohmann::json train_state_json(const TrainRun& run);
 TrainState train_state_from_json(const nlohmann::json& j);
 
-/// Checkpoint of the current step (rank 0 writes; every rank waits for it).
+/// Checkpoint of the current step (rank 0 writes; every rank waits for it). Sets last_checkpoint_step: on
+/// rank 0 once its files are in place, on the others once the wait says rank 0 got there.
 void save_state(TrainRun& run);
+
+/// What a rank does after a collective failed because another rank is gone or late (DistFailure): the
+/// failure's line, then how to continue: every rank again with --resume --out OUT, from the checkpoint of
+/// `last_checkpoint_step` (-1: none this process saw; a run started with --resume had one).
+std::string with_resume_hint(const std::string& failure, const TrainOptions& o, std::int64_t last_checkpoint_step);
 
 /// The loop's last station: a checkpoint at every --ckpt-every step, at the last step and when a stop was
 /// requested (SIGTERM/SIGINT on any rank: all ranks stop together); none with --ckpt-every 0. Returns true when

@@ -67,6 +67,7 @@ struct TrainRun {
   SpikeDetector spikes{10, 100, 0};
   std::optional<TrainLog> log;  // rank 0 only
   TrainState state;
+  std::int64_t last_checkpoint_step = -1;  // the newest checkpoint this rank knows to be whole (-1: none yet)
   bool has_heads = false;       // Q/K row multipliers exist: scales and drift are sampled
   std::int64_t tokens_per_step = 0;  // micro-batch × context × global accumulation
   double flops_per_token = 0;        // 6N + 12·L·d·T (nanoGPT's estimate, PaLM appendix B)

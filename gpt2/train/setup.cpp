@@ -203,6 +203,7 @@ TrainRun setup_train(const TrainOptions& o, io::Provenance prov) {
                                vocabulary_name(r.vocab_map.ids.size()) + ")");
     r.model = std::move(ck.model);
     r.state = train_state_from_json(saved);
+    r.last_checkpoint_step = r.state.step;
   } else if (!o.init_from.empty()) {
     r.model = init_from_weights(o, r.vocab_map, r.device);
     r.state.best_val_loss = r.state.final_val_loss = not_measured();

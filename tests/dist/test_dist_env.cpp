@@ -9,6 +9,7 @@
 #include <ATen/ops/ones.h>
 
 #include "gpt2/dist/data_parallel.hpp"
+#include "gpt2/dist/dist_failure.hpp"
 #include "tests/gpt2/gpt2_catch.hpp"
 #include "support/unity_tu.hpp"
 
@@ -144,6 +145,44 @@ TEST_CASE("inconsistent launcher variables: one line naming the variable", "[dis
     CHECK(!msg.empty());
     CHECK(msg.find('\n') == std::string::npos);
   }
+}
+
+TEST_CASE("a failed collective's line names the rank that failed it", "[dist][env]") {
+  using gaugelab::gpt2::collective_failure;
+  using gaugelab::gpt2::PeerFault;
+  const std::string where = "data parallel (gloo, rank 0/2)";
+  // Gloo's words when the peer's process is gone (its socket closed), with Gloo's source location.
+  const std::string closed = "[../third_party/gloo/gloo/transport/tcp/pair.cc:534] Connection closed by peer [127.0.0.1]:41234";
+  auto f = collective_failure(where, 0, 2, "gradient all-reduce", 5, closed);
+  CHECK(std::string(f.what()) ==
+        "data parallel (gloo, rank 0/2): gradient all-reduce failed: rank 1 is gone (its connection closed; timeout 5 s): "
+        "Connection closed by peer [127.0.0.1]:41234");
+  CHECK(f.lost_rank() == 1);
+  CHECK(f.fault() == PeerFault::closed);
+  // Rank 1 of 2 names rank 0; a reset connection and a broken pipe are a gone peer too.
+  f = collective_failure("data parallel (gloo, rank 1/2)", 1, 2, "barrier", 2.5,
+                         "Read error [127.0.0.1]:29500: Connection reset by peer");
+  CHECK(std::string(f.what()).find("barrier failed: rank 0 is gone (its connection closed; timeout 2.5 s): Read error") !=
+        std::string::npos);
+  CHECK(f.lost_rank() == 0);
+  CHECK(collective_failure(where, 0, 2, "broadcast", 1, "Write error [::1]:7: Broken pipe").fault() == PeerFault::closed);
+  // A peer that never took part: named as late, not as gone.
+  f = collective_failure(where, 0, 2, "scalar all-reduce", 3, "Timed out waiting 3000ms for recv operation to complete");
+  CHECK(std::string(f.what()).find("rank 1 did not take part within the timeout (stuck, or dead with its connection "
+                                   "open; timeout 3 s)") != std::string::npos);
+  CHECK(f.fault() == PeerFault::timed_out);
+  // More than 2 ranks: Gloo names the peer by address only, so no rank is named, and the line says why.
+  f = collective_failure("data parallel (gloo, rank 2/4)", 2, 4, "gradient all-reduce", 5, closed);
+  CHECK(!f.lost_rank().has_value());
+  CHECK(std::string(f.what()).find("a rank is gone (a connection closed; the backend names the peer by address, not by "
+                                   "rank; timeout 5 s): Connection closed by peer [127.0.0.1]:41234") != std::string::npos);
+  // Anything else: no rank named, the backend's words kept.
+  f = collective_failure(where, 0, 2, "barrier", 5, "invalid argument");
+  CHECK(!f.lost_rank().has_value());
+  CHECK(f.fault() == PeerFault::unknown);
+  CHECK(std::string(f.what()) == where + ": barrier failed: a rank dead, missing or stuck? (timeout 5 s): invalid argument");
+  for (const auto* m : {closed.c_str(), "Timed out", "x"})
+    CHECK(std::string(collective_failure(where, 0, 2, "barrier", 5, m).what()).find('\n') == std::string::npos);
 }
 
 TEST_CASE("backend choice", "[dist][env]") {
