@@ -9,15 +9,23 @@ namespace {
 
 bool has(const std::string& text, const char* part) { return text.find(part) != std::string::npos; }
 
-/// The message without Gloo's leading source location ("[.../gloo/transport/tcp/pair.cc:534] ").
-std::string without_location(const std::string& msg) {
-  if (msg.empty() || msg[0] != '[') return msg;
-  const auto close = msg.find("] ");
-  if (close == std::string::npos) return msg;
-  const std::string inside = msg.substr(1, close - 1);
-  const bool source = inside.find(".cc:") != std::string::npos || inside.find(".cpp:") != std::string::npos ||
-                      inside.find(".h:") != std::string::npos;
-  return source ? msg.substr(close + 2) : msg;
+/// The backend's own words: without Gloo's leading source location ("[.../gloo/transport/tcp/pair.cc:534] ")
+/// and without the advice c10d appends to Gloo's socket errors (". This is typically caused by a remote worker
+/// hanging or bugs in the application. Check the logs of the remote worker ..."), which the line replaces.
+std::string backend_words(std::string msg) {
+  if (!msg.empty() && msg[0] == '[') {
+    const auto close = msg.find("] ");
+    if (close != std::string::npos) {
+      const std::string inside = msg.substr(1, close - 1);
+      if (inside.find(".cc:") != std::string::npos || inside.find(".cpp:") != std::string::npos ||
+          inside.find(".h:") != std::string::npos)
+        msg.erase(0, close + 2);
+    }
+  }
+  const auto advice = msg.find(" This is typically caused by");
+  if (advice != std::string::npos) msg.resize(advice);
+  while (!msg.empty() && (msg.back() == '.' || msg.back() == ' ')) msg.pop_back();
+  return msg;
 }
 
 }  // namespace
@@ -54,7 +62,7 @@ std::string collective_failure_message(const std::string& where, int rank, int w
   }
   std::ostringstream o;
   o << where << ": " << op << " failed: " << cause << " (" << (note.empty() ? "" : note + "; ") << "timeout "
-    << timeout_s << " s): " << without_location(backend_message);
+    << timeout_s << " s): " << backend_words(backend_message);
   return o.str();
 }
 

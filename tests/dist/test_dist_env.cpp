@@ -165,6 +165,13 @@ TEST_CASE("a failed collective's line names the rank that failed it", "[dist][en
   CHECK(std::string(f.what()).find("barrier failed: rank 0 is gone (its connection closed; timeout 2.5 s): Read error") !=
         std::string::npos);
   CHECK(f.lost_rank() == 0);
+  // c10d's advice after Gloo's words is dropped (the line says what happened instead).
+  f = collective_failure(where, 0, 2, "gradient all-reduce", 5,
+                         "Read error [127.0.0.1]:29915: Connection reset by peer. This is typically caused by a remote "
+                         "worker hanging or bugs in the application. Check the logs of the remote worker before "
+                         "reporting an error.");
+  CHECK(std::string(f.what()) == where + ": gradient all-reduce failed: rank 1 is gone (its connection closed; "
+                                         "timeout 5 s): Read error [127.0.0.1]:29915: Connection reset by peer");
   CHECK(collective_failure(where, 0, 2, "broadcast", 1, "Write error [::1]:7: Broken pipe").fault() == PeerFault::closed);
   // A peer that never took part: named as late, not as gone.
   f = collective_failure(where, 0, 2, "scalar all-reduce", 3, "Timed out waiting 3000ms for recv operation to complete");

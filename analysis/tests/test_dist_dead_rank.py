@@ -1,0 +1,182 @@
+"""A data-parallel run (2 Gloo ranks on the CPU, 127.0.0.1) whose one rank is SIGKILLed mid-run after a
+checkpoint: the other rank exits non-zero, within the collective timeout plus a bound, with one error line
+naming the dead rank, the collective and how to continue; the last checkpoint is whole; both ranks
+`--resume` and finish, and the finished log equals an uninterrupted 2-rank run's (scripts/soak_compare.py:
+same bits, wall-clock series and the process table aside). Each case prints one line with its figures.
+Needs the build's gaugelab with the GPT-2 tier (GAUGELAB_BUILD_DIR, default build/); skipped otherwise."""
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import socket
+import struct
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+BINARY = Path(os.environ.get("GAUGELAB_BUILD_DIR", ROOT / "build")) / "gaugelab"
+SOAK_COMPARE = ROOT / "scripts" / "soak_compare.py"
+TIMEOUT_S = 5  # --dist-timeout-s: the collective (and rendezvous) timeout of every launch here
+# Beyond the timeout, the survivor's exit may take process teardown on a loaded machine; a survivor that
+# waited the timeout out instead of seeing the closed connection says so in its line (checked below).
+EXIT_SLACK_S = 25
+LIMIT_S = 300  # any one launch, start to end: bounds a hang
+MAX_ITERS = 200
+CKPT_EVERY = 10
+TRAIN = ["--model", "nano", "--n-embd", "32", "--block-size", "32", "--compact-vocab", "--batch-size", "4", "--grad-accum", "2",
+         "--eval-batches", "2", "--threads", "1", "--peak-tflops", "1", "--log-every", "100000", "--lr", "3e-3",
+         "--warmup-iters", "5", "--max-iters", str(MAX_ITERS), "--ckpt-every", str(CKPT_EVERY), "--eval-every", "25",
+         "--log-heads-every", "5", "--condition", "B", "--gaugefix-every", "3", "--dist-timeout-s", str(TIMEOUT_S)]
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def launch(argv: list, out: Path, tag: str) -> list[subprocess.Popen]:
+    """Rank 0 and rank 1 of `gaugelab train ARGV --out OUT`, with torchrun's variables; their stdout and
+    stderr go to OUT.TAG.rankR.{out,err}."""
+    port = free_port()
+    procs = []
+    for rank in (0, 1):
+        env = dict(os.environ, RANK=str(rank), WORLD_SIZE="2", LOCAL_RANK=str(rank), MASTER_ADDR="127.0.0.1",
+                   MASTER_PORT=str(port), GLOO_SOCKET_IFNAME="lo", OMP_NUM_THREADS="1")
+        stem = f"{out}.{tag}.rank{rank}"
+        with open(stem + ".out", "w") as o, open(stem + ".err", "w") as e:
+            procs.append(subprocess.Popen([str(BINARY), "train", *map(str, argv), "--out", str(out)], env=env,
+                                          stdout=o, stderr=e))
+    return procs
+
+
+def wait(p: subprocess.Popen, limit_s: float) -> int:
+    try:
+        return p.wait(timeout=limit_s)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        p.wait()
+        pytest.fail(f"a rank ran past {limit_s} s")
+
+
+def logs(out: Path, tag: str, rank: int) -> tuple[str, str]:
+    stem = f"{out}.{tag}.rank{rank}"
+    return Path(stem + ".out").read_text(), Path(stem + ".err").read_text()
+
+
+def checkpoints(out: Path) -> list[Path]:
+    d = out / "checkpoints"
+    return sorted(d.glob("step_*")) if d.is_dir() else []
+
+
+def step_of(ckpt: Path) -> int:
+    return int(ckpt.name.split("_")[1])
+
+
+def check_safetensors_whole(path: Path) -> None:
+    """The file holds its 8-byte header length, the JSON header, and exactly the bytes the header's offsets
+    cover."""
+    data = path.read_bytes()
+    (n,) = struct.unpack("<Q", data[:8])
+    header = json.loads(data[8:8 + n])
+    ends = [v["data_offsets"][1] for k, v in header.items() if k != "__metadata__"]
+    assert ends, f"{path}: no tensors"
+    assert 8 + n + max(ends) == len(data), f"{path}: {len(data)} bytes, the header covers {8 + n + max(ends)}"
+
+
+def check_checkpoint_whole(ckpt: Path) -> None:
+    config = json.loads((ckpt / "config.json").read_text())
+    assert config["trainer"]["step"] == step_of(ckpt), ckpt
+    check_safetensors_whole(ckpt / "model.safetensors")
+    check_safetensors_whole(ckpt / "optimizer.safetensors")
+
+
+def error_line(stderr: str) -> str:
+    lines = [line for line in stderr.splitlines() if "error" in line]
+    assert lines, "no error line in:\n" + stderr
+    return lines[-1]
+
+
+@pytest.fixture(scope="module")
+def data(tmp_path_factory) -> Path:
+    if not BINARY.exists():
+        pytest.skip(f"SKIPPED: no gaugelab binary at {BINARY} (build first)")
+    d = tmp_path_factory.mktemp("data")
+    r = subprocess.run([str(BINARY), "prepare", "--synthetic", "--docs", "300", "--seed", "1", "--out", d / "data"],
+                       capture_output=True, text=True, timeout=LIMIT_S)
+    if r.returncode != 0 and "GPT-2" in r.stderr + r.stdout:
+        pytest.skip("SKIPPED: built without the GPT-2 tier")
+    assert r.returncode == 0, r.stderr
+    return d / "data"
+
+
+@pytest.fixture(scope="module")
+def reference(data, tmp_path_factory) -> Path:
+    """The uninterrupted 2-rank run's log."""
+    out = tmp_path_factory.mktemp("ref") / "run"
+    procs = launch(["--data", data, *TRAIN], out, "ref")
+    codes = [wait(p, LIMIT_S) for p in procs]
+    assert codes == [0, 0], "\n".join("".join(logs(out, "ref", r)) for r in (0, 1))
+    return out / "log.h5"
+
+
+@pytest.mark.parametrize("killed", [1, 0])
+def test_a_killed_rank_ends_the_other_in_one_line_and_resume_is_bit_identical(data, reference, tmp_path, killed):
+    survivor = 1 - killed
+    out = tmp_path / "run"
+    procs = launch(["--data", data, *TRAIN], out, "run")
+    # Mid-run, after the first checkpoint: the kill lands in the steps after it.
+    t0 = time.monotonic()
+    while not checkpoints(out) and all(p.poll() is None for p in procs) and time.monotonic() - t0 < LIMIT_S:
+        time.sleep(0.02)
+    assert checkpoints(out) and all(p.poll() is None for p in procs), "\n".join(
+        "".join(logs(out, "run", r)) for r in (0, 1))
+    procs[killed].send_signal(signal.SIGKILL)
+    t_kill = time.monotonic()
+    procs[killed].wait()
+    code = wait(procs[survivor], TIMEOUT_S + EXIT_SLACK_S + 60)
+    delay = time.monotonic() - t_kill
+    stdout, stderr = logs(out, "run", survivor)
+    assert code != 0, stdout + stderr
+    assert delay <= TIMEOUT_S + EXIT_SLACK_S, f"the survivor took {delay:.1f} s to exit"
+
+    # One line naming this rank, the collective, the dead rank, and how to continue.
+    line = error_line(stderr)
+    assert "\n" not in line
+    m = re.search(r"\(gloo, rank (\d)/2\): (.+?) failed: rank (\d) is gone \(its connection closed; timeout "
+                  r"(\S+) s\): .*; continue on every rank with: gaugelab train --resume --out (\S+) "
+                  r"\(the last checkpoint: step (\d+)\)$", line)
+    assert m, line
+    assert (int(m[1]), int(m[3]), float(m[4]), m[5]) == (survivor, killed, TIMEOUT_S, str(out)), line
+    assert m[2] in {"gradient presence all-reduce", "gradient all-reduce", "scalar all-reduce", "max all-reduce",
+                    "barrier", "broadcast"}, line
+    named = int(m[6])
+
+    # The last checkpoint is whole; it is the one the line names (rank 0 wrote it), or one step group later
+    # when rank 0 died between writing it and every rank's wait for it.
+    ckpts = checkpoints(out)
+    newest = ckpts[-1]
+    check_checkpoint_whole(newest)
+    assert named == step_of(newest) or (killed == 0 and named == step_of(newest) - CKPT_EVERY), (line, ckpts)
+    assert step_of(newest) < MAX_ITERS, "the kill landed after the run's end"
+
+    # Both ranks resume from it and finish; the log is the uninterrupted run's, bit for bit.
+    procs = launch(["--resume", "--dist-timeout-s", TIMEOUT_S], out, "resume")
+    codes = [wait(p, LIMIT_S) for p in procs]
+    assert codes == [0, 0], "\n".join("".join(logs(out, "resume", r)) for r in (0, 1))
+    stdout0, stderr0 = logs(out, "resume", 0)
+    assert f"resumed from {newest}" in stdout0, stdout0
+    assert "skipping checkpoint" not in stderr0, stderr0
+    cmp = subprocess.run([sys.executable, str(SOAK_COMPARE), str(reference), str(out / "log.h5")],
+                         capture_output=True, text=True, timeout=LIMIT_S)
+    assert cmp.returncode == 0, cmp.stdout + cmp.stderr
+    load = os.getloadavg()[0]
+    print(f"\ndead rank: rank {killed} SIGKILLed after the checkpoint of step {step_of(ckpts[0])}; rank {survivor} "
+          f"exited {code} after {delay:.2f} s (--dist-timeout-s {TIMEOUT_S}), in the {m[2]}; resumed from step "
+          f"{step_of(newest)}: {cmp.stdout.strip()} (load {load:.1f})")
