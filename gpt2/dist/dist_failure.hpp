@@ -29,8 +29,9 @@ std::optional<int> failed_peer_rank(int rank, int world);
 
 /// The one-line message of a failed collective `op` on rank `rank` of `world` (`where` prefixes it:
 /// "data parallel (gloo, rank 0/2)"), from the backend's first message line:
-///   "<where>: gradient all-reduce failed: rank 1 is gone (its connection closed) (timeout 5 s; backend:
-///    Connection closed by peer [127.0.0.1]:41234)".
+///   "<where>: gradient all-reduce failed: rank 1 is gone (its connection closed; timeout 5 s): Connection
+///    closed by peer [127.0.0.1]:41234"
+/// (the backend's words without Gloo's source location and c10d's appended advice).
 std::string collective_failure_message(const std::string& where, int rank, int world, const std::string& op,
                                        double timeout_s, const std::string& backend_message);
 
