@@ -158,12 +158,12 @@ def test_a_killed_rank_ends_the_other_in_one_line_and_resume_is_bit_identical(da
                     "barrier", "broadcast"}, line
     named = int(m[6])
 
-    # The last checkpoint is whole; it is the one the line names (rank 0 wrote it), or one step group later
-    # when rank 0 died between writing it and every rank's wait for it.
+    # The last checkpoint is whole, and it is the one the line names (also when rank 0 died between writing
+    # it and every rank's wait for it).
     ckpts = checkpoints(out)
     newest = ckpts[-1]
     check_checkpoint_whole(newest)
-    assert named == step_of(newest) or (killed == 0 and named == step_of(newest) - CKPT_EVERY), (line, ckpts)
+    assert named == step_of(newest), (line, ckpts)
     assert step_of(newest) < MAX_ITERS, "the kill landed after the run's end"
 
     # Both ranks resume from it and finish; the log is the uninterrupted run's, bit for bit.
@@ -180,3 +180,23 @@ def test_a_killed_rank_ends_the_other_in_one_line_and_resume_is_bit_identical(da
     print(f"\ndead rank: rank {killed} SIGKILLed after the checkpoint of step {step_of(ckpts[0])}; rank {survivor} "
           f"exited {code} after {delay:.2f} s (--dist-timeout-s {TIMEOUT_S}), in the {m[2]}; resumed from step "
           f"{step_of(newest)}: {cmp.stdout.strip()} (load {load:.1f})")
+
+
+def test_a_rank_killed_before_any_checkpoint_leaves_a_line_saying_to_start_again(data, tmp_path):
+    out = tmp_path / "run"
+    argv = [*TRAIN]
+    argv[argv.index("--ckpt-every") + 1] = "1000"  # past --max-iters: no checkpoint before the last step
+    procs = launch(["--data", data, *argv], out, "run")
+    t0 = time.monotonic()  # rank 0 prints its settings' last line ('MFU peak') just before the first step
+    while "MFU peak" not in logs(out, "run", 0)[0] and procs[0].poll() is None and time.monotonic() - t0 < LIMIT_S:
+        time.sleep(0.02)
+    procs[1].send_signal(signal.SIGKILL)
+    procs[1].wait()
+    code = wait(procs[0], TIMEOUT_S + EXIT_SLACK_S + 60)
+    stdout, stderr = logs(out, "run", 0)
+    assert code != 0, stdout + stderr
+    line = error_line(stderr)
+    assert "failed: rank 1 is gone (its connection closed" in line, line
+    assert line.endswith("; no checkpoint yet (--ckpt-every 1000): start every rank again (--force replaces the "
+                         "partial run)"), line
+    assert not checkpoints(out)

@@ -154,6 +154,16 @@ void save_state(TrainRun& r) {
 }
 
 std::string with_resume_hint(const std::string& failure, const TrainOptions& o, std::int64_t last_checkpoint_step) {
+  // The run directory may hold a newer whole checkpoint than this rank saw finished: rank 0 writes it, then every
+  // rank waits for it, and rank 0 may die between the two. Rank 0 is past writing by now (this collective failed).
+  try {
+    const std::vector<std::string> on_disk = train_checkpoints_newest_first(o.run.out);
+    if (!on_disk.empty())  // ".../step_00001000"
+      last_checkpoint_step =
+          std::max<std::int64_t>(last_checkpoint_step, std::stoll(fs::path(on_disk.front()).filename().string().substr(5)));
+  } catch (const std::exception&) {
+    // an unreadable directory: what this rank saw stands
+  }
   const std::string again = "gaugelab train --resume --out " + o.run.out;
   if (last_checkpoint_step >= 0)
     return failure + "; continue on every rank with: " + again + " (the last checkpoint: step " +

@@ -32,8 +32,9 @@ TrainState train_state_from_json(const nlohmann::json& j);
 void save_state(TrainRun& run);
 
 /// What a rank does after a collective failed because another rank is gone or late (DistFailure): the
-/// failure's line, then how to continue: every rank again with --resume --out OUT, from the checkpoint of
-/// `last_checkpoint_step` (-1: none this process saw; a run started with --resume had one).
+/// failure's line, then how to continue: every rank again with --resume --out OUT, from the newest whole
+/// checkpoint in OUT or, newer, the one of `last_checkpoint_step` (-1: none this process saw; a run started
+/// with --resume had one).
 std::string with_resume_hint(const std::string& failure, const TrainOptions& o, std::int64_t last_checkpoint_step);
 
 /// The loop's last station: a checkpoint at every --ckpt-every step, at the last step and when a stop was
