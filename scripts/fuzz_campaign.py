@@ -114,13 +114,16 @@ def hours(s: float) -> str:
 def table(campaign: Path, targets: list[str], goal: int) -> str:
     """The campaign's state as a Markdown table, one row per target; the CPU time still needed is the
     executions left divided by the rate the ledger measured (executions per CPU second)."""
-    out = [f"| target | executions | goal {goal:.0e} | runs | wall h | CPU h | exec per CPU s | corpus | findings "
+    out = [f"| target | executions | {goal:,} reached | runs | wall h | CPU h | exec per CPU s | corpus | findings "
            f"| CPU h to goal |",
            "|---|---:|:-:|---:|---:|---:|---:|---:|---:|---:|"]
     for t in targets:
         d = campaign / t
-        s = totals(read_ledger(d / "ledger.tsv"))
-        rate = s["executions"] / s["cpu_seconds"] if s["cpu_seconds"] > 0 else 0.0
+        rows = read_ledger(d / "ledger.tsv")
+        s = totals(rows)
+        timed = [r for r in rows if r["cpu_seconds"] > 0]  # a run recorded after the campaign was killed has no CPU time
+        cpu = sum(r["cpu_seconds"] for r in timed)
+        rate = sum(r["executions"] for r in timed) / cpu if cpu > 0 else 0.0
         left = max(goal - s["executions"], 0)
         need = "0" if left == 0 else (hours(left / rate) if rate > 0 else "?")
         execs = f"{s['executions']:,}" + (" (lower bound)" if s["lower_bounds"] else "")
