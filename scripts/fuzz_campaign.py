@@ -114,9 +114,9 @@ def hours(s: float) -> str:
 def table(campaign: Path, targets: list[str], goal: int) -> str:
     """The campaign's state as a Markdown table, one row per target; the CPU time still needed is the
     executions left divided by the rate the ledger measured (executions per CPU second)."""
-    out = [f"| target | executions | {goal:,} reached | runs | wall h | CPU h | exec per CPU s | corpus | findings "
-           f"| CPU h to goal |",
-           "|---|---:|:-:|---:|---:|---:|---:|---:|---:|---:|"]
+    out = [f"| target | executions | {goal:,} reached | runs | wall h | CPU h | exec/s (wall) | exec per CPU s "
+           f"| corpus | findings | CPU h to goal |",
+           "|---|---:|:-:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for t in targets:
         d = campaign / t
         rows = read_ledger(d / "ledger.tsv")
@@ -128,7 +128,7 @@ def table(campaign: Path, targets: list[str], goal: int) -> str:
         need = "0" if left == 0 else (hours(left / rate) if rate > 0 else "?")
         execs = f"{s['executions']:,}" + (" (lower bound)" if s["lower_bounds"] else "")
         out.append(f"| {t} | {execs} | {'yes' if left == 0 else 'no'} | {s['runs']} | {hours(s['seconds'])} "
-                   f"| {hours(s['cpu_seconds'])} | {rate:.0f} | {file_count(d / 'corpus')} | {len(findings(d))} "
+                   f"| {hours(s['cpu_seconds'])} | {s['executions'] / s['seconds'] if s['seconds'] > 0 else 0:.0f} | {rate:.0f} | {file_count(d / 'corpus')} | {len(findings(d))} "
                    f"| {need} |")
     return "\n".join(out)
 

@@ -125,7 +125,7 @@ def test_a_finding_is_copied_to_the_regressions_and_ends_that_target_only(tmp_pa
     assert "FINDING: crash-abc123" in r.stdout
     assert len(ledger(tmp_path, "run_log")) == 1 and len(ledger(tmp_path, "options")) == 1  # options still ran
     table = [line for line in r.stdout.splitlines() if line.startswith("| run_log |")][0]
-    assert table.split("|")[9].strip() == "1"
+    assert table.split("|")[10].strip() == "1"
     # The regressions directory is read with the corpus on the next run of that target.
     campaign(tmp_path, "--targets", "run_log", "--goal", 200)
     assert str(tmp_path / "regressions" / "run_log") in (tmp_path / "args.txt").read_text().splitlines()[-1]
