@@ -127,9 +127,10 @@ def table(campaign: Path, targets: list[str], goal: int) -> str:
         left = max(goal - s["executions"], 0)
         need = "0" if left == 0 else (hours(left / rate) if rate > 0 else "?")
         execs = f"{s['executions']:,}" + (" (lower bound)" if s["lower_bounds"] else "")
+        wall_rate = s["executions"] / s["seconds"] if s["seconds"] > 0 else 0.0
         out.append(f"| {t} | {execs} | {'yes' if left == 0 else 'no'} | {s['runs']} | {hours(s['seconds'])} "
-                   f"| {hours(s['cpu_seconds'])} | {s['executions'] / s['seconds'] if s['seconds'] > 0 else 0:.0f} | {rate:.0f} | {file_count(d / 'corpus')} | {len(findings(d))} "
-                   f"| {need} |")
+                   f"| {hours(s['cpu_seconds'])} | {wall_rate:.0f} | {rate:.0f} | {file_count(d / 'corpus')} "
+                   f"| {len(findings(d))} | {need} |")
     return "\n".join(out)
 
 
