@@ -12,6 +12,7 @@ CMAKE_ARGS ?=
 # data and their tests). -O1 keeps its compile time inside CI's budget.
 ASAN_BUILD ?= build-asan
 FUZZ_SECONDS ?= 60
+FUZZ_GOAL ?= 1e7
 ASAN_CMAKE_ARGS = -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=Debug \
   -DCMAKE_CXX_FLAGS_DEBUG=-O1 -DCMAKE_C_FLAGS_DEBUG=-O1 '-DGAUGELAB_SANITIZE=address;undefined' \
   -DGAUGELAB_FUZZ=ON -DGAUGELAB_WITH_TORCH=OFF -DGAUGELAB_PYTHON=OFF -DGAUGELAB_BUILD_BENCH=OFF -DGAUGELAB_NATIVE=OFF
@@ -21,7 +22,7 @@ export CCACHE_BASEDIR := $(CURDIR)
 
 TORCH_PREFIX = $(shell [ "$(WITH_TORCH)" = ON ] && $(VENV)/bin/python -W ignore -c 'import torch.utils; print(torch.utils.cmake_prefix_path)' 2>/dev/null)
 
-.PHONY: all deps deps-demo configure build setup-build test test-cpp test-py test-py-debian test-py-venv build-asan test-asan fuzz demo figures lr-grid lr-grid-bf16 bench report clean
+.PHONY: all deps deps-demo configure build setup-build test test-cpp test-py test-py-debian test-py-venv build-asan test-asan fuzz fuzz-campaign demo figures lr-grid lr-grid-bf16 bench report clean
 
 all: build
 
@@ -72,6 +73,12 @@ test-asan: build-asan
 # libFuzzer over every reader of untrusted input, FUZZ_SECONDS per target (after `make test-asan`).
 fuzz:
 	@BUILD=$(ASAN_BUILD) bash scripts/fuzz.sh $(FUZZ_SECONDS)
+
+# The resumable campaign: each target toward FUZZ_GOAL executions, one niced worker, the corpus and ledger in
+# $(ASAN_BUILD)/fuzz-campaign; Ctrl-C stops it and the same command resumes it. FUZZ_CAMPAIGN_ARGS: more flags
+# (--targets a,b --hours H; scripts/fuzz_campaign.py --help).
+fuzz-campaign:
+	@$(ANALYSIS_PY) scripts/fuzz_campaign.py --build $(ASAN_BUILD) --goal $(FUZZ_GOAL) $(FUZZ_CAMPAIGN_ARGS)
 
 # The module's tests run twice: under Debian's Python (NumPy 1) and under the venv's (NumPy 2, torch).
 # Debian's run (~800 tests, ~190 s serial) is spread over JOBS workers by pytest-xdist, a test file per

@@ -3,12 +3,13 @@
 # writers) and prints one line per target: executions, rate, corpus size, outcome.
 #   scripts/fuzz.sh [SECONDS_PER_TARGET]     (default 60; `make fuzz`, `make fuzz FUZZ_SECONDS=600`)
 # FUZZ_TARGETS="a b" picks targets; FUZZ_RUNS=N stops a target after N executions (the time still bounds
-# it); FUZZ_FORK=K runs K worker processes per target (libFuzzer -fork): worth it for run_log, whose
-# damaged inputs spend most of their time asleep in HDF5's metadata-retry backoff, not on the CPU.
+# it); FUZZ_FORK=K runs K worker processes per target (libFuzzer -fork).
 # FUZZ_JOBS=N runs N targets at a time (default: the cores).
 # Needs the sanitizer build (`make test-asan` configures it; BUILD= names it, default build-asan).
 # A crash, hang (-timeout), leak or sanitizer report stops that target; its input is kept as
 # BUILD/fuzz/artifacts/<target>-crash-* and the script exits 1 after running the others.
+# fuzz/regressions/<target>/ (the inputs a finding left, kept in the source tree) is read with the corpus,
+# so every run replays them. A long, resumable campaign toward a count: scripts/fuzz_campaign.py.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build-asan}
@@ -38,6 +39,7 @@ fuzz_one() {
   [ "${max_len:-0}" -gt 65536 ] || max_len=65536
   # -timeout: one input running 10 s is a hang; -rss_limit_mb: an input allocating 2 GB is a finding.
   extra=()
+  [ -d "fuzz/regressions/$t" ] && extra+=("fuzz/regressions/$t")
   [ -n "${FUZZ_RUNS:-}" ] && extra+=(-runs="$FUZZ_RUNS")
   [ -n "${FUZZ_FORK:-}" ] && extra+=(-fork="$FUZZ_FORK")
   TMPDIR="$work" "$BUILD/fuzz/fuzz_$t" "$corpus" "$BUILD/fuzz/seeds/$t" -max_total_time="$SECONDS_PER" \

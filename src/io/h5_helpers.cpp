@@ -1,6 +1,7 @@
 #include "io/h5_helpers.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
@@ -111,9 +112,20 @@ Handle latest_fapl(const std::string& path) {
   return fapl;
 }
 
+namespace {
+std::atomic<unsigned> g_metadata_read_attempts{kMetadataReadAttempts};
+}  // namespace
+
+unsigned metadata_read_attempts() { return g_metadata_read_attempts.load(); }
+
+void set_metadata_read_attempts(unsigned n) {
+  if (n < 1) throw std::invalid_argument("metadata read attempts must be at least 1, not 0");
+  g_metadata_read_attempts.store(n);
+}
+
 Handle reader_fapl(const std::string& path) {
   Handle fapl = own(H5Pcreate(H5P_FILE_ACCESS), H5Pclose, path, "cannot create a file access list");
-  check(H5Pset_metadata_read_attempts(fapl.get(), kMetadataReadAttempts), path, "cannot bound metadata retries");
+  check(H5Pset_metadata_read_attempts(fapl.get(), metadata_read_attempts()), path, "cannot bound metadata retries");
   return fapl;
 }
 

@@ -60,8 +60,14 @@ using Scalar = std::variant<double, std::int64_t, std::uint64_t, std::string>;
 /// attempts, doubling from 1 ns, so its default of 100 never ends on a damaged file; 24 attempts
 /// wait at most 2^24 ns (17 ms) per block, far longer than a live writer takes to finish a block.
 constexpr unsigned kMetadataReadAttempts = 24;
-/// File access list for reading: metadata checksum retries bounded by kMetadataReadAttempts.
+/// File access list for reading: metadata checksum retries bounded by metadata_read_attempts().
 Handle reader_fapl(const std::string& path);
+/// The read attempts reader_fapl sets: kMetadataReadAttempts unless set_metadata_read_attempts changed it.
+unsigned metadata_read_attempts();
+/// Sets the read attempts of every later reader_fapl in this process (n >= 1; throws std::invalid_argument
+/// otherwise). The fuzz targets set 1: a fuzzed file is never being written, so every retry re-reads the
+/// same damaged bytes, reaches the same error and only adds the backoff's sleeps (~17 ms a block).
+void set_metadata_read_attempts(unsigned n);
 /// File access list with libver bounds [latest, latest] (required for SWMR).
 Handle latest_fapl(const std::string& path);
 /// Fixed-length, null-padded UTF-8 string type of `width` bytes.

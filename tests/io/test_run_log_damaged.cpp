@@ -14,8 +14,10 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <stdexcept>
 #include <thread>
 
+#include "io/h5_helpers.hpp"
 #include "io/run_log.hpp"
 #include "io/run_log_reader.hpp"
 #include "temp_dir.hpp"
@@ -81,15 +83,18 @@ void use_log(const std::string& path, bool append) {
   r.summary();
 }
 
-// Runs use_log in a child process and waits for it at most kChildLimit.
-Outcome outcome_of(const std::string& path, bool append) {
+// Runs use_log in a child process and waits for it at most kChildLimit. With `attempts` > 0 the child's
+// readers make that many metadata read attempts; with a `message_file` the child writes its error there.
+Outcome outcome_of(const std::string& path, bool append, unsigned attempts = 0, const std::string& message_file = "") {
   const pid_t pid = fork();
   if (pid == 0) {
+    if (attempts > 0) h5::set_metadata_read_attempts(attempts);
     try {
       use_log(path, append);
       _exit(kRead);
     } catch (const std::exception& e) {
       const std::string msg = e.what();
+      if (!message_file.empty()) std::ofstream(message_file) << msg;
       const bool one_line_naming_file = msg.find(path) != std::string::npos && msg.find('\n') == std::string::npos;
       _exit(one_line_naming_file ? kErrorNamingFile : kErrorOther);
     } catch (...) {
@@ -168,6 +173,41 @@ TEST_CASE("run log: one changed byte gives an error or the data, never a hang", 
                 append ? "open_append" : "reader", offsets.size(), count[kRead], count[kErrorNamingFile],
                 count[kHung], count[kCrashed]);
   }
+}
+
+TEST_CASE("run log: one metadata read attempt (the fuzz target's) ends as the reader's default does",
+          "[io][run_log][damaged]") {
+  CHECK(h5::metadata_read_attempts() == h5::kMetadataReadAttempts);
+  CHECK_THROWS_AS(h5::set_metadata_read_attempts(0), std::invalid_argument);
+  CHECK(h5::metadata_read_attempts() == h5::kMetadataReadAttempts);  // a refused value changes nothing
+  TempDir dir;
+  const std::string good = dir.file("good.h5"), bad = dir.file("bad.h5");
+  const std::string msg_default = dir.file("default.txt"), msg_one = dir.file("one.txt");
+  write_log(good);
+  const std::string bytes = read_bytes(good);
+  // The superblock and first metadata (where checksummed blocks fail and HDF5 retries), then a stride.
+  int differing = 0, errors = 0, offsets = 0;
+  std::string first_difference;
+  for (std::size_t off = 0; off < bytes.size(); off += off < 1024 ? 7 : bytes.size() / 60 + 1) {
+    std::string damaged = bytes;
+    damaged[off] = static_cast<char>(damaged[off] ^ 0xA5);
+    write_bytes(bad, damaged);
+    std::filesystem::remove(msg_default);
+    std::filesystem::remove(msg_one);
+    const Outcome a = outcome_of(bad, false, 0, msg_default);
+    const Outcome b = outcome_of(bad, false, 1, msg_one);
+    ++offsets;
+    if (a != kRead) ++errors;
+    if (a != b || read_bytes(msg_default) != read_bytes(msg_one)) {
+      if (differing++ == 0) {
+        first_difference = "offset " + std::to_string(off) + ": '" + read_bytes(msg_default) + "' vs '" +
+                           read_bytes(msg_one) + "'";
+      }
+    }
+  }
+  INFO(offsets << " offsets, " << errors << " errors, " << differing << " differing; first: " << first_difference);
+  CHECK(errors > 0);  // the damage reached checksummed metadata
+  CHECK(differing == 0);
 }
 
 TEST_CASE("run log: an extent that claims rows the file does not store is refused, not read as fill values",
