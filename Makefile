@@ -9,7 +9,8 @@ WITH_TORCH?= ON
 ANALYSIS_PY ?= /usr/bin/python3
 CMAKE_ARGS ?=
 # The sanitizer build: clang, ASan+UBSan, the libFuzzer targets, no LibTorch (core, io, toys, harness,
-# data and their tests). -O1 keeps its compile time inside CI's budget.
+# data and their tests). -O1 keeps its compile time inside CI's budget; the tests' own code of io, harness, data
+# and cli is compiled at -O0 (GAUGELAB_SANITIZED_TEST_OPT, tests/CMakeLists.txt).
 ASAN_BUILD ?= build-asan
 FUZZ_SECONDS ?= 60
 FUZZ_GOAL ?= 1e7

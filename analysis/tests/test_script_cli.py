@@ -3,8 +3,10 @@ scripts take `--out DIR`, and a missing log ends a script with one line and a no
 modules (no __main__ block) print nothing when run."""
 from __future__ import annotations
 
+import functools
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -23,9 +25,17 @@ def run(*argv: str, cwd: Path) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, *argv], cwd=cwd, capture_output=True, text=True, timeout=60)
 
 
+@functools.lru_cache(maxsize=None)
+def help_of(name: str) -> subprocess.CompletedProcess:
+    """`python NAME --help`, run once per script for both tests below (a Python start with NumPy, h5py and
+    matplotlib imported is most of a script's test), in an empty folder of its own."""
+    with tempfile.TemporaryDirectory() as d:
+        return run(str(ANALYSIS / name), "--help", cwd=Path(d))
+
+
 @pytest.mark.parametrize("name", FILES)
-def test_help_exits_zero(name, tmp_path):
-    r = run(str(ANALYSIS / name), "--help", cwd=tmp_path)
+def test_help_exits_zero(name):
+    r = help_of(name)
     assert r.returncode == 0, f"{name} --help exited {r.returncode}: {r.stderr[-500:]}"
     assert "Traceback" not in r.stderr
     if is_script(name):
@@ -39,7 +49,7 @@ FIGURE_SCRIPTS = [n for n in FILES if Path(n).name.startswith(("fig_", "table_")
 
 @pytest.mark.parametrize("name", FIGURE_SCRIPTS)
 def test_figure_script_takes_out_and_fails_in_one_line(name, tmp_path):
-    assert "--out" in run(str(ANALYSIS / name), "--help", cwd=tmp_path).stdout
+    assert "--out" in help_of(name).stdout
     missing = tmp_path / "no_such_log.h5"
     r = run(str(ANALYSIS / name), str(missing), "--out", str(tmp_path / "figs"), cwd=tmp_path)
     assert r.returncode != 0
