@@ -330,10 +330,10 @@ void validate_train_options(const TrainOptions& given) {
   // nor one holding the weights it starts from (--force or not).
   io::refuse_output_over_inputs(o.run.out, {synthetic ? std::string() : o.data, o.init_from});
   const Condition& c = condition(o.condition);
-  need(has_hook(c, StepHookKind::gauge_fix) || o.state_transport == StateTransport::none,
+  need(has_hook(c, StepHookKind::gauge_fix) || o.state_transport == core::TransportMode::none,
        std::string("--state-transport ") + word(o.state_transport) + " only applies to conditions with GaugeFix (" +
            key_list(condition_keys_with(StepHookKind::gauge_fix)) + ")");
-  need(o.gaugefix_mode == GaugeFixMode::head || o.state_transport == StateTransport::none,
+  need(o.gaugefix_mode == GaugeFixMode::head || o.state_transport == core::TransportMode::none,
        "--state-transport applies to --gaugefix-mode head only");
   // The data loader numbers every sequence a run draws in int64 (step x accumulation x ranks x batch).
   need(static_cast<double>(o.max_iters) * static_cast<double>(std::max<std::int64_t>(o.grad_accum, 1)) *
