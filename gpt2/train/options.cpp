@@ -11,6 +11,7 @@
 
 #include "data/synthetic_corpus.hpp"
 #include "gpt2/model/config.hpp"
+#include "gpt2/model/cuda/ops_table.hpp"
 #include "gpt2/train/api.hpp"
 #include "gpt2/train/checkpoints.hpp"
 #include "gpt2/train/conditions.hpp"
@@ -208,14 +209,15 @@ void declare_train_options(io::Options& opts, TrainOptions& o) {
            "attention kernel: sdpa (fused, chosen by the device's PyTorch), math (plain matmul-softmax-matmul, "
            "the same function to rounding), or on CUDA one fused backend alone: flash, efficient, cudnn",
            attention_choices());
-  io::add_choice(opts, "lm-head-kernel", &o.lm_head_kernel,
+  // The kernel flags, each named by its op's row of the CUDA ops table (model/cuda/ops_table.hpp).
+  io::add_choice(opts, cuda::flag_option(cuda::cuda_op("lm_head_ce")), &o.lm_head_kernel,
                  "the loss's softmax and gradient on CUDA in bf16: fused (one kernel, where built) or aten (ATen's "
                  "passes, the reference); elsewhere always aten", kernel_path_choices());
-  io::add_choice(opts, "ln-kernel", &o.ln_kernel,
+  io::add_choice(opts, cuda::flag_option(cuda::cuda_op("residual_layer_norm")), &o.ln_kernel,
                  "residual add + LayerNorm on CUDA in bf16: fused (one kernel each way, where built) or aten (ATen's "
                  "ops, the reference and the default until the kernel's parity rows have run on a card); elsewhere "
                  "always aten", kernel_path_choices());
-  io::add_choice(opts, "lrm-kernel", &o.lrm_kernel,
+  io::add_choice(opts, cuda::flag_option(cuda::cuda_op("lrm_weight")), &o.lrm_kernel,
                  "the multipliers' effective weight on CUDA in bf16: fused (one kernel each way, where built) or aten "
                  "(ATen's products, the reference and the default until the kernels' parity rows have run on a card); "
                  "elsewhere always aten", kernel_path_choices());
