@@ -8,7 +8,7 @@
 
 #include "core/transport_mode.hpp"
 #include "gpt2/train/qk_balance.hpp"
-#include "gpt2/train/step_hooks.hpp"
+#include "gpt2/train/step_hook.hpp"
 
 namespace gaugelab::gpt2 {
 
