@@ -9,6 +9,7 @@
 #include <ATen/core/grad_mode.h>
 
 #include "gpt2/model/interchange.hpp"
+#include "gpt2/model/json_file.hpp"
 #include "gpt2/model/safetensors.hpp"
 #include "gpt2/model/tensor_bytes.hpp"
 

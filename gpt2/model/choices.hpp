@@ -42,10 +42,12 @@ inline const core::ChoiceTable<Precision>& precision_choices() {
   static const core::ChoiceTable<Precision> t = {{"fp32", Precision::fp32}, {"bf16", Precision::bf16}};
   return t;
 }
-/// How a regime is computed (the logs' summary "bf16_mode"): "-" for fp32, native (autocast) or emulated.
-inline const core::ChoiceTable<Precision>& bf16_path_choices() {
-  static const core::ChoiceTable<Precision> t = {
-      {"-", Precision::fp32}, {"native", Precision::bf16}, {"emulated", Precision::bf16_emulated}};
+/// How a bf16 regime is computed (--bf16-mode; the logs' summary "bf16_mode"): native (autocast, Precision::bf16),
+/// emulated (Precision::bf16_emulated), or auto, which the trainer resolves to one of them at start (train/setup.cpp).
+enum class Bf16Mode { automatic, native, emulated };
+inline const core::ChoiceTable<Bf16Mode>& bf16_mode_choices() {
+  static const core::ChoiceTable<Bf16Mode> t = {
+      {"auto", Bf16Mode::automatic}, {"native", Bf16Mode::native}, {"emulated", Bf16Mode::emulated}};
   return t;
 }
 
@@ -53,8 +55,11 @@ inline const core::ChoiceTable<Precision>& bf16_path_choices() {
 inline const char* precision_name(Precision p) {
   return core::choice_name(precision_choices(), p == Precision::bf16_emulated ? Precision::bf16 : p);
 }
-/// How a regime is computed: "-", "native" or "emulated".
-inline const char* bf16_path_name(Precision p) { return core::choice_name(bf16_path_choices(), p); }
+/// How a regime is computed: "-" for fp32, else its path's word in bf16_mode_choices() ("native" or "emulated").
+inline const char* bf16_path_name(Precision p) {
+  if (p == Precision::fp32) return "-";
+  return core::choice_name(bf16_mode_choices(), p == Precision::bf16_emulated ? Bf16Mode::emulated : Bf16Mode::native);
+}
 
 /// One of our fused CUDA kernels, or the ATen ops it replaces (kernel_path.hpp; --lm-head-kernel, --ln-kernel,
 /// --lrm-kernel).
@@ -81,5 +86,6 @@ inline const char* word(Gelu v) { return core::choice_name(gelu_choices(), v); }
 inline const char* word(QkNorm v) { return core::choice_name(qk_norm_choices(), v); }
 inline const char* word(KernelPath v) { return core::choice_name(kernel_path_choices(), v); }
 inline const char* word(Attention v) { return core::choice_name(attention_choices(), v); }
+inline const char* word(Bf16Mode v) { return core::choice_name(bf16_mode_choices(), v); }
 
 }  // namespace gaugelab::gpt2

@@ -18,8 +18,6 @@ namespace gaugelab::gpt2 {
 
 namespace {
 
-constexpr std::uintmax_t kMaxConfigBytes = 16u << 20;  // a GPT-2 config.json is under 2 KB
-
 // The scale the tied LM head's scalar/column multipliers put on ln_f's output [d] (1 if none).
 at::Tensor tied_head_scale(const GPT& m) {
   const LrmLinear::Group& g = m.lm_head.groups[0];
@@ -30,25 +28,6 @@ at::Tensor tied_head_scale(const GPT& m) {
 }
 
 }  // namespace
-
-nlohmann::json read_json_file(const std::string& path) {
-  std::error_code ec;
-  const auto size = std::filesystem::file_size(path, ec);
-  if (ec) io::fail_at(path, "cannot read (" + ec.message() + ")");
-  if (size > kMaxConfigBytes) io::fail_at(path, "too large for a config file (" + std::to_string(size) + " bytes)");
-  std::ifstream in(path);
-  if (!in) io::fail_at(path, "cannot open");
-  try {
-    return nlohmann::json::parse(in);
-  } catch (const nlohmann::json::exception& e) {
-    io::fail_at(path, std::string("not valid JSON (") + e.what() + ")");
-  }
-}
-
-void write_json_file(const std::string& path, const nlohmann::json& j) {
-  const std::string text = j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
-  io::write_atomically(path, text.data(), text.size(), path);
-}
 
 void export_hf(GPT& m, const std::string& dir, const Vocabulary& vocab, safetensors::DType dtype) {
   at::NoGradGuard no_grad;

@@ -15,6 +15,7 @@
 
 #include "gpt2/model/config.hpp"
 #include "gpt2/model/hf_config.hpp"
+#include "gpt2/model/json_file.hpp"  // config.json read and written whole
 #include "gpt2/model/model.hpp"
 #include "gpt2/model/safetensors.hpp"
 #include "gpt2/model/vocab_ids.hpp"
@@ -31,10 +32,5 @@ void export_hf(GPT& model, const std::string& dir, const Vocabulary& vocab,
 
 /// Reads a Hugging Face GPT-2 directory into a new model on `device` with every multiplier at 1.
 std::unique_ptr<GPT> import_hf(const std::string& dir, const LrmPlacement& lrm, c10::Device device);
-
-/// Reads a JSON file; errors name the path.
-nlohmann::json read_json_file(const std::string& path);
-/// Writes JSON (indented) through a temporary file and a rename.
-void write_json_file(const std::string& path, const nlohmann::json& j);
 
 }  // namespace gaugelab::gpt2

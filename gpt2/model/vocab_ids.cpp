@@ -5,7 +5,7 @@
 #include <unordered_set>
 #include <utility>
 
-#include "gpt2/model/interchange.hpp"
+#include "gpt2/model/json_file.hpp"
 
 namespace gaugelab::gpt2 {
 

@@ -101,10 +101,10 @@ at::Tensor vo_gauge_fix_layer(at::Tensor& r_v, at::Tensor& b_v, at::Tensor& c_o,
 }
 
 void transport_head_moments(at::Tensor& m, at::Tensor& v, const at::Tensor& a, std::int64_t heads,
-                            const std::string& mode) {
-  if (mode != "vector" && mode != "covector") throw std::invalid_argument("transport mode must be vector or covector");
+                            core::TransportMode mode) {
+  if (mode == core::TransportMode::none) throw std::invalid_argument("transport mode must be vector or covector");
   at::NoGradGuard no_grad;
-  const at::Tensor f = mode == "vector" ? a : a.reciprocal();  // [H]
+  const at::Tensor f = mode == core::TransportMode::vector ? a : a.reciprocal();  // [H]
   if (m.defined()) m.view({heads, -1}).mul_(f.to(m.scalar_type()).unsqueeze(1));
   if (v.defined()) v.view({heads, -1}).mul_(f.square().to(v.scalar_type()).unsqueeze(1));
 }

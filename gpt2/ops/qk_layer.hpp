@@ -14,6 +14,8 @@
 
 #include <ATen/core/Tensor.h>
 
+#include "core/transport_mode.hpp"
+
 namespace gaugelab::gpt2 {
 
 /// RMS over each head's slice: x [d] -> [H].
@@ -48,10 +50,10 @@ at::Tensor qk_effective_log_ratio_layer(const at::Tensor& w_q_eff, const at::Ten
 at::Tensor vo_gauge_fix_layer(at::Tensor& r_v, at::Tensor& b_v, at::Tensor& c_o, std::int64_t heads, double eps);
 
 /// Adam moments of a [d] slice moved with a gauge x ↦ x·a (a [H], one factor per head), as
-/// core::transport_state moves them: mode "vector" m·a, v·a² (like the weights); "covector" m/a, v/a²
-/// (like the gradients). m, v: [d] views, or undefined (no state yet).
+/// core::transport_state moves them: mode vector m·a, v·a² (like the weights); covector m/a, v/a²
+/// (like the gradients); none is refused. m, v: [d] views, or undefined (no state yet).
 void transport_head_moments(at::Tensor& m, at::Tensor& v, const at::Tensor& a, std::int64_t heads,
-                            const std::string& mode);
+                            core::TransportMode mode);
 
 /// Condition D's cap of one layer: heads with s_Q·s_K > cap get r_Q, b_Q, r_K, b_K multiplied by
 /// √(cap/(s_Q·s_K)) (logits scaled: not a gauge move). Returns the number of heads capped, a 0-d tensor.

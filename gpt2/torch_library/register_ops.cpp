@@ -222,7 +222,7 @@ void transport_head_moments_op(const OptTensor& m, const OptTensor& v, const Ten
       if (t->defined() && (t->dim() != 1 || !t->is_contiguous() || a.dim() != 1 || a.size(0) != heads ||
                            heads < 1 || t->size(0) % heads != 0))
         throw std::invalid_argument("m and v must be contiguous [d] and a [heads] with heads dividing d");
-    transport_head_moments(mm, vv, a, heads, mode);
+    transport_head_moments(mm, vv, a, heads, core::parse_choice(core::transport_mode_choices(), mode, "mode"));
     return 0;
   });
 }

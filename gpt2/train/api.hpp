@@ -118,7 +118,7 @@ struct TrainOptions {
                                     // raw gradient is already horizontal by Prop. 38, so exact changes it only at
                                     // rounding) or update (the optimizer's step, after it: Adam's is not horizontal)
   double gaugefix_eps = 1e-12;      // ε of seed 000 eq. 4
-  StateTransport state_transport = StateTransport::none;  // Adam state under the fix: none (the paper), vector, covector
+  core::TransportMode state_transport = core::TransportMode::none;  // Adam state under the fix: none (the paper), vector, covector
 
   // --- where and how ---
   std::string device = "cpu";       // cpu, cuda, cuda:N (a data-parallel rank uses cuda:LOCAL_RANK)

@@ -4,13 +4,15 @@
 // config.json record the word from the same row. The code compares the enum, never a string.
 //
 // The choices whose enum belongs to a lower floor use that floor's enum and table: --optimizer core::RuleKind
-// (update_rule_table.hpp), --grad-projection GradProjection (ops/grad_projection.hpp), --gelu, --qk-norm,
-// --precision, --attention and the kernel flags (model/choices.hpp), --dist-backend (dist/dist_backend.hpp).
+// (update_rule_table.hpp), --state-transport core::TransportMode (transport_mode.hpp), --grad-projection
+// GradProjection (ops/grad_projection.hpp), --gelu, --qk-norm, --precision, --bf16-mode, --attention and the kernel
+// flags (model/choices.hpp), --dist-backend (dist/dist_backend.hpp).
 //
 // No LibTorch here: the front door (cli/verb_train.cpp) reads these through api.hpp.
 #pragma once
 
 #include "core/choice.hpp"
+#include "core/transport_mode.hpp"
 #include "core/update_rule_table.hpp"
 #include "gpt2/dist/dist_backend.hpp"
 #include "gpt2/model/choices.hpp"
@@ -85,22 +87,8 @@ inline const core::ChoiceTable<QkClipOn>& qk_clip_on_choices() {
   return t;
 }
 
-/// --state-transport: how GaugeFix moves the Adam moments (the words of core/transport.hpp's TransportMode, which
-/// the GaugeFix hook parses from word(); that header needs Eigen, this one stays light).
-enum class StateTransport { none, vector, covector };
-inline const core::ChoiceTable<StateTransport>& state_transport_choices() {
-  static const core::ChoiceTable<StateTransport> t = {
-      {"none", StateTransport::none}, {"vector", StateTransport::vector}, {"covector", StateTransport::covector}};
-  return t;
-}
-
-/// --bf16-mode: how --precision bf16 is computed (setup.cpp resolves automatic to one of the other two).
-enum class Bf16Mode { automatic, native, emulated };
-inline const core::ChoiceTable<Bf16Mode>& bf16_mode_choices() {
-  static const core::ChoiceTable<Bf16Mode> t = {
-      {"auto", Bf16Mode::automatic}, {"native", Bf16Mode::native}, {"emulated", Bf16Mode::emulated}};
-  return t;
-}
+/// --state-transport: how GaugeFix moves the Adam moments (the enum and its table: core/transport_mode.hpp).
+inline const core::ChoiceTable<core::TransportMode>& state_transport_choices() { return core::transport_mode_choices(); }
 
 /// --spike-on: the gradient norm the instability rule watches.
 enum class SpikeOn { total, clipped, multipliers };
@@ -112,7 +100,6 @@ inline const core::ChoiceTable<SpikeOn>& spike_on_choices() {
 
 /// The word of a choice (logs, the settings printout, messages), from its table.
 inline const char* word(Switch v) { return core::choice_name(switch_choices(), v); }
-inline const char* word(Bf16Mode v) { return core::choice_name(bf16_mode_choices(), v); }
 inline const char* word(core::RuleKind v) { return core::choice_name(optimizer_choices(), v); }
 inline const char* word(MuonQkv v) { return core::choice_name(muon_qkv_choices(), v); }
 inline const char* word(QuotientGram v) { return core::choice_name(quotient_choices(), v); }
@@ -122,7 +109,7 @@ inline const char* word(ProjectionTarget v) { return core::choice_name(projectio
 inline const char* word(GaugeFixMode v) { return core::choice_name(gaugefix_mode_choices(), v); }
 inline const char* word(Magnitude v) { return core::choice_name(magnitude_choices(), v); }
 inline const char* word(QkClipOn v) { return core::choice_name(qk_clip_on_choices(), v); }
-inline const char* word(StateTransport v) { return core::choice_name(state_transport_choices(), v); }
+inline const char* word(core::TransportMode v) { return core::choice_name(state_transport_choices(), v); }
 inline const char* word(SpikeOn v) { return core::choice_name(spike_on_choices(), v); }
 
 }  // namespace gaugelab::gpt2

@@ -4,8 +4,8 @@
 // key, label and title from the log) all read this table; nothing rebuilds a condition from flags.
 //
 // Adding a condition: one row here (key, title, flag bundle, Q/K decay, needs-Q/K-rows, hooks, the
-// condition it is compared with, the optimizers it runs under), one hook file if it needs a new per-step hook (step_hooks.hpp), one
-// test. QK-Clip was added that way (qk_clip.cpp, tests/train/test_train_qk_clip.cpp).
+// condition it is compared with, the optimizers it runs under), one hook file if it needs a new per-step hook (hook_registry.hpp says how),
+// one test. QK-Clip was added that way (qk_clip.cpp, tests/train/test_train_qk_clip.cpp).
 //
 // No LibTorch here: the front door (cli/verb_train.cpp) reads the table for --help and the choices.
 #pragma once
@@ -15,19 +15,11 @@
 #include <vector>
 
 #include "core/update_rule_table.hpp"
+#include "gpt2/train/hook_registry.hpp"  // StepHookKind: the hooks a row names
 
 namespace gaugelab::gpt2 {
 
 struct TrainOptions;
-
-/// What runs around the optimizer's step for a condition: each kind is one row of the hook registry
-/// (hook_registry.hpp: its name, flags, description and constructor) and one hook file.
-enum class StepHookKind {
-  gauge_fix,  // GaugeFix every --gaugefix-every steps (--gaugefix-mode, --gaugefix-vo, --state-transport)
-  qk_cap,     // after the fix: each head's s_Q·s_K capped at --qk-cap (magnitude control, not a gauge move)
-  quotient,   // the step's attention increments corrected by the opposite Gram (--quotient*)
-  qk_clip,    // Kimi K2's QK-Clip: heads whose largest logit exceeds --qk-clip-tau rescaled (qk_clip.hpp)
-};
 
 /// A flag the condition fixes, with its value (as the command line spells it).
 struct FlagValue {

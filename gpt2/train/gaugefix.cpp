@@ -39,7 +39,7 @@ void transport(const at::Tensor& param, std::int64_t offset, std::int64_t d, con
   AdamMoments st = lookup(param);
   at::Tensor m = st.m.defined() ? st.m.narrow(0, offset, d) : at::Tensor();
   at::Tensor v = st.v.defined() ? st.v.narrow(0, offset, d) : at::Tensor();
-  transport_head_moments(m, v, a, heads, mode == core::TransportMode::vector ? "vector" : "covector");
+  transport_head_moments(m, v, a, heads, mode);
 }
 
 }  // namespace

@@ -6,9 +6,9 @@
 //   qk_cap     then each head's s_Q·s_K capped at --qk-cap (Dcap's magnitude control: not a gauge move).
 #include "gpt2/train/hook_gauge_fix.hpp"
 
-#include "core/transport.hpp"
+#include "core/transport_mode.hpp"
 #include "gpt2/train/qk_balance.hpp"
-#include "gpt2/train/step_hooks.hpp"
+#include "gpt2/train/step_hook.hpp"
 
 namespace gaugelab::gpt2 {
 
@@ -16,7 +16,7 @@ namespace {
 
 class GaugeFixHook : public StepHook {
  public:
-  explicit GaugeFixHook(const TrainOptions& o) : transport_(core::parse_transport_mode(word(o.state_transport))) {}
+  explicit GaugeFixHook(const TrainOptions& o) : transport_(o.state_transport) {}
   bool after_update(const StepContext& c) override {
     const TrainOptions& o = c.options;
     if ((c.it + 1) % o.gaugefix_every != 0) return false;

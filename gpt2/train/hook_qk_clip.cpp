@@ -3,7 +3,7 @@
 #include "gpt2/train/hook_qk_clip.hpp"
 
 #include "gpt2/train/qk_clip.hpp"
-#include "gpt2/train/step_hooks.hpp"
+#include "gpt2/train/step_hook.hpp"
 
 namespace gaugelab::gpt2 {
 

@@ -4,7 +4,7 @@
 #include "gpt2/train/hook_quotient.hpp"
 
 #include "gpt2/train/quotient_update.hpp"
-#include "gpt2/train/step_hooks.hpp"
+#include "gpt2/train/step_hook.hpp"
 
 namespace gaugelab::gpt2 {
 

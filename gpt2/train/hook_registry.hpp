@@ -11,9 +11,10 @@
 //
 // Adding a hook kind: one file, one row, one test.
 //   1. hook_<name>.cpp with hook_<name>.hpp: the StepHook (before_update / correct_update / after_update,
-//      step_hooks.hpp) and its constructor make_<name>_hook(const TrainOptions&), called from make_step_hooks;
-//   2. its kind in StepHookKind (conditions.hpp) and its row in step_hook_rows() (hook_registry.cpp): name, the
-//      flags it reads, its describe function; a condition row then lists the kind among its hooks;
+//      step_hook.hpp) and its constructor make_<name>_hook(const TrainOptions&), called from make_step_hook
+//      (step_hooks.cpp, one case);
+//   2. its kind in StepHookKind (below) and its row in step_hook_rows() (hook_registry.cpp): name, the flags it
+//      reads, its describe function; a condition row then lists the kind among its hooks;
 //   3. a test of what the hook does (tests/train/test_train_<name>.cpp); test_train_hook_registry.cpp covers its
 //      reachability without a change, and gaugelab.torch's attach refuses the name until optim.py runs it.
 #pragma once
@@ -21,11 +22,18 @@
 #include <string>
 #include <vector>
 
-#include "gpt2/train/conditions.hpp"
-
 namespace gaugelab::gpt2 {
 
 struct TrainOptions;
+
+/// What runs around the optimizer's step for a condition (conditions.hpp Condition::hooks): each kind is one row
+/// of step_hook_rows() and one hook file.
+enum class StepHookKind {
+  gauge_fix,  // GaugeFix every --gaugefix-every steps (--gaugefix-mode, --gaugefix-vo, --state-transport)
+  qk_cap,     // after the fix: each head's s_Q·s_K capped at --qk-cap (magnitude control, not a gauge move)
+  quotient,   // the step's attention increments corrected by the opposite Gram (--quotient*)
+  qk_clip,    // Kimi K2's QK-Clip: heads whose largest logit exceeds --qk-clip-tau rescaled (qk_clip.hpp)
+};
 
 struct StepHookRow {
   StepHookKind kind;

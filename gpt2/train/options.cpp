@@ -11,6 +11,7 @@
 
 #include "data/synthetic_corpus.hpp"
 #include "gpt2/model/config.hpp"
+#include "gpt2/model/cuda/ops_table.hpp"
 #include "gpt2/train/api.hpp"
 #include "gpt2/train/checkpoints.hpp"
 #include "gpt2/train/conditions.hpp"
@@ -208,14 +209,15 @@ void declare_train_options(io::Options& opts, TrainOptions& o) {
            "attention kernel: sdpa (fused, chosen by the device's PyTorch), math (plain matmul-softmax-matmul, "
            "the same function to rounding), or on CUDA one fused backend alone: flash, efficient, cudnn",
            attention_choices());
-  io::add_choice(opts, "lm-head-kernel", &o.lm_head_kernel,
+  // The kernel flags, each named by its op's row of the CUDA ops table (model/cuda/ops_table.hpp).
+  io::add_choice(opts, cuda::flag_option(cuda::cuda_op("lm_head_ce")), &o.lm_head_kernel,
                  "the loss's softmax and gradient on CUDA in bf16: fused (one kernel, where built) or aten (ATen's "
                  "passes, the reference); elsewhere always aten", kernel_path_choices());
-  io::add_choice(opts, "ln-kernel", &o.ln_kernel,
+  io::add_choice(opts, cuda::flag_option(cuda::cuda_op("residual_layer_norm")), &o.ln_kernel,
                  "residual add + LayerNorm on CUDA in bf16: fused (one kernel each way, where built) or aten (ATen's "
                  "ops, the reference and the default until the kernel's parity rows have run on a card); elsewhere "
                  "always aten", kernel_path_choices());
-  io::add_choice(opts, "lrm-kernel", &o.lrm_kernel,
+  io::add_choice(opts, cuda::flag_option(cuda::cuda_op("lrm_weight")), &o.lrm_kernel,
                  "the multipliers' effective weight on CUDA in bf16: fused (one kernel each way, where built) or aten "
                  "(ATen's products, the reference and the default until the kernels' parity rows have run on a card); "
                  "elsewhere always aten", kernel_path_choices());
@@ -330,10 +332,10 @@ void validate_train_options(const TrainOptions& given) {
   // nor one holding the weights it starts from (--force or not).
   io::refuse_output_over_inputs(o.run.out, {synthetic ? std::string() : o.data, o.init_from});
   const Condition& c = condition(o.condition);
-  need(has_hook(c, StepHookKind::gauge_fix) || o.state_transport == StateTransport::none,
+  need(has_hook(c, StepHookKind::gauge_fix) || o.state_transport == core::TransportMode::none,
        std::string("--state-transport ") + word(o.state_transport) + " only applies to conditions with GaugeFix (" +
            key_list(condition_keys_with(StepHookKind::gauge_fix)) + ")");
-  need(o.gaugefix_mode == GaugeFixMode::head || o.state_transport == StateTransport::none,
+  need(o.gaugefix_mode == GaugeFixMode::head || o.state_transport == core::TransportMode::none,
        "--state-transport applies to --gaugefix-mode head only");
   // The data loader numbers every sequence a run draws in int64 (step x accumulation x ranks x batch).
   need(static_cast<double>(o.max_iters) * static_cast<double>(std::max<std::int64_t>(o.grad_accum, 1)) *

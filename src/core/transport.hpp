@@ -28,28 +28,22 @@
 #include <string>
 #include <string_view>
 
+#include "core/transport_mode.hpp"
 #include "core/update_step.hpp"
 
 namespace gaugelab::core {
 
-enum class TransportMode { none, vector, covector };
-
-/// Parses "none|vector|covector"; throws std::invalid_argument naming the value.
+/// Parses a word of transport_mode_choices(); throws std::invalid_argument naming the value and the words.
 inline TransportMode parse_transport_mode(std::string_view s) {
-  if (s == "none") return TransportMode::none;
-  if (s == "vector") return TransportMode::vector;
-  if (s == "covector") return TransportMode::covector;
-  throw std::invalid_argument("unknown transport mode '" + std::string(s) + "' (expected none|vector|covector)");
+  const ChoiceTable<TransportMode>& t = transport_mode_choices();
+  const std::size_t i = choice_index(t, s);
+  if (i < t.size()) return t[i].value;
+  std::string words;
+  for (const std::string& w : choice_words(t)) words += (words.empty() ? "" : "|") + w;
+  throw std::invalid_argument("unknown transport mode '" + std::string(s) + "' (expected " + words + ")");
 }
 
-inline std::string_view transport_mode_name(TransportMode m) {
-  switch (m) {
-    case TransportMode::none: return "none";
-    case TransportMode::vector: return "vector";
-    case TransportMode::covector: return "covector";
-  }
-  return "?";
-}
+inline std::string_view transport_mode_name(TransportMode m) { return choice_name(transport_mode_choices(), m); }
 
 /// Which side the gauge acts on: right W → W·S, left W → S⁻¹·W.
 enum class GaugeSide { right, left };

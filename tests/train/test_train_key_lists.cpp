@@ -1,8 +1,9 @@
 // No hand-typed list of condition keys in the trainer, the front door or gaugelab.torch: help texts, errors and
 // comments name the keys through the conditions table (condition_keys(), condition_keys_with()), so a new row is
 // never missing from a list somebody typed (Beff and Erms were, from five of them). A "list" is three or more
-// distinct keys in a row on one line, joined by commas, slashes, "and" or "or"; seed 000 §4.1's own A, B, C (the
-// paper's names, not the table's) is the one set allowed.
+// distinct keys in a row on one line, joined by commas, slashes, quotes, "and" or "or" (so a typed initializer list
+// {"B", "D", "Dcap"} or a Python tuple counts as one); seed 000 §4.1's own A, B, C (the paper's names, not the
+// table's) is the one set allowed.
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -36,7 +37,7 @@ std::vector<std::set<std::string>> key_runs(const std::string& line, const std::
   while (i < line.size()) {
     if (!is_word_char(line[i])) {  // separators keep the run going; anything else ends it
       const char c = line[i];
-      if (c != ',' && c != '/' && c != ' ') close();
+      if (c != ',' && c != '/' && c != ' ' && c != '"' && c != '\'') close();
       ++i;
       continue;
     }
@@ -60,6 +61,9 @@ TEST_CASE("no hand-typed list of condition keys in gpt2/, cli/ or gaugelab.torch
   // The detector finds what it is for (the error text that lacked Beff and Erms).
   REQUIRE(key_runs("only applies to conditions with GaugeFix (B, D, Dcap)", keys).size() == 1);
   REQUIRE(key_runs("seed 000's A, B and C", keys).front() == paper);
+  REQUIRE(key_runs("for (const char* k : {\"B\", \"D\", \"Dcap\"})", keys).size() == 1);  // a typed C++ list
+  REQUIRE(key_runs("if key in ('B', 'D', 'Dcap', 'Beff'):", keys).size() == 1);         // a typed Python tuple
+  REQUIRE(key_runs("--condition B --gaugefix-mode head", keys).empty());
   REQUIRE(key_runs("a B-spline, a D flag", keys).empty());
   const fs::path root = GAUGELAB_SOURCE_DIR;
   int files = 0;

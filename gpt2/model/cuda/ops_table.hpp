@@ -8,6 +8,8 @@
 #pragma once
 
 #include <cstddef>
+#include <stdexcept>
+#include <string>
 #include <string_view>
 
 namespace gaugelab::gpt2::cuda {
@@ -32,6 +34,16 @@ inline constexpr CudaOp kCudaOps[] = {
      "ATen's products diag(r)·W̄·diag(c) and the cast to bf16 (ops/lrm_weight.hpp)", "lrm_weight_fwd_bwd"},
 };
 inline constexpr std::size_t kCudaOpCount = sizeof(kCudaOps) / sizeof(kCudaOps[0]);
+
+/// The row whose kernel file stem is `name`; throws std::logic_error when the table has none.
+inline const CudaOp& cuda_op(std::string_view name) {
+  for (const CudaOp& op : kCudaOps)
+    if (name == op.name) return op;
+  throw std::logic_error("ops_table.hpp has no CUDA op '" + std::string(name) + "'");
+}
+
+/// The option name of `op`'s flag, without its leading "--" ("ln-kernel").
+inline std::string flag_option(const CudaOp& op) { return std::string(op.flag).substr(2); }
 
 /// Whether `op` (a parity row's op text) names `wrapper`: it starts with it, and the name ends there.
 inline bool names_wrapper(std::string_view op, std::string_view wrapper) {
