@@ -1,6 +1,8 @@
 // libFuzzer target: the run-log reader (io::RunLogReader) on mutated HDF5 files, reading everything a
 // log holds the way `merge`, `sweep` resume and the analysis do. Refusals must be std::runtime_error;
-// it must never hang (HDF5's SWMR metadata retries are bounded by the reader) or crash.
+// it must never crash, and never hang with the attempts set below (a hang made only of the shipped 24 attempts'
+// backoff on many damaged blocks is outside what this target can see; tests/io/test_run_log_damaged.cpp bounds
+// that case on every damaged byte it tries).
 // The target reads with one metadata read attempt, not the reader's 24: no writer changes a fuzzed file,
 // so HDF5's retries of a block whose checksum fails re-read the same bytes and end in the same error, after
 // a backoff that sleeps ~17 ms a block (most of this target's wall time before). What the retries guard,

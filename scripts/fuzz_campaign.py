@@ -155,8 +155,10 @@ class Campaign:
     def record(self, t: str, log: Path, seconds: float, cpu: float, rc: int) -> int:
         d = self.dir / t
         executions, counted = executions_in_log(log.read_text(errors="replace"))
-        append_ledger(d / "ledger.tsv", seconds, cpu, executions, counted, rc, file_count(d / "corpus"))
+        # The mark goes first: a campaign killed between the two leaves the run uncounted (the count stays a
+        # lower bound), never counted twice.
         (d / "running").unlink(missing_ok=True)
+        append_ledger(d / "ledger.tsv", seconds, cpu, executions, counted, rc, file_count(d / "corpus"))
         return executions
 
     def recover(self, t: str) -> None:
@@ -164,17 +166,24 @@ class Campaign:
         mark = self.dir / t / "running"
         if not mark.exists():
             return
-        pid_text, log_name, started = mark.read_text().split()
-        pid = int(pid_text)
         try:
+            pid_text, log_name, started = mark.read_text().split()
+            pid, started = int(pid_text), float(started)
+        except ValueError:
+            fail(f"{mark} is not a run mark ('PID LOG START'): remove it if no run of {t} is going")
+        log = self.dir / t / "logs" / log_name
+        if not log.exists():
+            fail(f"{mark} names {log}, which does not exist: remove the mark if no run of {t} is going")
+        try:
+            if pid <= 0:  # marked before its start: the campaign was killed before the fuzzer started, or just after
+                raise ProcessLookupError
             os.kill(pid, 0)
             alive = Path(f"/proc/{pid}/cmdline").read_bytes().find(f"fuzz_{t}".encode()) >= 0
         except (ProcessLookupError, PermissionError, FileNotFoundError):
             alive = False
         if alive:
             fail(f"a run of {t} (pid {pid}) from an earlier campaign is still going: wait for it or stop it")
-        log = self.dir / t / "logs" / log_name
-        self.record(t, log, max(log.stat().st_mtime - float(started), 0.0), 0.0, -1)
+        self.record(t, log, max(log.stat().st_mtime - started, 0.0), 0.0, -1)
         print(f"  {t}: recorded an unrecorded run from {log}")
 
     def seeds(self) -> Path:
@@ -190,6 +199,11 @@ class Campaign:
         for sub in ("corpus", "artifacts", "logs", "tmp"):
             (d / sub).mkdir(parents=True, exist_ok=True)
         self.recover(t)
+        earlier = findings(d)
+        if earlier:  # kept from an earlier run (and copied to the regressions then): not found again
+            print(f"  {t}: not run: an earlier finding is still in {d / 'artifacts'} ({', '.join(p.name for p in earlier)});"
+                  f" fix it, then remove it to fuzz {t} again", flush=True)
+            return False
         sizes = [p.stat().st_size for p in (seeds / t).iterdir()] if (seeds / t).is_dir() else []
         max_len = max(sizes + [65536])
         while not self.stop:
@@ -219,9 +233,12 @@ class Campaign:
             before = resource.getrusage(resource.RUSAGE_CHILDREN)
             start_wall, start = time.time(), time.monotonic()
             with log.open("w") as out:
+                (d / "running").write_text(f"0 {log.name} {start_wall}\n")  # before the start: a kill is recovered
                 self.child = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, env=env,
                                               preexec_fn=lambda: os.nice(self.nice))
                 (d / "running").write_text(f"{self.child.pid} {log.name} {start_wall}\n")
+                if self.stop:  # a stop that came between the loop's check and the start
+                    self.child.send_signal(signal.SIGINT)
                 rc = self.child.wait()
                 self.child = None
             after = resource.getrusage(resource.RUSAGE_CHILDREN)

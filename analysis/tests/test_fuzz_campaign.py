@@ -126,8 +126,16 @@ def test_a_finding_is_copied_to_the_regressions_and_ends_that_target_only(tmp_pa
     assert len(ledger(tmp_path, "run_log")) == 1 and len(ledger(tmp_path, "options")) == 1  # options still ran
     table = [line for line in r.stdout.splitlines() if line.startswith("| run_log |")][0]
     assert table.split("|")[10].strip() == "1"
-    # The regressions directory is read with the corpus on the next run of that target.
-    campaign(tmp_path, "--targets", "run_log", "--goal", 200)
+    # Until its input is removed from the artifacts (after the fix), the target is not run again, and the old
+    # finding is not reported as a new one.
+    r = campaign(tmp_path, "--targets", "run_log", "--goal", 200)
+    assert r.returncode == 1 and "not run: an earlier finding" in r.stdout and "FINDING" not in r.stdout
+    assert len(ledger(tmp_path, "run_log")) == 1
+    # Removed, the target runs, and the regressions directory is read with the corpus.
+    for p in (tmp_path / "camp" / "run_log" / "artifacts").iterdir():
+        p.unlink()
+    r = campaign(tmp_path, "--targets", "run_log", "--goal", 200)
+    assert r.returncode == 0, r.stdout + r.stderr
     assert str(tmp_path / "regressions" / "run_log") in (tmp_path / "args.txt").read_text().splitlines()[-1]
 
 

@@ -153,22 +153,27 @@ void save_state(TrainRun& r) {
   r.last_checkpoint_step = r.state.step;
 }
 
-std::string with_resume_hint(const std::string& failure, const TrainOptions& o, std::int64_t last_checkpoint_step) {
+std::string with_resume_hint(const std::string& failure, const TrainOptions& o, std::int64_t last_checkpoint_step,
+                             bool read_run_dir, bool peer_may_live) {
   // The run directory may hold a newer whole checkpoint than this rank saw finished: rank 0 writes it, then every
-  // rank waits for it, and rank 0 may die between the two. Rank 0 is past writing by now (this collective failed).
-  try {
-    const std::vector<std::string> on_disk = train_checkpoints_newest_first(o.run.out);
-    if (!on_disk.empty())  // ".../step_00001000"
-      last_checkpoint_step =
-          std::max<std::int64_t>(last_checkpoint_step, std::stoll(fs::path(on_disk.front()).filename().string().substr(5)));
-  } catch (const std::exception&) {
-    // an unreadable directory: what this rank saw stands
-  }
+  // rank waits for it, and rank 0 may die between the two. Read only where its checkpoints are this run's: past the
+  // set-up's barrier (rank 0 cleared an older run's before it) or in a run started with --resume. A peer that
+  // timed out may still be writing one, so its step is the newest found, not the one --resume will load.
+  if (read_run_dir) try {
+      const std::vector<std::string> on_disk = train_checkpoints_newest_first(o.run.out);
+      if (!on_disk.empty())  // ".../step_00001000"
+        last_checkpoint_step = std::max<std::int64_t>(
+            last_checkpoint_step, std::stoll(fs::path(on_disk.front()).filename().string().substr(5)));
+    } catch (const std::exception&) {
+      // an unreadable directory: what this rank saw stands
+    }
   const std::string again = "gaugelab train --resume --out " + o.run.out;
+  const std::string first = peer_may_live ? "stop every rank, then continue on every rank with: "
+                                          : "continue on every rank with: ";
   if (last_checkpoint_step >= 0)
-    return failure + "; continue on every rank with: " + again + " (the last checkpoint: step " +
+    return failure + "; " + first + again + (peer_may_live ? " (the newest checkpoint found: step " : " (the last checkpoint: step ") +
            std::to_string(last_checkpoint_step) + ")";
-  if (o.resume) return failure + "; continue on every rank with: " + again;
+  if (o.resume) return failure + "; " + first + again;
   if (o.ckpt_every == 0) return failure + "; no checkpoint (--ckpt-every 0): start every rank again with --force";
   return failure + "; no checkpoint yet (--ckpt-every " + std::to_string(o.ckpt_every) +
          "): start every rank again (--force replaces the partial run)";

@@ -34,8 +34,10 @@ void save_state(TrainRun& run);
 /// What a rank does after a collective failed because another rank is gone or late (DistFailure): the
 /// failure's line, then how to continue: every rank again with --resume --out OUT, from the newest whole
 /// checkpoint in OUT or, newer, the one of `last_checkpoint_step` (-1: none this process saw; a run started
-/// with --resume had one).
-std::string with_resume_hint(const std::string& failure, const TrainOptions& o, std::int64_t last_checkpoint_step);
+/// with --resume had one). OUT is read only when `read_run_dir` (its checkpoints are this run's: past the
+/// set-up, or a --resume run); `peer_may_live` (the peer timed out rather than closed) asks to stop every rank first.
+std::string with_resume_hint(const std::string& failure, const TrainOptions& o, std::int64_t last_checkpoint_step,
+                             bool read_run_dir, bool peer_may_live);
 
 /// The loop's last station: a checkpoint at every --ckpt-every step, at the last step and when a stop was
 /// requested (SIGTERM/SIGINT on any rank: all ranks stop together); none with --ckpt-every 0. Returns true when
