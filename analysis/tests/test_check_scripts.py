@@ -2,6 +2,7 @@
 stated bounds) and scripts/soak_compare.py (value for value) pass equal logs and fail changed ones."""
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -73,3 +74,29 @@ def test_soak_compare_lets_the_process_table_differ_but_not_where_the_run_ended(
     processes_table(short, [0], [15])
     r = run("soak_compare.py", ref, short)
     assert r.returncode == 1 and "ended at step 15" in r.stdout
+
+
+def commit_rows(path: Path, groups: list[str], rows: list[int]) -> None:
+    with h5py.File(path, "a") as f:
+        d = f.create_dataset("commit", data=np.array(rows, dtype=np.int64))
+        d.attrs["groups"] = json.dumps(groups)
+
+
+def test_soak_compare_lets_commit_differ_only_in_the_process_table_entry(tmp_path):
+    """A resumed run's /commit counts its extra process row (stop 51's CI: 'commit at flat index 2: 2 vs
+    reference 1'); every other group's committed rows must still match."""
+    loss = np.linspace(9.8, 6.5, 20)
+    groups = ["series", "heads", "tables/processes", "tables/val"]
+    ref = train_like_log(tmp_path / "ref.h5", loss, 6.5)
+    processes_table(ref, [0], [20])
+    commit_rows(ref, groups, [20, 4, 1, 3])
+    resumed = train_like_log(tmp_path / "resumed.h5", loss, 6.5)
+    processes_table(resumed, [0, 10], [10, 20])
+    commit_rows(resumed, groups, [20, 4, 2, 3])
+    r = run("soak_compare.py", ref, resumed)
+    assert r.returncode == 0, r.stdout
+    lost = train_like_log(tmp_path / "lost.h5", loss, 6.5)
+    processes_table(lost, [0, 10], [10, 20])
+    commit_rows(lost, groups, [20, 4, 2, 2])  # a val row not committed: a real difference
+    r = run("soak_compare.py", ref, lost)
+    assert r.returncode == 1 and "commit" in r.stdout, r.stdout
