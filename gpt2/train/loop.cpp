@@ -89,8 +89,7 @@ TrainResult run_train(const TrainOptions& o, io::Provenance prov) {
       return setup_train(o, std::move(prov));
     } catch (const DistFailure& e) {
       // Before the set-up's barrier the directory may still hold an older run's checkpoints (rank 0 clears them).
-      throw DistFailure(with_resume_hint(e.what(), o, -1, o.resume, e.fault() == PeerFault::timed_out), e.lost_rank(),
-                        e.fault());
+      throw with_resume_hint(e, o, -1, o.resume);
     }
   }();
   try {
@@ -112,8 +111,7 @@ TrainResult run_train(const TrainOptions& o, io::Provenance prov) {
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - loop.t_start).count();
     return finish_train(run, seconds);
   } catch (const DistFailure& e) {
-    throw DistFailure(with_resume_hint(e.what(), o, run.last_checkpoint_step, true, e.fault() == PeerFault::timed_out),
-                      e.lost_rank(), e.fault());
+    throw with_resume_hint(e, o, run.last_checkpoint_step, true);
   }
 }
 

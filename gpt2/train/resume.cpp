@@ -153,8 +153,10 @@ void save_state(TrainRun& r) {
   r.last_checkpoint_step = r.state.step;
 }
 
-std::string with_resume_hint(const std::string& failure, const TrainOptions& o, std::int64_t last_checkpoint_step,
-                             bool read_run_dir, bool peer_may_live) {
+namespace {
+
+std::string resume_hint(const TrainOptions& o, std::int64_t last_checkpoint_step, bool read_run_dir,
+                        bool peer_may_live) {
   // The run directory may hold a newer whole checkpoint than this rank saw finished: rank 0 writes it, then every
   // rank waits for it, and rank 0 may die between the two. Read only where its checkpoints are this run's: past the
   // set-up's barrier (rank 0 cleared an older run's before it) or in a run started with --resume. A peer that
@@ -171,12 +173,21 @@ std::string with_resume_hint(const std::string& failure, const TrainOptions& o, 
   const std::string first = peer_may_live ? "stop every rank, then continue on every rank with: "
                                           : "continue on every rank with: ";
   if (last_checkpoint_step >= 0)
-    return failure + "; " + first + again + (peer_may_live ? " (the newest checkpoint found: step " : " (the last checkpoint: step ") +
+    return first + again + (peer_may_live ? " (the newest checkpoint found: step " : " (the last checkpoint: step ") +
            std::to_string(last_checkpoint_step) + ")";
-  if (o.resume) return failure + "; " + first + again;
-  if (o.ckpt_every == 0) return failure + "; no checkpoint (--ckpt-every 0): start every rank again with --force";
-  return failure + "; no checkpoint yet (--ckpt-every " + std::to_string(o.ckpt_every) +
+  if (o.resume) return first + again;
+  if (o.ckpt_every == 0) return "no checkpoint (--ckpt-every 0): start every rank again with --force";
+  return "no checkpoint yet (--ckpt-every " + std::to_string(o.ckpt_every) +
          "): start every rank again (--force replaces the partial run)";
+}
+
+}  // namespace
+
+DistFailure with_resume_hint(const DistFailure& failure, const TrainOptions& o, std::int64_t last_checkpoint_step,
+                             bool read_run_dir) {
+  const bool peer_may_live = failure.fault() == PeerFault::timed_out;
+  return DistFailure(std::string(failure.what()) + "; " + resume_hint(o, last_checkpoint_step, read_run_dir, peer_may_live),
+                     failure.lost_rank(), failure.fault());
 }
 
 bool checkpoint_or_stop(TrainRun& run, int signal, std::int64_t step, bool last) {

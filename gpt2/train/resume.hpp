@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "gpt2/dist/dist_failure.hpp"
 #include "gpt2/model/checkpoint.hpp"
 #include "gpt2/model/safetensors.hpp"
 #include "gpt2/train/run_state.hpp"
@@ -31,13 +32,13 @@ TrainState train_state_from_json(const nlohmann::json& j);
 /// rank 0 once its files are in place, on the others once the wait says rank 0 got there.
 void save_state(TrainRun& run);
 
-/// What a rank does after a collective failed because another rank is gone or late (DistFailure): the
-/// failure's line, then how to continue: every rank again with --resume --out OUT, from the newest whole
-/// checkpoint in OUT or, newer, the one of `last_checkpoint_step` (-1: none this process saw; a run started
-/// with --resume had one). OUT is read only when `read_run_dir` (its checkpoints are this run's: past the
-/// set-up, or a --resume run); `peer_may_live` (the peer timed out rather than closed) asks to stop every rank first.
-std::string with_resume_hint(const std::string& failure, const TrainOptions& o, std::int64_t last_checkpoint_step,
-                             bool read_run_dir, bool peer_may_live);
+/// What a rank does after a collective failed because another rank is gone or late: `failure` again, its line
+/// extended by how to continue: every rank again with --resume --out OUT, from the newest whole checkpoint in OUT
+/// or, newer, the one of `last_checkpoint_step` (-1: none this process saw; a run started with --resume had one).
+/// OUT is read only when `read_run_dir` (its checkpoints are this run's: past the set-up, or a --resume run); a
+/// peer that timed out rather than closed (it may still live) makes the line ask to stop every rank first.
+DistFailure with_resume_hint(const DistFailure& failure, const TrainOptions& o, std::int64_t last_checkpoint_step,
+                             bool read_run_dir);
 
 /// The loop's last station: a checkpoint at every --ckpt-every step, at the last step and when a stop was
 /// requested (SIGTERM/SIGINT on any rank: all ranks stop together); none with --ckpt-every 0. Returns true when
