@@ -17,7 +17,6 @@ else
   setup_python_start "$log"
   setup_configure_torch_free "$build"
   cmake --build "$build" -j "$JOBS" --target torch-free
-  setup_python_hurry
   setup_say "the torch-free half is built; waiting for the torch wheel"
   setup_python_wait "$log"
 fi

@@ -29,7 +29,6 @@ else
   torch_ready=0
 fi
 cmake --build "$build" -j "$jobs" --target gaugelab
-setup_python_hurry
 stamp "torch-free gaugelab built; building the LibTorch half (gaugelab-torch) in the background"
 torch_log="$build/demo-torch-build.log"
 ( { [ "$torch_ready" = 1 ] || { setup_python_wait "$deps_log" && setup_configure_full "$build"; }; } > "$torch_log" 2>&1 &&

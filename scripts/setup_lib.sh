@@ -23,35 +23,15 @@ setup_system() {
 }
 
 # The venv, its torch wheel and the assets, in the background; its output goes to $1.log, its exit status to $1.rc.
-# It runs at the lowest CPU and I/O priority: the torch-free half's build, which the first figures wait for, takes
-# the cores first, and the install (mostly a download) goes on in what the build leaves; SETUP_NICE=0 runs it at the
-# caller's priority.
 setup_python_start() {
-  local log=$1 lower=()
+  local log=$1
   mkdir -p "$(dirname "$log")"
   rm -f "$log.rc"
-  if [ "${SETUP_NICE:-1}" != 0 ]; then
-    lower=(nice -n 19)
-    command -v ionice >/dev/null 2>&1 && lower+=(ionice -c 2 -n 7)
-  fi
-  ( t=$(date +%s); GAUGELAB_VENV="$VENV" GAUGELAB_DEPS_PART=python "${lower[@]}" bash scripts/install-deps.sh > "$log" 2>&1; rc=$?
+  ( t=$(date +%s); GAUGELAB_VENV="$VENV" GAUGELAB_DEPS_PART=python bash scripts/install-deps.sh > "$log" 2>&1; rc=$?
     echo "[set-up] the venv, its torch wheel and the assets took $(( $(date +%s) - t )) s (exit $rc)" >> "$log"
     echo $rc > "$log.rc" ) &
   setup_python_pid=$!
   setup_say "installing the venv and its torch wheel in the background (log: $log)"
-}
-
-# Once the torch-free half is built, the install back at normal priority, where this user may raise a priority
-# (root or CAP_SYS_NICE; otherwise it stays lowered): the LibTorch half waits for it from here on.
-setup_python_hurry() {
-  [ -n "${setup_python_pid:-}" ] && kill -0 "$setup_python_pid" 2>/dev/null || return 0
-  local level=("$setup_python_pid") all=()
-  while [ ${#level[@]} -gt 0 ] && [ ${#all[@]} -lt 200 ]; do
-    all+=("${level[@]}")
-    mapfile -t level < <(ps -o pid= --ppid "$(IFS=,; echo "${level[*]}")" 2>/dev/null | tr -d ' ')
-  done
-  renice -n 0 -p "${all[@]}" >/dev/null 2>&1 || true
-  command -v ionice >/dev/null 2>&1 && ionice -c 2 -n 4 -p "${all[@]}" >/dev/null 2>&1 || true
 }
 
 # Waits for setup_python_start's install (from any subshell: it polls the status file while the installer lives);
