@@ -1,8 +1,10 @@
-"""A data-parallel run (2 Gloo ranks on the CPU, 127.0.0.1) whose one rank is SIGKILLed mid-run after a
-checkpoint: the other rank exits non-zero, within the collective timeout plus a bound, with one error line
-naming the dead rank, the collective and how to continue; the last checkpoint is whole; both ranks
-`--resume` and finish, and the finished log equals an uninterrupted 2-rank run's (scripts/soak_compare.py:
-same bits, wall-clock series and the process table aside). Each case prints one line with its figures.
+"""A data-parallel run (Gloo ranks on the CPU, 127.0.0.1) whose one rank is SIGKILLed mid-run after a
+checkpoint: the other ranks exit non-zero, within the collective timeout plus a bound, each with one error
+line naming the dead rank, the collective and how to continue; the last checkpoint is whole; every rank
+`--resume`s and finishes, and the finished log equals an uninterrupted run's of as many ranks
+(scripts/soak_compare.py: same bits, wall-clock series and the process table aside). With 2 ranks the dead
+one is the other; with 3 the survivors learn it at a roll call over the rendezvous store (rank 2 killed),
+or find the store gone with its host (rank 0 killed). Each case prints one line with its figures.
 Needs the build's gaugelab with the GPT-2 tier (GAUGELAB_BUILD_DIR, default build/); skipped otherwise."""
 from __future__ import annotations
 
@@ -33,6 +35,12 @@ TRAIN = ["--model", "nano", "--n-embd", "32", "--block-size", "32", "--compact-v
          "--eval-batches", "2", "--threads", "1", "--peak-tflops", "1", "--log-every", "100000", "--lr", "3e-3",
          "--warmup-iters", "5", "--max-iters", str(MAX_ITERS), "--ckpt-every", str(CKPT_EVERY), "--eval-every", "25",
          "--log-heads-every", "5", "--condition", "B", "--gaugefix-every", "3", "--dist-timeout-s", str(TIMEOUT_S)]
+# 3 ranks: the global batch of micro-batches divides over them, and fewer steps keep the file's time small.
+MAX_ITERS_3 = 60
+TRAIN_3 = [*TRAIN]
+TRAIN_3[TRAIN_3.index("--grad-accum") + 1] = "3"
+TRAIN_3[TRAIN_3.index("--max-iters") + 1] = str(MAX_ITERS_3)
+ROLL_CALL_S = min(TIMEOUT_S / 2, 3)  # the roll call's window (gpt2/dist/dist_failure.hpp, roll_call_window_s)
 
 
 def free_port() -> int:
@@ -41,13 +49,13 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def launch(argv: list, out: Path, tag: str) -> list[subprocess.Popen]:
-    """Rank 0 and rank 1 of `gaugelab train ARGV --out OUT`, with torchrun's variables; their stdout and
+def launch(argv: list, out: Path, tag: str, world: int = 2) -> list[subprocess.Popen]:
+    """Ranks 0 .. world-1 of `gaugelab train ARGV --out OUT`, with torchrun's variables; their stdout and
     stderr go to OUT.TAG.rankR.{out,err}."""
     port = free_port()
     procs = []
-    for rank in (0, 1):
-        env = dict(os.environ, RANK=str(rank), WORLD_SIZE="2", LOCAL_RANK=str(rank), MASTER_ADDR="127.0.0.1",
+    for rank in range(world):
+        env = dict(os.environ, RANK=str(rank), WORLD_SIZE=str(world), LOCAL_RANK=str(rank), MASTER_ADDR="127.0.0.1",
                    MASTER_PORT=str(port), GLOO_SOCKET_IFNAME="lo", OMP_NUM_THREADS="1")
         stem = f"{out}.{tag}.rank{rank}"
         with open(stem + ".out", "w") as o, open(stem + ".err", "w") as e:
@@ -200,3 +208,72 @@ def test_a_rank_killed_before_any_checkpoint_leaves_a_line_saying_to_start_again
     assert line.endswith("; no checkpoint yet (--ckpt-every 1000): start every rank again (--force replaces the "
                          "partial run)"), line
     assert not checkpoints(out)
+
+
+@pytest.fixture(scope="module")
+def reference_3(data, tmp_path_factory) -> Path:
+    """The uninterrupted 3-rank run's log."""
+    out = tmp_path_factory.mktemp("ref3") / "run"
+    procs = launch(["--data", data, *TRAIN_3], out, "ref", world=3)
+    codes = [wait(p, LIMIT_S) for p in procs]
+    assert codes == [0, 0, 0], "\n".join("".join(logs(out, "ref", r)) for r in range(3))
+    return out / "log.h5"
+
+
+@pytest.mark.parametrize("killed", [2, 0])
+def test_with_3_ranks_every_survivor_names_the_killed_rank_and_resume_is_bit_identical(data, reference_3, tmp_path,
+                                                                                      killed):
+    survivors = [r for r in range(3) if r != killed]
+    out = tmp_path / "run"
+    procs = launch(["--data", data, *TRAIN_3], out, "run", world=3)
+    t0 = time.monotonic()
+    while not checkpoints(out) and all(p.poll() is None for p in procs) and time.monotonic() - t0 < LIMIT_S:
+        time.sleep(0.02)
+    assert checkpoints(out) and all(p.poll() is None for p in procs), "\n".join(
+        "".join(logs(out, "run", r)) for r in range(3))
+    procs[killed].send_signal(signal.SIGKILL)
+    t_kill = time.monotonic()
+    procs[killed].wait()
+    delays = {}  # survivor -> seconds from the kill to its exit, polled together
+    while len(delays) < len(survivors) and time.monotonic() - t_kill < TIMEOUT_S + EXIT_SLACK_S + 60:
+        for r in survivors:
+            if r not in delays and procs[r].poll() is not None:
+                delays[r] = time.monotonic() - t_kill
+        time.sleep(0.02)
+    for r in survivors:
+        code = wait(procs[r], 1)
+        assert code != 0, "".join(logs(out, "run", r))
+    assert max(delays.values()) <= TIMEOUT_S + EXIT_SLACK_S, f"the survivors took {delays} s to exit"
+
+    # Each survivor's one line names the killed rank: learnt at the roll call (rank 2), or from the store that
+    # rank 0 served no longer answering.
+    how = (rf"a connection closed, and it did not answer at the rendezvous store within {ROLL_CALL_S:g} s" if killed
+           else "a connection closed, and the rendezvous store it serves does not answer")
+    ckpts = checkpoints(out)
+    newest = ckpts[-1]
+    check_checkpoint_whole(newest)
+    assert step_of(newest) < MAX_ITERS_3, "the kill landed after the run's end"
+    ops = []
+    for r in survivors:
+        line = error_line(logs(out, "run", r)[1])
+        m = re.search(rf"\(gloo, rank {r}/3\): (.+?) failed: rank {killed} is gone \({re.escape(how)}; timeout "
+                      rf"{TIMEOUT_S:g} s\): .*; continue on every rank with: gaugelab train --resume --out "
+                      rf"{re.escape(str(out))} \(the last checkpoint: step (\d+)\)$", line)
+        assert m, line
+        assert int(m[2]) == step_of(newest), (line, ckpts)
+        ops.append(m[1])
+
+    # Every rank resumes from the last checkpoint and finishes; the log is the uninterrupted run's, bit for bit.
+    procs = launch(["--resume", "--dist-timeout-s", TIMEOUT_S], out, "resume", world=3)
+    codes = [wait(p, LIMIT_S) for p in procs]
+    assert codes == [0, 0, 0], "\n".join("".join(logs(out, "resume", r)) for r in range(3))
+    stdout0, stderr0 = logs(out, "resume", 0)
+    assert f"resumed from {newest}" in stdout0, stdout0
+    cmp = subprocess.run([sys.executable, str(SOAK_COMPARE), str(reference_3), str(out / "log.h5")],
+                         capture_output=True, text=True, timeout=LIMIT_S)
+    assert cmp.returncode == 0, cmp.stdout + cmp.stderr
+    load = os.getloadavg()[0]
+    exits = ", ".join(f"rank {r} after {delays[r]:.2f} s in the {op}" for r, op in zip(survivors, ops))
+    print(f"\ndead rank of 3: rank {killed} SIGKILLed after the checkpoint of step {step_of(ckpts[0])}; both survivors "
+          f"named it and exited non-zero: {exits} (--dist-timeout-s {TIMEOUT_S}); resumed from step "
+          f"{step_of(newest)}: {cmp.stdout.strip()} (load {load:.1f})")

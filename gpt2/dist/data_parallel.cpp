@@ -47,6 +47,7 @@
 
 #include "gpt2/dist/data_parallel.hpp"
 #include "gpt2/dist/dist_failure.hpp"
+#include "gpt2/dist/roll_call.hpp"
 
 namespace gaugelab::gpt2 {
 
@@ -109,19 +110,44 @@ struct DataParallel::Impl {
            "/" + std::to_string(world) + ")";
   }
 
-  /// A failed collective as one line naming the rank that failed it (dist_failure.hpp).
-  DistFailure failure(const char* op, const std::exception& e) const {
-    return collective_failure(where(), rank, world, op, timeout.count() / 1000.0, first_line(e));
+  std::optional<DistFailure> failed;  // the first failed collective: the group is unusable after it
+
+  /// True for a single process (every method is then the identity); a group whose collective failed
+  /// throws that failure again.
+  bool alone() const {
+    if (failed) throw *failed;
+    return !pg;
   }
 
-  void wait(const c10::intrusive_ptr<c10d::Work>& work, const char* op) {
-    bool done = false;
-    try {
-      done = work->wait(timeout);
-    } catch (const std::exception& e) {
-      throw failure(op, e);
+  /// A failed collective as one line naming the rank that failed it (dist_failure.hpp). With more than 2
+  /// Gloo ranks the backend's message does not say which rank, so this rank first closes its connections
+  /// (the process group goes), which makes every survivor blocked on it fail at once too, and then holds
+  /// the roll call at the rendezvous store with them (roll_call.hpp).
+  DistFailure failure(const char* op, const std::string& message) {
+    if (failed) return *failed;
+    const double timeout_s = timeout.count() / 1000.0;
+    RollCall roll;
+    if (world > 2 && backend == DistBackend::gloo && store) {
+      pg.reset();
+      roll = roll_call(store, rank, world, classify_peer_fault(message), roll_call_window_s(timeout_s));
     }
-    if (!done) throw failure(op, std::runtime_error("Timed out: the operation did not finish"));
+    failed = collective_failure(where(), rank, world, op, timeout_s, message, roll);
+    return *failed;
+  }
+
+  /// Starts a collective with `start` and waits for it. A failure (thrown, or not finished within the
+  /// timeout) is thrown as DistFailure once the work is released: a Gloo work holds its context, whose
+  /// connections must close for the others to fail at once too.
+  template <class Start>
+  void run(const char* op, Start&& start) {
+    std::string error;
+    try {
+      const c10::intrusive_ptr<c10d::Work> work = start();
+      if (!work->wait(timeout)) error = "Timed out: the operation did not finish";
+    } catch (const std::exception& e) {
+      error = first_line(e);
+    }
+    if (!error.empty()) throw failure(op, error);
   }
 
   void all_reduce_sum(at::Tensor& t, const char* op) { all_reduce(t, c10d::ReduceOp::SUM, op); }
@@ -131,13 +157,7 @@ struct DataParallel::Impl {
     c10d::AllreduceOptions o;
     o.reduceOp = c10d::ReduceOp(red);
     o.timeout = timeout;
-    c10::intrusive_ptr<c10d::Work> w;
-    try {
-      w = pg->allreduce(v, o);
-    } catch (const std::exception& e) {
-      throw failure(op, e);
-    }
-    wait(w, op);
+    run(op, [&] { return pg->allreduce(v, o); });
   }
 
   void broadcast0(at::Tensor& t) {
@@ -146,13 +166,7 @@ struct DataParallel::Impl {
     o.rootRank = 0;
     o.rootTensor = 0;
     o.timeout = timeout;
-    c10::intrusive_ptr<c10d::Work> w;
-    try {
-      w = pg->broadcast(v, o);
-    } catch (const std::exception& e) {
-      throw failure("broadcast", e);
-    }
-    wait(w, "broadcast");
+    run("broadcast", [&] { return pg->broadcast(v, o); });
   }
 
   void plan(const std::vector<at::Tensor>& params) {
@@ -261,7 +275,7 @@ std::unique_ptr<DataParallel> DataParallel::create(const DistEnv& env, DistBacke
 
 void DataParallel::broadcast_parameters(const std::vector<at::Tensor>& params) {
   Impl& m = *impl_;
-  if (!m.pg || params.empty()) {  // every rank has the same list, so every rank skips alike
+  if (m.alone() || params.empty()) {  // every rank has the same list, so every rank skips alike
     m.last_buckets = 0;
     return;
   }
@@ -284,7 +298,7 @@ void DataParallel::broadcast_parameters(const std::vector<at::Tensor>& params) {
 
 void DataParallel::average_gradients(const std::vector<at::Tensor>& params) {
   Impl& m = *impl_;
-  if (!m.pg || params.empty()) {  // every rank has the same list, so every rank skips alike
+  if (m.alone() || params.empty()) {  // every rank has the same list, so every rank skips alike
     m.last_buckets = 0;
     return;
   }
@@ -324,7 +338,7 @@ void DataParallel::average_gradients(const std::vector<at::Tensor>& params) {
 
 double DataParallel::all_reduce_mean(double value) {
   Impl& m = *impl_;
-  if (!m.pg) return value;
+  if (m.alone()) return value;
   at::Tensor t = at::empty({1}, at::TensorOptions().dtype(at::kDouble).device(c10::kCPU));
   t.data_ptr<double>()[0] = value;
   at::Tensor tc = t.to(m.comm_device);
@@ -334,7 +348,7 @@ double DataParallel::all_reduce_mean(double value) {
 
 void DataParallel::all_reduce_max(at::Tensor& t) {
   Impl& m = *impl_;
-  if (!m.pg) return;
+  if (m.alone()) return;
   at::Tensor tc = t.to(m.comm_device, /*non_blocking=*/false, /*copy=*/true);
   m.all_reduce(tc, c10d::ReduceOp::MAX, "max all-reduce");
   t.copy_(tc.to(t.device()));
@@ -342,7 +356,7 @@ void DataParallel::all_reduce_max(at::Tensor& t) {
 
 void DataParallel::barrier() {
   Impl& m = *impl_;
-  if (!m.pg) return;
+  if (m.alone()) return;
   // An all-reduce of one element: every rank must arrive, on either backend, without c10d's barrier
   // guessing a GPU for NCCL.
   at::Tensor t = at::zeros({1}, at::TensorOptions().dtype(at::kFloat).device(m.comm_device));

@@ -65,9 +65,10 @@ inline constexpr std::int64_t kDefaultBucketBytes = std::int64_t{25} << 20;
 /// One process's membership in a data-parallel group. Every rank must call the same methods with
 /// the same parameter lists (same order, shapes, dtypes) in the same order: collectives are matched
 /// by position. A rank that is missing, dead, or stuck makes the others throw instead of hanging: a
-/// collective throws DistFailure (dist_failure.hpp: one line naming backend, this rank, the operation and,
-/// with 2 ranks, the rank that failed it) at once when the peer's connection closed, else after
-/// `timeout_s`; a failed rendezvous throws std::runtime_error after `timeout_s`.
+/// collective throws DistFailure (dist_failure.hpp: one line naming backend, this rank, the operation and
+/// the rank that failed it) at once when the peer's connection closed, else after `timeout_s`; with more
+/// than 2 Gloo ranks the rank is learnt at a roll call over the rendezvous store first (roll_call.hpp: at
+/// most min(timeout_s / 2, 3 s) more). A failed rendezvous throws std::runtime_error after `timeout_s`.
 class DataParallel {
  public:
   /// Joins the group described by `env`. backend: auto (nccl on CUDA devices, gloo on CPU),

@@ -42,19 +42,62 @@ std::optional<int> failed_peer_rank(int rank, int world) {
   return std::nullopt;
 }
 
+std::vector<int> lost_ranks(int rank, int world, const RollCall& roll) {
+  if (const std::optional<int> peer = failed_peer_rank(rank, world)) return {*peer};
+  if (!roll.held) return {};
+  if (roll.store_lost) return {0};
+  return roll.missing;
+}
+
+PeerFault collective_fault(const std::string& backend_message, const RollCall& roll) {
+  const PeerFault own = classify_peer_fault(backend_message);
+  return own == PeerFault::closed && roll.peer_timed_out ? PeerFault::timed_out : own;
+}
+
+namespace {
+
+/// "rank 2", "ranks 1 and 2", "ranks 1, 2 and 3".
+std::string rank_list(const std::vector<int>& ranks) {
+  std::string s = ranks.size() == 1 ? "rank " : "ranks ";
+  for (std::size_t i = 0; i < ranks.size(); ++i)
+    s += (i == 0 ? "" : i + 1 == ranks.size() ? " and " : ", ") + std::to_string(ranks[i]);
+  return s;
+}
+
+std::string seconds(double s) {
+  std::ostringstream o;
+  o << s << " s";
+  return o.str();
+}
+
+}  // namespace
+
 std::string collective_failure_message(const std::string& where, int rank, int world, const std::string& op,
-                                       double timeout_s, const std::string& backend_message) {
-  const std::optional<int> peer = failed_peer_rank(rank, world);
-  const std::string who = peer ? "rank " + std::to_string(*peer) : std::string("a rank");
+                                       double timeout_s, const std::string& backend_message, const RollCall& roll) {
+  const bool by_peer = failed_peer_rank(rank, world).has_value();  // 2 ranks: the other one, without a roll call
+  const std::vector<int> lost = lost_ranks(rank, world, roll);
+  const bool several = lost.size() > 1;
+  const std::string who = lost.empty() ? std::string("a rank") : rank_list(lost);
+  // What the roll call says about the ranks it names.
+  std::string heard;
+  if (!by_peer && roll.held && roll.store_lost) heard = "the rendezvous store it serves does not answer";
+  else if (!by_peer && !lost.empty())
+    heard = std::string(several ? "they" : "it") + " did not answer at the rendezvous store within " +
+            seconds(roll.window_s);
   std::string cause, note;  // what happened; what qualifies it, inside the parentheses before the timeout
-  switch (classify_peer_fault(backend_message)) {
+  switch (collective_fault(backend_message, roll)) {
     case PeerFault::closed:
-      cause = who + " is gone";
-      note = peer ? "its connection closed" : "a connection closed; the backend names the peer by address, not by rank";
+      cause = who + (several ? " are gone" : " is gone");
+      note = by_peer          ? "its connection closed"
+             : !heard.empty() ? "a connection closed, and " + heard
+                              : "a connection closed; the backend names the peer by address, not by rank";
       break;
     case PeerFault::timed_out:
       cause = who + " did not take part within the timeout";
-      note = peer ? "stuck, or dead with its connection open" : "stuck or dead; the backend does not say which rank";
+      note = by_peer          ? "stuck, or dead with its connection open"
+             : !heard.empty() ? std::string(several ? "stuck, or dead with their connections open; "
+                                                    : "stuck, or dead with its connection open; ") + heard
+                              : "stuck or dead; the backend does not say which rank";
       break;
     case PeerFault::unknown:
       cause = "a rank dead, missing or stuck?";
@@ -67,10 +110,10 @@ std::string collective_failure_message(const std::string& where, int rank, int w
 }
 
 DistFailure collective_failure(const std::string& where, int rank, int world, const std::string& op, double timeout_s,
-                               const std::string& backend_message) {
-  const PeerFault fault = classify_peer_fault(backend_message);
-  return DistFailure(collective_failure_message(where, rank, world, op, timeout_s, backend_message),
-                     fault == PeerFault::unknown ? std::nullopt : failed_peer_rank(rank, world), fault);
+                               const std::string& backend_message, const RollCall& roll) {
+  const PeerFault fault = collective_fault(backend_message, roll);
+  return DistFailure(collective_failure_message(where, rank, world, op, timeout_s, backend_message, roll),
+                     fault == PeerFault::unknown ? std::vector<int>{} : lost_ranks(rank, world, roll), fault);
 }
 
 }  // namespace gaugelab::gpt2

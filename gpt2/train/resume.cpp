@@ -187,7 +187,7 @@ DistFailure with_resume_hint(const DistFailure& failure, const TrainOptions& o, 
                              bool read_run_dir) {
   const bool peer_may_live = failure.fault() == PeerFault::timed_out;
   return DistFailure(std::string(failure.what()) + "; " + resume_hint(o, last_checkpoint_step, read_run_dir, peer_may_live),
-                     failure.lost_rank(), failure.fault());
+                     failure.lost_ranks(), failure.fault());
 }
 
 bool checkpoint_or_stop(TrainRun& run, int signal, std::int64_t step, bool last) {

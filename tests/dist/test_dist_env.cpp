@@ -178,7 +178,8 @@ TEST_CASE("a failed collective's line names the rank that failed it", "[dist][en
   CHECK(std::string(f.what()).find("rank 1 did not take part within the timeout (stuck, or dead with its connection "
                                    "open; timeout 3 s)") != std::string::npos);
   CHECK(f.fault() == PeerFault::timed_out);
-  // More than 2 ranks: Gloo names the peer by address only, so no rank is named, and the line says why.
+  // More than 2 ranks without a roll call: Gloo names the peer by address only, so no rank is named, and the
+  // line says why.
   f = collective_failure("data parallel (gloo, rank 2/4)", 2, 4, "gradient all-reduce", 5, closed);
   CHECK(!f.lost_rank().has_value());
   CHECK(std::string(f.what()).find("a rank is gone (a connection closed; the backend names the peer by address, not by "
@@ -190,6 +191,57 @@ TEST_CASE("a failed collective's line names the rank that failed it", "[dist][en
   CHECK(std::string(f.what()) == where + ": barrier failed: a rank dead, missing or stuck? (timeout 5 s): invalid argument");
   for (const auto* m : {closed.c_str(), "Timed out", "x"})
     CHECK(std::string(collective_failure(where, 0, 2, "barrier", 5, m).what()).find('\n') == std::string::npos);
+}
+
+TEST_CASE("with more than 2 ranks the roll call names the rank that failed a collective", "[dist][env]") {
+  using gaugelab::gpt2::collective_failure;
+  using gaugelab::gpt2::PeerFault;
+  using gaugelab::gpt2::RollCall;
+  const std::string closed = "Connection closed by peer [127.0.0.1]:41234";
+  // Rank 2 never answered: it is named, and the line says how it was learnt.
+  RollCall roll{true, 2.5, {2}, false, false};
+  auto f = collective_failure("data parallel (gloo, rank 0/3)", 0, 3, "gradient all-reduce", 5, closed, roll);
+  CHECK(std::string(f.what()) ==
+        "data parallel (gloo, rank 0/3): gradient all-reduce failed: rank 2 is gone (a connection closed, and it did "
+        "not answer at the rendezvous store within 2.5 s; timeout 5 s): Connection closed by peer [127.0.0.1]:41234");
+  CHECK(f.lost_rank() == 2);
+  CHECK(f.fault() == PeerFault::closed);
+  // The store does not answer: its host, rank 0, is the one lost (whatever the roll had heard before).
+  roll = RollCall{true, 2.5, {}, true, false};
+  f = collective_failure("data parallel (gloo, rank 1/3)", 1, 3, "barrier", 5, closed, roll);
+  CHECK(std::string(f.what()).find("barrier failed: rank 0 is gone (a connection closed, and the rendezvous store it "
+                                   "serves does not answer; timeout 5 s): Connection closed") != std::string::npos);
+  CHECK(f.lost_rank() == 0);
+  // Several missing: all named, and lost_rank() names none.
+  roll = RollCall{true, 1, {1, 3}, false, false};
+  f = collective_failure("data parallel (gloo, rank 0/4)", 0, 4, "broadcast", 2, closed, roll);
+  CHECK(std::string(f.what()).find("broadcast failed: ranks 1 and 3 are gone (a connection closed, and they did not "
+                                   "answer at the rendezvous store within 1 s; timeout 2 s)") != std::string::npos);
+  CHECK(f.lost_ranks() == std::vector<int>{1, 3});
+  CHECK(!f.lost_rank().has_value());
+  roll.missing = {1, 2, 3};
+  CHECK(std::string(collective_failure("data parallel (gloo, rank 0/5)", 0, 5, "barrier", 2, closed, roll).what())
+            .find("ranks 1, 2 and 3 are gone") != std::string::npos);
+  // This rank saw a connection close, but a rank that answered timed out waiting: the missing rank may be
+  // alive and stuck, so it is named as late, and the hint will ask to stop every rank first.
+  roll = RollCall{true, 2.5, {2}, false, true};
+  f = collective_failure("data parallel (gloo, rank 1/3)", 1, 3, "gradient all-reduce", 5, closed, roll);
+  CHECK(std::string(f.what()).find("rank 2 did not take part within the timeout (stuck, or dead with its connection "
+                                   "open; it did not answer at the rendezvous store within 2.5 s; timeout 5 s)") !=
+        std::string::npos);
+  CHECK(f.fault() == PeerFault::timed_out);
+  CHECK(f.lost_rank() == 2);
+  // Every rank answered: nothing to name, the old wording stands.
+  roll = RollCall{true, 2.5, {}, false, false};
+  f = collective_failure("data parallel (gloo, rank 1/3)", 1, 3, "barrier", 5, closed, roll);
+  CHECK(std::string(f.what()).find("a rank is gone (a connection closed; the backend names the peer by address") !=
+        std::string::npos);
+  CHECK(f.lost_ranks().empty());
+  // With 2 ranks the other one is named without a roll call, as before.
+  CHECK(collective_failure("data parallel (gloo, rank 0/2)", 0, 2, "barrier", 5, closed, RollCall{}).lost_rank() == 1);
+  // The window: half the timeout, at most 3 s.
+  CHECK(gaugelab::gpt2::roll_call_window_s(5) == 2.5);
+  CHECK(gaugelab::gpt2::roll_call_window_s(600) == gaugelab::gpt2::kRollCallMaxS);
 }
 
 TEST_CASE("backend choice", "[dist][env]") {

@@ -1,6 +1,6 @@
 // Two Gloo ranks on 127.0.0.1, each a child process (dist_harness.hpp): broadcast, gradient
 // averaging, a small GPT trained 2 ranks × half batch against the single-process curve, and ranks
-// that never show up or die mid-run.
+// that never show up or die mid-run; three ranks, one of which dies or stalls, named by the others.
 #include <algorithm>
 #include <cmath>
 #include <string>
@@ -226,6 +226,58 @@ TEST_CASE("a stalled rank makes the other's all-reduce fail with one line after 
   CHECK(err.find("timeout 3 s") != std::string::npos);
   CHECK(w0[0].seconds >= kFailTimeoutS * 0.9);  // it did wait the timeout out
   CHECK(err.find('\n') == std::string::npos);
+}
+
+TEST_CASE("with 3 ranks, a rank dying mid-run is named by both survivors", "[dist][gloo][timeout][alone]") {
+  // Rank 2 dies: the survivors learn which at the roll call. Rank 0 dies: the store it served is gone with it.
+  for (const int dying : {2, 0}) {
+    ScratchDir dir;
+    Run r = run_ranks("dies", {0, 1, 2}, 3, kFailTimeoutS + kFailSlackS, dir,
+                      {{"GAUGELAB_DIST_TIMEOUT", std::to_string(kFailTimeoutS)},
+                       {"GAUGELAB_DIST_FAILING", std::to_string(dying)}});
+    REQUIRE(r.clean);
+    const std::string how = dying == 0 ? "rank 0 is gone (a connection closed, and the rendezvous store it serves does "
+                                         "not answer; timeout 3 s)"
+                                       : "rank 2 is gone (a connection closed, and it did not answer at the rendezvous "
+                                         "store within 1.5 s; timeout 3 s)";
+    for (const Worker& w : r.workers) {
+      INFO("dying " << dying << "\n" << describe(w));
+      if (w.rank == dying) {
+        CHECK(read_text(w.out).find("exiting") != std::string::npos);
+        continue;
+      }
+      CHECK(read_text(w.out).find("survived") == std::string::npos);
+      const std::string err = read_error(w.out);
+      CHECK(err.find("rank " + std::to_string(w.rank) + "/3") != std::string::npos);
+      CHECK(err.find("failed: " + how) != std::string::npos);
+      CHECK(err.find('\n') == std::string::npos);
+      CHECK(w.seconds < kFailTimeoutS + kFailSlackS);
+    }
+  }
+}
+
+TEST_CASE("with 3 ranks, a stalled rank is named as late by both others after the timeout", "[dist][gloo][timeout][alone]") {
+  // Rank 2 stays alive (its sockets open) but never joins the all-reduce: the rank waiting for it times out,
+  // and the one waiting for that rank hears at the roll call that a rank timed out, so both say rank 2 may live.
+  ScratchDir dir;
+  const int port = free_port();
+  const std::map<std::string, std::string> extra{{"GAUGELAB_DIST_TIMEOUT", std::to_string(kFailTimeoutS)},
+                                                 {"GAUGELAB_DIST_FAILING", "2"}};
+  std::vector<Worker> others{spawn_worker("stalls", 0, 3, port, dir.path, extra),
+                             spawn_worker("stalls", 1, 3, port, dir.path, extra)};
+  std::vector<Worker> stalled{spawn_worker("stalls", 2, 3, port, dir.path, extra)};
+  const bool clean = wait_all(others, kFailTimeoutS + kFailSlackS);
+  wait_all(stalled, 0.0);  // kills it
+  REQUIRE(clean);
+  CHECK(read_text(stalled[0].out).find("stalling") != std::string::npos);
+  for (const Worker& w : others) {
+    INFO(describe(w));
+    const std::string err = read_error(w.out);
+    CHECK(err.find("rank " + std::to_string(w.rank) + "/3") != std::string::npos);
+    CHECK(err.find("failed: rank 2 did not take part within the timeout (stuck, or dead with its connection open; it "
+                   "did not answer at the rendezvous store within 1.5 s; timeout 3 s)") != std::string::npos);
+    CHECK(w.seconds >= kFailTimeoutS * 0.9);
+  }
 }
 
 TEST_CASE("NCCL: a one-rank group works on a GPU and fails in one line without one", "[dist][nccl][alone]") {

@@ -33,6 +33,7 @@ void run_scenario(const std::string& scenario, std::ofstream& out) {
   const double timeout_s = env_double("GAUGELAB_DIST_TIMEOUT", 30.0);
   const auto bucket = static_cast<std::int64_t>(env_double("GAUGELAB_DIST_BUCKET", double(gpt2::kDefaultBucketBytes)));
   auto dp = gpt2::DataParallel::create(env, gpt2::DistBackend::automatic, c10::Device(c10::kCPU), timeout_s, bucket);
+  const int failing = static_cast<int>(env_double("GAUGELAB_DIST_FAILING", 1));  // the rank that dies or stalls
   out << "joined " << dp->rank() << " " << dp->world() << "\n";
   out.flush();
 
@@ -75,7 +76,7 @@ void run_scenario(const std::string& scenario, std::ofstream& out) {
   } else if (scenario == "dies") {
     auto ps = make_tensors(0);
     dp->broadcast_parameters(ps);
-    if (env.rank == 1) {
+    if (env.rank == failing) {
       out << "exiting\n";
       out.flush();
       std::_Exit(3);  // a crash: no goodbye to the group
@@ -86,7 +87,7 @@ void run_scenario(const std::string& scenario, std::ofstream& out) {
   } else if (scenario == "stalls") {
     auto ps = make_tensors(0);
     dp->broadcast_parameters(ps);
-    if (env.rank == 1) {
+    if (env.rank == failing) {
       out << "stalling\n";
       out.flush();
       std::this_thread::sleep_for(std::chrono::seconds(60));  // alive but never joins; the parent kills it
