@@ -129,7 +129,11 @@ struct DataParallel::Impl {
     RollCall roll;
     if (world > 2 && backend == DistBackend::gloo && store) {
       pg.reset();
-      roll = roll_call(store, rank, world, classify_peer_fault(message), roll_call_window_s(timeout_s));
+      try {
+        roll = roll_call(store, rank, world, classify_peer_fault(message), roll_call_window_s(timeout_s));
+      } catch (const std::exception&) {
+        roll = RollCall{};  // no roll call (e.g. no thread for it): the line names no rank, the failure stands
+      }
     }
     failed = collective_failure(where(), rank, world, op, timeout_s, message, roll);
     return *failed;

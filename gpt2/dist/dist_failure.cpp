@@ -49,9 +49,20 @@ std::vector<int> lost_ranks(int rank, int world, const RollCall& roll) {
   return roll.missing;
 }
 
+namespace {
+
+/// The roll call left it open which rank is gone: several did not answer (a connection closes only to a rank that
+/// is gone, so another may be alive and busy between collectives), or every rank answered (one was late but alive,
+/// or the error was this rank's own).
+bool roll_undecided(const RollCall& roll) {
+  return roll.held && !roll.store_lost && roll.missing.size() != 1;
+}
+
+}  // namespace
+
 PeerFault collective_fault(const std::string& backend_message, const RollCall& roll) {
   const PeerFault own = classify_peer_fault(backend_message);
-  return own == PeerFault::closed && roll.peer_timed_out ? PeerFault::timed_out : own;
+  return own == PeerFault::closed && (roll.peer_timed_out || roll_undecided(roll)) ? PeerFault::timed_out : own;
 }
 
 namespace {
@@ -85,7 +96,13 @@ std::string collective_failure_message(const std::string& where, int rank, int w
     heard = std::string(several ? "they" : "it") + " did not answer at the rendezvous store within " +
             seconds(roll.window_s);
   std::string cause, note;  // what happened; what qualifies it, inside the parentheses before the timeout
-  switch (collective_fault(backend_message, roll)) {
+  if (!by_peer && classify_peer_fault(backend_message) == PeerFault::closed && !roll.peer_timed_out &&
+      roll_undecided(roll)) {
+    cause = lost.empty() ? std::string("a connection closed, yet every rank answered at the rendezvous store")
+                         : who + " did not answer: gone, or alive and busy between collectives";
+    note = lost.empty() ? "a rank late but alive, or an error of this rank's own"
+                        : "a connection closed, and " + heard + "; any that lives must be stopped";
+  } else switch (collective_fault(backend_message, roll)) {
     case PeerFault::closed:
       cause = who + (several ? " are gone" : " is gone");
       note = by_peer          ? "its connection closed"

@@ -54,7 +54,9 @@ inline double roll_call_window_s(double timeout_s) { return std::min(timeout_s /
 std::vector<int> lost_ranks(int rank, int world, const RollCall& roll);
 
 /// The fault a failed collective is reported as: the backend's message read by classify_peer_fault, made
-/// timed_out when a rank that answered the roll call timed out (the rank it waited for may be alive).
+/// timed_out (a rank it names may be alive: the hint asks to stop every rank first) when a rank that answered the
+/// roll call timed out (the rank it waited for may be alive), when several ranks did not answer (a closed connection
+/// says one is gone; another may be busy between collectives) or when every rank answered.
 PeerFault collective_fault(const std::string& backend_message, const RollCall& roll);
 
 /// The one-line message of a failed collective `op` on rank `rank` of `world` (`where` prefixes it:

@@ -26,17 +26,22 @@ const char* fault_word(PeerFault f) {
 std::string roll_key(int rank) { return "gaugelab/roll/" + std::to_string(rank); }
 std::string done_key(int rank) { return "gaugelab/done/" + std::to_string(rank); }
 
-/// Polls `keys` (those not yet seen) until all are seen or `deadline`; `seen[i]` says which came.
+/// Polls `keys` (those not yet seen) until all are seen or `deadline`; `seen[i]` says which came. Returns when
+/// the last key it saw came (`since` if none).
 template <class Clock>
-void poll(c10d::Store& store, const std::vector<std::string>& keys, std::vector<bool>& seen,
-          typename Clock::time_point deadline) {
+typename Clock::time_point poll(c10d::Store& store, const std::vector<std::string>& keys, std::vector<bool>& seen,
+                                typename Clock::time_point since, typename Clock::time_point deadline) {
+  typename Clock::time_point last = since;
   for (;;) {
     bool all = true;
     for (std::size_t i = 0; i < keys.size(); ++i) {
-      if (!seen[i] && store.check({keys[i]})) seen[i] = true;
+      if (!seen[i] && store.check({keys[i]})) {
+        seen[i] = true;
+        last = Clock::now();
+      }
       all = all && seen[i];
     }
-    if (all || Clock::now() >= deadline) return;
+    if (all || Clock::now() >= deadline) return last;
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
 }
@@ -51,29 +56,37 @@ RollCall call(c10d::Store& store, int rank, int world, PeerFault own, double win
   for (int r = 0; r < world; ++r) keys.push_back(roll_key(r));
   std::vector<bool> answered(static_cast<std::size_t>(world), false);
   answered[static_cast<std::size_t>(rank)] = true;
+  const auto start = Clock::now();
+  auto last_answer = start;
   try {
-    store.setTimeout(window);  // bounds every call below that waits on the store
+    store.setTimeout(window);  // bounds get and wait; set and check are bounded by roll_call's thread alone
     store.set(roll_key(rank), std::string(fault_word(own)));
-    poll<Clock>(store, keys, answered, Clock::now() + window);
-    for (int r = 0; r < world; ++r) {
-      if (!answered[static_cast<std::size_t>(r)]) roll.missing.push_back(r);
-      else if (r != rank && store.get_to_str(roll_key(r)) == fault_word(PeerFault::timed_out)) roll.peer_timed_out = true;
-    }
+    last_answer = poll<Clock>(store, keys, answered, start, start + window);
+    for (int r = 0; r < world; ++r)
+      if (answered[static_cast<std::size_t>(r)] && r != rank &&
+          store.get_to_str(roll_key(r)) == fault_word(PeerFault::timed_out))
+        roll.peer_timed_out = true;
   } catch (const std::exception&) {
     if (rank == 0) return RollCall{};  // its own store failing says nothing about the others
-    roll.missing.clear();
-    roll.store_lost = true;
-    return roll;
+    if (!answered[0]) {  // rank 0 never answered and its store is gone: it is the one lost
+      roll.store_lost = true;
+      return roll;
+    }
+    // rank 0 answered, then closed its store (its wait for this rank ran out): the roll as heard stands
   }
+  for (int r = 0; r < world; ++r)
+    if (!answered[static_cast<std::size_t>(r)]) roll.missing.push_back(r);
   try {
     if (rank != 0) {
       store.set(done_key(rank), std::string("1"));
-    } else {  // the store's host stays until every rank that answered has heard the roll (at most one window)
+    } else {
+      // The store's host stays until every rank that answered has heard the roll: a rank that answered at time t
+      // polls until t + window at most, so rank 0 waits for its done key that long after the last answer it saw.
       std::vector<std::string> done;
       for (int r = 1; r < world; ++r)
         if (answered[static_cast<std::size_t>(r)]) done.push_back(done_key(r));
       std::vector<bool> seen(done.size(), false);
-      poll<Clock>(store, done, seen, Clock::now() + window);
+      poll<Clock>(store, done, seen, start, last_answer + window + std::chrono::milliseconds(250));
     }
   } catch (const std::exception&) {
     // the roll is heard; a failure to say so changes nothing in it
@@ -88,7 +101,8 @@ RollCall roll_call(const c10::intrusive_ptr<c10d::Store>& store, int rank, int w
       [store, rank, world, own, window_s] { return call(*store, rank, world, own, window_s); });
   std::future<RollCall> answer = task->get_future();
   std::thread([task] { (*task)(); }).detach();  // left behind only when a stopped store host holds a reply
-  const auto bound = std::chrono::milliseconds(static_cast<std::int64_t>(std::ceil((2 * window_s + 1) * 1000.0)));
+  // rank 0: its poll (one window), then the done keys until one window and 250 ms after the last answer
+  const auto bound = std::chrono::milliseconds(static_cast<std::int64_t>(std::ceil((2 * window_s + 1.5) * 1000.0)));
   if (answer.wait_for(bound) == std::future_status::ready) return answer.get();
   RollCall roll;
   if (rank == 0) return roll;

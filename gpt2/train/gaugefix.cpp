@@ -106,7 +106,7 @@ at::Tensor gauge_fix_vo(GPT& model, double eps) {
     throw std::runtime_error("gauge_fix_vo: needs row multipliers on v and column multipliers on attn_out (placement '" +
                              model.config().lrm.spec() + "')");
   at::NoGradGuard no_grad;
-  const std::int64_t H = model.config().n_head, d = model.config().n_embd;
+  const std::int64_t H = model.config().n_head;
   std::vector<at::Tensor> gs;
   for (Block& b : model.h) {
     at::Tensor bv = b.c_attn.bias.defined() ? b.b_v() : at::Tensor();
