@@ -22,6 +22,8 @@ import os, re, sys
 args = sys.argv[1:]
 opt = {a[1:].split("=", 1)[0]: a.split("=", 1)[1] for a in args if a.startswith("-")}
 dirs = [a for a in args if not a.startswith("-")]
+if "runs" not in opt:  # one input run again alone: FAKE_REPLAY says whether it hangs there too
+    sys.exit(70 if os.environ.get("FAKE_REPLAY", "ok") == "hang" else 0)
 n = min(int(opt["runs"]), int(os.environ.get("FAKE_MAX", "1000000000")))
 for i in range(int(os.environ.get("FAKE_NEW", "1"))):
     open(os.path.join(dirs[0], "unit%d-%d" % (os.getpid(), i)), "w").write("x")
@@ -36,6 +38,10 @@ if mode == "killed":
 if mode == "crash":
     open(opt["artifact_prefix"] + "crash-abc123", "w").write("boom")
     print("==1== ERROR: AddressSanitizer: heap-buffer-overflow")
+if mode == "timeout":
+    open(opt["artifact_prefix"] + "timeout-def456", "w").write("slow?")
+    print("==1== ERROR: libFuzzer: timeout after 15 seconds")
+    sys.exit(70)
 print("stat::number_of_executed_units: %d" % n)
 print("stat::average_exec_per_sec:     %d" % n)
 sys.exit(1 if mode == "crash" else 0)
@@ -53,8 +59,8 @@ def make_build(tmp_path: Path) -> Path:
     return tmp_path / "build"
 
 
-def campaign(tmp_path: Path, *args, mode="ok", max_runs=None, new=1):
-    env = dict(os.environ, FAKE_MODE=mode, FAKE_NEW=str(new), FAKE_ARGS=str(tmp_path / "args.txt"))
+def campaign(tmp_path: Path, *args, mode="ok", max_runs=None, new=1, replay="ok"):
+    env = dict(os.environ, FAKE_MODE=mode, FAKE_NEW=str(new), FAKE_ARGS=str(tmp_path / "args.txt"), FAKE_REPLAY=replay)
     if max_runs is not None:
         env["FAKE_MAX"] = str(max_runs)
     cmd = [sys.executable, str(SCRIPT), "--build", str(tmp_path / "build"), "--dir", str(tmp_path / "camp"),
@@ -137,6 +143,21 @@ def test_a_finding_is_copied_to_the_regressions_and_ends_that_target_only(tmp_pa
     r = campaign(tmp_path, "--targets", "run_log", "--goal", 200)
     assert r.returncode == 0, r.stdout + r.stderr
     assert str(tmp_path / "regressions" / "run_log") in (tmp_path / "args.txt").read_text().splitlines()[-1]
+
+
+def test_a_timeout_that_does_not_recur_alone_was_the_machines_and_the_campaign_goes_on(tmp_path):
+    """libFuzzer's -timeout is wall time: a worker starved on a loaded machine passed it on inputs that run in
+    milliseconds (tokenizer and token files, niced at load ~7). Such an input is run once more alone."""
+    make_build(tmp_path)
+    r = campaign(tmp_path, "--targets", "tokenizer", "--goal", 100, mode="timeout")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "timeout-def456 was the machine's" in r.stdout and "FINDING" not in r.stdout
+    assert (tmp_path / "camp" / "tokenizer" / "artifacts" / "load-timeouts" / "timeout-def456").exists()
+    assert not (tmp_path / "regressions" / "tokenizer").exists()
+    # One that hangs alone too is a finding.
+    r = campaign(tmp_path, "--targets", "token_files", "--goal", 100, mode="timeout", replay="hang")
+    assert r.returncode == 1 and "FINDING: timeout-def456" in r.stdout
+    assert (tmp_path / "regressions" / "token_files" / "timeout-def456").exists()
 
 
 def test_bad_arguments_are_one_line_errors(tmp_path):
