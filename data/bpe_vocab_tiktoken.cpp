@@ -18,7 +18,7 @@ namespace {
   throw std::runtime_error(path + ":" + std::to_string(line) + ": " + what);
 }
 
-std::string read_file(const std::string& path) {
+std::string read_ranks_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw std::runtime_error(path + ": cannot open the BPE ranks file (missing or unreadable)");
   std::ostringstream ss;
@@ -30,7 +30,7 @@ std::string read_file(const std::string& path) {
 }  // namespace
 
 BpeVocab load_tiktoken_ranks(const std::string& path) {
-  const std::string text = read_file(path);
+  const std::string text = read_ranks_file(path);
   struct Entry {
     std::string bytes;
     std::size_t rank, line;
