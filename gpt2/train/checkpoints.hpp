@@ -1,4 +1,5 @@
-// The trainer's run directory and its resume checkpoints.
+// The trainer's run directory and its checkpoints: where they lie, the newest that loads, writing the checkpoint of
+// a step (the loop's last station, checkpoint_or_stop) and the line that says from which one a failed run continues.
 //
 //   OUT/log.h5                          the HDF5 run log (kind "gpt2/train", train_log.hpp)
 //   OUT/checkpoints/step_00001000/      one checkpoint per saved step, the newest `keep` kept
@@ -10,18 +11,24 @@
 //                                       so any step_* directory is whole (a crash leaves only .tmp-*)
 // RNG: the trainer reseeds the CPU generator from (seed, step, rank) before every step and the data
 // order is a pure function of (seed, step, rank) (data_loader.hpp), so the step is the whole position.
-// Each checkpoint is also a model checkpoint `gaugelab eval/generate/export` read directly.
+// Each checkpoint is also a model checkpoint `gaugelab eval/generate/export` read directly. What a resumed run must
+// share with the checkpoint it continues: resume.hpp.
 #pragma once
 
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <vector>
 
+#include <c10/core/Device.h>
 #include <nlohmann/json.hpp>
 
+#include "gpt2/dist/dist_failure.hpp"
 #include "gpt2/model/checkpoint.hpp"
+#include "gpt2/model/safetensors.hpp"
 #include "gpt2/train/optimizer.hpp"
+#include "gpt2/train/run_state.hpp"
 
 namespace gaugelab::gpt2 {
 
@@ -43,5 +50,34 @@ std::vector<std::string> train_checkpoints_newest_first(const std::string& out);
 
 /// Restores the optimizer state saved beside a checkpoint's model.
 void load_optimizer_state(const std::string& checkpoint_dir, TrainOptimizer& opt);
+
+/// The newest checkpoint of the run in `out` whose model and optimizer state both load, with them loaded (none when
+/// the run has no checkpoint). A damaged newer one is skipped with a line saying so and, once an older one has
+/// loaded, renamed to damaged-step_* beside it. None loading is an error.
+std::tuple<std::optional<std::string>, std::optional<Checkpoint>, std::optional<safetensors::File>>
+newest_loadable_checkpoint(const std::string& out, c10::Device device, bool rank0);
+/// A directory whose earlier run failed before logging its first step: a new run may replace it without --force.
+bool failed_before_first_step(const std::string& out);
+
+/// The trainer state a checkpoint carries besides model and optimizer (config.json "trainer"), and back.
+nlohmann::json train_state_json(const TrainRun& run);
+TrainState train_state_from_json(const nlohmann::json& j);
+
+/// Checkpoint of the current step (rank 0 writes; every rank waits for it). Sets last_checkpoint_step: on
+/// rank 0 once its files are in place, on the others once the wait says rank 0 got there.
+void save_state(TrainRun& run);
+
+/// The loop's last station: a checkpoint at every --ckpt-every step, at the last step and when a stop was
+/// requested (SIGTERM/SIGINT on any rank: all ranks stop together); none with --ckpt-every 0. Returns true when
+/// the run stops here.
+bool checkpoint_or_stop(TrainRun& run, int signal, std::int64_t step, bool last);
+
+/// What a rank does after a collective failed because another rank is gone or late: `failure` again, its line
+/// extended by how to continue: every rank again with --resume --out OUT, from the newest whole checkpoint in OUT
+/// or, newer, the one of `last_checkpoint_step` (-1: none this process saw; a run started with --resume had one).
+/// OUT is read only when `read_run_dir` (its checkpoints are this run's: past the set-up, or a --resume run); a
+/// peer that timed out rather than closed (it may still live) makes the line ask to stop every rank first.
+DistFailure with_resume_hint(const DistFailure& failure, const TrainOptions& o, std::int64_t last_checkpoint_step,
+                             bool read_run_dir);
 
 }  // namespace gaugelab::gpt2

@@ -1,5 +1,5 @@
 // The GaugeFix hooks (hook_gauge_fix.cpp): gauge_fix (--gaugefix-mode, --gaugefix-vo, --gaugefix-eps, the cadence
-// --gaugefix-every) and qk_cap (--qk-cap, Dcap's magnitude control). Their registry rows: hook_registry.cpp.
+// --gaugefix-every) and qk_cap (--qk-cap, Dcap's magnitude control). Their registry rows: step_hook_kinds.def.
 #pragma once
 
 #include <memory>

@@ -1,5 +1,5 @@
 // The QK-Clip hook (hook_qk_clip.cpp, condition QKclip): --qk-clip-tau, --qk-clip-on. The clip itself: qk_clip.hpp.
-// Its registry row: hook_registry.cpp.
+// Its registry row: step_hook_kinds.def.
 #pragma once
 
 #include <memory>

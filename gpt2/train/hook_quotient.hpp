@@ -1,5 +1,5 @@
 // The quotient hook (hook_quotient.cpp, conditions E and Erms): --quotient, --quotient-every, --quotient-damping,
-// --quotient-vo, --quotient-scale. Its registry row: hook_registry.cpp.
+// --quotient-vo, --quotient-scale. Its registry row: step_hook_kinds.def.
 #pragma once
 
 #include <memory>

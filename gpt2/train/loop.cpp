@@ -8,7 +8,7 @@
 //   evaluate_and_sample evaluate.hpp: validation loss and a text sample every --eval-every steps
 //   end_step            progress.hpp: spikes, tokens, timing, the log row
 //   print_progress      progress.hpp: the progress line
-//   checkpoint_or_stop  resume.hpp: checkpoints, and a requested stop
+//   checkpoint_or_stop  checkpoints.hpp: checkpoints, and a requested stop
 // Set-up before the loop is setup_train (setup.hpp); the summary after it finish_train (report.hpp).
 #include <algorithm>
 #include <chrono>
@@ -16,13 +16,13 @@
 #include <limits>
 
 #include "gpt2/dist/dist_failure.hpp"
+#include "gpt2/train/checkpoints.hpp"
 #include "gpt2/train/evaluate.hpp"
 #include "gpt2/train/loop_state.hpp"
 #include "gpt2/train/micro_steps.hpp"
 #include "gpt2/train/observe.hpp"
 #include "gpt2/train/progress.hpp"
 #include "gpt2/train/report.hpp"
-#include "gpt2/train/resume.hpp"
 #include "gpt2/train/samples.hpp"
 #include "gpt2/train/setup.hpp"
 #include "gpt2/train/step_rng.hpp"
@@ -56,6 +56,17 @@ StepWork begin_step(TrainRun& run, LoopState& loop, std::int64_t it) {
   return s;
 }
 
+// setup_train, and a collective that failed in it ends this rank with a line saying how to continue. Before the
+// set-up's barrier the directory may still hold an older run's checkpoints (rank 0 clears them): it is read only for
+// a --resume run.
+TrainRun setup_or_hint(const TrainOptions& o, io::Provenance prov) {
+  try {
+    return setup_train(o, std::move(prov));
+  } catch (const DistFailure& e) {
+    throw with_resume_hint(e, o, -1, o.resume);
+  }
+}
+
 }  // namespace
 
 LoopState::LoopState(TrainRun& run)
@@ -84,14 +95,7 @@ LoopState::LoopState(TrainRun& run)
 
 TrainResult run_train(const TrainOptions& o, io::Provenance prov) {
   // A collective that failed because a rank is gone or late ends this rank too, its line saying how to continue.
-  TrainRun run = [&] {
-    try {
-      return setup_train(o, std::move(prov));
-    } catch (const DistFailure& e) {
-      // Before the set-up's barrier the directory may still hold an older run's checkpoints (rank 0 clears them).
-      throw with_resume_hint(e, o, -1, o.resume);
-    }
-  }();
+  TrainRun run = setup_or_hint(o, std::move(prov));
   try {
     LoopState loop(run);
     catch_up_sample(run, loop);  // a stop cut the checkpoint's sample short

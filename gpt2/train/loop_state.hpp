@@ -1,5 +1,5 @@
 // What the training loop (loop.cpp) keeps between steps (LoopState) and one step's working values (StepWork),
-// shared by the loop's stations: micro_steps.hpp, update.hpp, observe.hpp, evaluate.hpp, progress.hpp, resume.hpp.
+// shared by the loop's stations: micro_steps.hpp, update.hpp, observe.hpp, evaluate.hpp, progress.hpp, checkpoints.hpp.
 #pragma once
 
 #include <chrono>

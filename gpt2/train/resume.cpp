@@ -1,26 +1,15 @@
-// Resuming a run: the checkpoint it continues (damaged newer ones skipped and set aside), the settings
-// it must share with it (the identity options of declare_train_options), its planned schedule, and the
-// trainer state a checkpoint carries besides model and optimizer (config.json "trainer"); and save_state,
-// the loop's checkpoint of a step, which writes what resuming reads.
+// Resuming a run: the settings it must share with the checkpoint it continues (the identity options of
+// declare_train_options) and its planned schedule. The checkpoint itself is loaded by checkpoints.cpp.
 #include "gpt2/train/resume.hpp"
 
 #include <algorithm>
-#include <cmath>
-#include <csignal>
-#include <filesystem>
 #include <iostream>
-#include <limits>
+#include <string>
+#include <vector>
 
-#include "gpt2/train/checkpoints.hpp"
-#include "gpt2/train/not_measured.hpp"
 #include "io/options.hpp"
-#include "io/run_log_reader.hpp"
-#include "io/stop_signal.hpp"
 
 namespace gaugelab::gpt2 {
-
-namespace fs = std::filesystem;
-
 
 // Settings a resumed run must share with the run it continues are the options declared identity() (they
 // decide the data order, the model, or the optimizer's trajectory); anything else (max-iters, cadences,
@@ -58,151 +47,6 @@ LrSchedule resumed_schedule(const TrainOptions& o, const nlohmann::json& saved, 
     std::cerr << "train: resume: --replan: the cosine now reaches min-lr at step " << now.decay_iters << " (was "
               << planned.decay_iters << "); the lr changes from the next step on\n";
   return now;
-}
-
-// The newest checkpoint of the run whose model and optimizer state both load, with them loaded.
-// A damaged newer checkpoint is skipped with a line saying so and, once an older one has loaded,
-// renamed to damaged-step_* beside it (kept, never again picked). None loading is an error.
-std::tuple<std::optional<std::string>, std::optional<Checkpoint>, std::optional<safetensors::File>>
-newest_loadable_checkpoint(const std::string& out, c10::Device device, bool rank0) {
-  const std::optional<std::string> newest = latest_train_checkpoint(out);  // also clears .tmp-* leftovers
-  if (!newest) return {};
-  std::vector<std::string> skipped;
-  std::string first_error;
-  for (const std::string& dir : train_checkpoints_newest_first(out)) {
-    try {
-      Checkpoint ck = load_checkpoint(dir, device);
-      safetensors::File opt = safetensors::read_file(dir + "/optimizer.safetensors");
-      if (rank0)
-        for (const std::string& bad : skipped) {
-          const fs::path p(bad);
-          std::error_code ec;
-          fs::rename(p, p.parent_path() / ("damaged-" + p.filename().string()), ec);
-        }
-      return {dir, std::move(ck), std::move(opt)};
-    } catch (const std::exception& e) {
-      if (rank0) std::cerr << "train: skipping checkpoint " << dir << ": " << e.what() << "\n";
-      if (first_error.empty()) first_error = e.what();
-      skipped.push_back(dir);
-    }
-  }
-  throw std::runtime_error(out + ": no checkpoint loads (the newest: " + first_error + ")");
-}
-
-// A directory whose earlier run failed before logging its first step: no checkpoint, and a log that
-// is missing, empty or holds no rows. A new run may replace it without --force (nothing is lost).
-bool failed_before_first_step(const std::string& out) {
-  if (!train_checkpoints_newest_first(out).empty()) return false;
-  const std::string log = train_log_path(out);
-  std::error_code ec;
-  if (!fs::exists(log, ec) || fs::file_size(log, ec) == 0) return true;
-  try {
-    return io::RunLogReader(log).series_length() == 0;
-  } catch (const std::exception&) {
-    return false;  // unreadable: not ours to judge, keep refusing
-  }
-}
-
-nlohmann::json train_state_json(const TrainRun& r) {
-  const TrainState& s = r.state;
-  auto num = [](double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); };
-  return {{"step", s.step},
-          {"tokens", s.tokens},
-          {"best_val_loss", num(s.best_val_loss)},
-          {"final_val_loss", num(s.final_val_loss)},
-          {"final_drift_max", num(s.final_drift_max)},
-          {"final_drift_mean", num(s.final_drift_mean)},
-          {"max_drift_max", s.max_drift_max},
-          {"n_spikes", s.n_spikes},
-          {"eval_pending", s.eval_pending},
-          {"spike_window", r.spikes.window()},
-          {"world", r.dist.world},
-          {"tokens_per_step", r.tokens_per_step},
-          {"micro_batch", r.micro_batch},        // sequences per micro-batch (--fit-micro-batch: kept on resume)
-          {"grad_accum_rank", r.grad_accum},     // micro-batches per step on each rank
-          {"schedule", {{"lr", r.schedule.lr}, {"min_lr", r.schedule.min_lr}, {"warmup", r.schedule.warmup},
-                        {"decay_iters", r.schedule.decay_iters}, {"max_iters", r.options.max_iters}}},
-          {"rng", "CPU and CUDA generators reseeded from (seed, step, rank) before every step"},
-          {"options", r.prov.config}};
-}
-
-TrainState train_state_from_json(const nlohmann::json& j) {
-  auto num = [&](const char* k) { return j.contains(k) && j[k].is_number() ? j[k].get<double>() : not_measured(); };
-  TrainState s;
-  s.step = j.at("step").get<std::int64_t>();
-  s.tokens = j.at("tokens").get<std::int64_t>();
-  s.best_val_loss = num("best_val_loss"), s.final_val_loss = num("final_val_loss");
-  s.final_drift_max = num("final_drift_max"), s.final_drift_mean = num("final_drift_mean");
-  s.max_drift_max = num("max_drift_max");
-  s.n_spikes = j.at("n_spikes").get<std::int64_t>();
-  s.eval_pending = j.value("eval_pending", false);  // checkpoints from before the key: nothing pending
-  return s;
-}
-
-void save_state(TrainRun& r) {
-  if (r.dist.rank == 0) {
-    r.log->log().flush();
-    // --compact-vocab: the map; --vocab-size below GPT-2's without it: the data's own ids.
-    const Vocabulary vocab{std::vector<std::int64_t>(r.vocab_map.ids.begin(), r.vocab_map.ids.end()), {},
-                           r.vocab_map.ids.empty() && r.model->config().vocab_size < kGpt2Vocab};
-    save_train_checkpoint(r.options.run.out, r.state.step, *r.model, *r.opt, vocab, train_state_json(r),
-                          r.options.keep_ckpts);
-    r.last_checkpoint_step = r.state.step;
-  }
-  if (r.dist.active()) r.dist.barrier();
-  r.last_checkpoint_step = r.state.step;
-}
-
-namespace {
-
-std::string resume_hint(const TrainOptions& o, std::int64_t last_checkpoint_step, bool read_run_dir,
-                        bool peer_may_live) {
-  // The run directory may hold a newer whole checkpoint than this rank saw finished: rank 0 writes it, then every
-  // rank waits for it, and rank 0 may die between the two. Read only where its checkpoints are this run's: past the
-  // set-up's barrier (rank 0 cleared an older run's before it) or in a run started with --resume. A peer that
-  // timed out may still be writing one, so its step is the newest found, not the one --resume will load.
-  if (read_run_dir) try {
-      const std::vector<std::string> on_disk = train_checkpoints_newest_first(o.run.out);
-      if (!on_disk.empty())  // ".../step_00001000"
-        last_checkpoint_step = std::max<std::int64_t>(
-            last_checkpoint_step, std::stoll(fs::path(on_disk.front()).filename().string().substr(5)));
-    } catch (const std::exception&) {
-      // an unreadable directory: what this rank saw stands
-    }
-  const std::string again = "gaugelab train --resume --out " + o.run.out;
-  const std::string first = peer_may_live ? "stop every rank, then continue on every rank with: "
-                                          : "continue on every rank with: ";
-  if (last_checkpoint_step >= 0)
-    return first + again + (peer_may_live ? " (the newest checkpoint found: step " : " (the last checkpoint: step ") +
-           std::to_string(last_checkpoint_step) + ")";
-  if (o.resume) return first + again;
-  if (o.ckpt_every == 0) return "no checkpoint (--ckpt-every 0): start every rank again with --force";
-  return "no checkpoint yet (--ckpt-every " + std::to_string(o.ckpt_every) +
-         "): start every rank again (--force replaces the partial run)";
-}
-
-}  // namespace
-
-DistFailure with_resume_hint(const DistFailure& failure, const TrainOptions& o, std::int64_t last_checkpoint_step,
-                             bool read_run_dir) {
-  const bool peer_may_live = failure.fault() == PeerFault::timed_out;
-  return DistFailure(std::string(failure.what()) + "; " + resume_hint(o, last_checkpoint_step, read_run_dir, peer_may_live),
-                     failure.lost_ranks(), failure.fault());
-}
-
-bool checkpoint_or_stop(TrainRun& run, int signal, std::int64_t step, bool last) {
-  const TrainOptions& o = run.options;
-  if (run.dist.active())  // every rank stops at the same step when any rank was asked to
-    signal = run.dist.all_reduce_mean(signal != 0 ? 1.0 : 0.0) > 0 ? (signal != 0 ? signal : SIGTERM) : 0;
-  if (o.ckpt_every > 0 && (signal != 0 || step % o.ckpt_every == 0 || last)) save_state(run);  // 0: never
-  if (signal == 0) return false;
-  run.state.interrupted = true;
-  if (run.dist.rank == 0)
-    std::cerr << "train: " << io::stop_signal_name(signal) << " at step " << step
-              << (o.ckpt_every > 0 ? ": checkpoint written; continue with: gaugelab train --resume --out " + o.run.out
-                                   : std::string(": stopped without a checkpoint (--ckpt-every 0)"))
-              << "\n";
-  return true;
 }
 
 }  // namespace gaugelab::gpt2

@@ -1,6 +1,6 @@
-// setup_train: a run from its options to the first step (setup.cpp), station by station: resume.hpp
-// (which checkpoint a resumed run continues), build_run.hpp (data directory, model, memory check),
-// report.hpp (the settings printout), matmul_peak.hpp (the MFU denominator).
+// setup_train: a run from its options to the first step (setup.cpp), station by station: checkpoints.hpp
+// (which checkpoint a resumed run continues), resume.hpp (what it must share with it), build_run.hpp (data
+// directory, model, memory check), report.hpp (the settings printout), matmul_peak.hpp (the MFU denominator).
 #pragma once
 
 #include <c10/core/Device.h>

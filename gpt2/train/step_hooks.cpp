@@ -1,17 +1,18 @@
 #include "gpt2/train/step_hooks.hpp"
 
-#include "gpt2/train/hook_gauge_fix.hpp"
-#include "gpt2/train/hook_qk_clip.hpp"
-#include "gpt2/train/hook_quotient.hpp"
-
 namespace gaugelab::gpt2 {
 
+// Each kind's constructor, make_<id>_hook, defined in its hook file (hook_<id>.hpp declares it there too).
+#define GAUGELAB_STEP_HOOK(id, flags, ...) std::unique_ptr<StepHook> make_##id##_hook(const TrainOptions& o);
+#include "gpt2/train/step_hook_kinds.def"
+#undef GAUGELAB_STEP_HOOK
+
 std::unique_ptr<StepHook> make_step_hook(StepHookKind kind, const TrainOptions& o) {
-  switch (kind) {  // each kind's constructor, in its hook file (hook_registry.hpp holds the rest of its row)
-    case StepHookKind::gauge_fix: return make_gauge_fix_hook(o);
-    case StepHookKind::qk_cap: return make_qk_cap_hook(o);
-    case StepHookKind::quotient: return make_quotient_hook(o);
-    case StepHookKind::qk_clip: return make_qk_clip_hook(o);
+  switch (kind) {  // one case per row of step_hook_kinds.def
+#define GAUGELAB_STEP_HOOK(id, flags, ...) \
+  case StepHookKind::id: return make_##id##_hook(o);
+#include "gpt2/train/step_hook_kinds.def"
+#undef GAUGELAB_STEP_HOOK
   }
   return nullptr;
 }

@@ -6,8 +6,6 @@
 #include <iostream>
 #include <limits>
 
-#include "gpt2/train/checkpoints.hpp"
-
 namespace gaugelab::gpt2 {
 
 void clip_gradients(TrainRun& run, const LoopState& loop, StepWork& s) {
@@ -30,8 +28,8 @@ bool stop_if_diverged(TrainRun& run, StepWork& s) {
   run.log->append(s.row);
   std::cerr << "train: step " << s.row.step << ": non-finite " << (std::isfinite(loss) ? "gradient norm" : "loss")
             << " (loss " << loss << ", grad norm " << grad_norm << "); stopping, "
-            << (latest_train_checkpoint(run.options.run.out) ? "the last good checkpoint is kept"
-                                                             : "no checkpoint was written before it (--ckpt-every)")
+            << (run.last_checkpoint_step >= 0 ? "the last good checkpoint is kept"
+                                               : "no checkpoint was written before it (--ckpt-every)")
             << "\n";
   return true;
 }

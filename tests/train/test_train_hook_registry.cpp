@@ -1,7 +1,11 @@
-// The hook registry (gpt2/train/hook_registry.hpp): every row reachable from each place that handles hooks. A row
-// added to the registry is covered here without a new test: its flags are declared and gated to the conditions that
-// run it, its description is in the settings line of such a condition, its name reaches the torch library's
-// conditions table (gaugelab.torch's attach checks it), and its hook file's constructor makes a hook.
+// The hook registry (gpt2/train/hook_registry.hpp): the rows of step_hook_kinds.def well formed, and every row
+// reachable from each place that handles hooks. A row added to step_hook_kinds.def is covered here without a new
+// test: its flags are declared and gated to the conditions that run it, its description is in the settings line of
+// such a condition, its name reaches the torch library's conditions table (gaugelab.torch's attach checks it), and
+// its hook file's constructor makes a hook.
+#include <cctype>
+#include <cstddef>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -41,6 +45,28 @@ std::string at_default(const std::string& flag) {
 }
 
 }  // namespace
+
+TEST_CASE("hook registry: the rows of step_hook_kinds.def are in StepHookKind's order, each name and flag once",
+          "[train][conditions]") {
+  const std::vector<gpt2::StepHookRow>& rows = gpt2::step_hook_rows();
+  REQUIRE(!rows.empty());
+  std::set<std::string> names, flags;
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const gpt2::StepHookRow& h = rows[i];
+    INFO(h.name);
+    CHECK(static_cast<std::size_t>(h.kind) == i);  // the enum and the rows come from one list, in its order
+    const std::string name = h.name;
+    REQUIRE(!name.empty());
+    for (const char ch : name) CHECK((std::islower(static_cast<unsigned char>(ch)) || ch == '_'));
+    CHECK(names.insert(name).second);  // a name is the conditions' JSON and gaugelab.torch's key: one row each
+    CHECK(h.describe != nullptr);
+    for (const char* flag : h.flags) {
+      INFO(flag);
+      CHECK(std::string(flag).rfind("--", 0) != 0);  // the flag's name, as declare_train_options declares it
+      CHECK(flags.insert(flag).second);  // a flag gated by two rows would be refused for a condition running one
+    }
+  }
+}
 
 TEST_CASE("hook registry: every row is reachable from the options, describe_condition, the torch library and "
           "make_step_hooks", "[train][conditions]") {

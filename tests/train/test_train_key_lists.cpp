@@ -71,7 +71,8 @@ TEST_CASE("no hand-typed list of condition keys in gpt2/, cli/ or gaugelab.torch
   for (const char* dir : {"gpt2", "cli", "python/gaugelab"}) {
     for (const auto& e : fs::recursive_directory_iterator(root / dir)) {
       const std::string ext = e.path().extension().string();
-      if (!e.is_regular_file() || (ext != ".cpp" && ext != ".hpp" && ext != ".py" && ext != ".cu")) continue;
+      if (!e.is_regular_file() || (ext != ".cpp" && ext != ".hpp" && ext != ".def" && ext != ".py" &&
+          ext != ".cu")) continue;
       if (e.path().filename() == "conditions.cpp") continue;  // the table itself
       ++files;
       std::ifstream in(e.path());
