@@ -13,7 +13,7 @@ cd "$root" || exit 2
 fail=0
 check() {  # folder, forbidden include regex, reason
   local hits
-  hits=$(grep -rnE "^\s*#\s*include\s*[<\"]($2)" "$1" --include='*.hpp' --include='*.cpp' --include='*.h' 2>/dev/null)
+  hits=$(grep -rnE "^\s*#\s*include\s*[<\"]($2)" "$1" --include='*.hpp' --include='*.cpp' --include='*.h' --include='*.def' 2>/dev/null)
   if [ -n "$hits" ]; then echo "floors: $1 must not include $2 ($3):"; echo "$hits"; fail=1; fi
 }
 check src/core  'io/|harness/|toys/|data/|gpt2/|cli/|hdf5|H5|boost/|nlohmann/|torch/|ATen/|c10/' "core is Eigen-only math"

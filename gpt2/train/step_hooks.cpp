@@ -2,7 +2,9 @@
 
 namespace gaugelab::gpt2 {
 
-// Each kind's constructor, make_<id>_hook, defined in its hook file (hook_<id>.hpp declares it there too).
+// Each kind's constructor, make_<id>_hook, defined in its hook file (qk_cap's in hook_gauge_fix.cpp, which it
+// shares). The hook headers are not included, so a new kind adds no line here; a constructor whose signature
+// differs from this declaration is an undefined reference when the trainer links.
 #define GAUGELAB_STEP_HOOK(id, flags, ...) std::unique_ptr<StepHook> make_##id##_hook(const TrainOptions& o);
 #include "gpt2/train/step_hook_kinds.def"
 #undef GAUGELAB_STEP_HOOK

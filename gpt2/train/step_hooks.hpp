@@ -1,6 +1,7 @@
 // The per-step hooks of a condition, made from its row (conditions.hpp Condition::hooks), each by its hook file's
 // constructor: hook_gauge_fix.hpp (gauge_fix, qk_cap), hook_quotient.hpp (quotient), hook_qk_clip.hpp (qk_clip).
-// The interface they share: step_hook.hpp; their names, flags and descriptions: hook_registry.hpp.
+// The interface they share: step_hook.hpp; their names, flags and descriptions: step_hook_kinds.def, read by
+// hook_registry.hpp.
 #pragma once
 
 #include <memory>
