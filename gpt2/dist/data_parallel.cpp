@@ -27,7 +27,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -69,13 +68,6 @@ std::string first_line(const std::exception& e) {
   const auto nl = msg.find('\n');
   if (nl != std::string::npos) msg.resize(nl);
   return msg;
-}
-
-/// "3 s", "0.5 s", "600 s".
-std::string seconds(double s) {
-  std::ostringstream o;
-  o << s << " s";
-  return o.str();
 }
 
 /// Tensors of one dtype laid end to end in a flat buffer on the communication device.
@@ -252,7 +244,7 @@ std::unique_ptr<DataParallel> DataParallel::create(const DistEnv& env, DistBacke
     impl->store = c10::make_intrusive<c10d::TCPStore>(env.master_addr, o);
   } catch (const std::exception& e) {
     throw std::runtime_error(impl->where() + ": rendezvous at " + rendezvous + " failed within " +
-                             seconds(timeout_s) + " (every rank started? same " +
+                             seconds_words(timeout_s) + " (every rank started? same " +
                              "MASTER_ADDR/MASTER_PORT?): " + first_line(e));
   }
 

@@ -51,18 +51,27 @@ std::vector<int> lost_ranks(int rank, int world, const RollCall& roll) {
 
 namespace {
 
-/// The roll call left it open which rank is gone: several did not answer (a connection closes only to a rank that
-/// is gone, so another may be alive and busy between collectives), or every rank answered (one was late but alive,
-/// or the error was this rank's own).
-bool roll_undecided(const RollCall& roll) {
-  return roll.held && !roll.store_lost && roll.missing.size() != 1;
+/// How a failed collective is read: its fault, and whether the roll call left it open which rank is gone (several
+/// did not answer: a connection closes only to a rank that is gone, so another may be alive and busy between
+/// collectives; or every rank answered: one was late but alive, or the error was this rank's own). A closed
+/// connection is read as timed_out (a rank named may be alive) when it is left open or a rank that answered timed out.
+struct Reading {
+  PeerFault fault;
+  bool undecided;
+};
+
+Reading read_failure(const std::string& backend_message, const RollCall& roll) {
+  const PeerFault own = classify_peer_fault(backend_message);
+  const bool undecided = own == PeerFault::closed && !roll.peer_timed_out && roll.held && !roll.store_lost &&
+                         roll.missing.size() != 1;
+  if (own == PeerFault::closed && (roll.peer_timed_out || undecided)) return {PeerFault::timed_out, undecided};
+  return {own, false};
 }
 
 }  // namespace
 
 PeerFault collective_fault(const std::string& backend_message, const RollCall& roll) {
-  const PeerFault own = classify_peer_fault(backend_message);
-  return own == PeerFault::closed && (roll.peer_timed_out || roll_undecided(roll)) ? PeerFault::timed_out : own;
+  return read_failure(backend_message, roll).fault;
 }
 
 namespace {
@@ -75,13 +84,13 @@ std::string rank_list(const std::vector<int>& ranks) {
   return s;
 }
 
-std::string seconds(double s) {
+}  // namespace
+
+std::string seconds_words(double s) {
   std::ostringstream o;
   o << s << " s";
   return o.str();
 }
-
-}  // namespace
 
 std::string collective_failure_message(const std::string& where, int rank, int world, const std::string& op,
                                        double timeout_s, const std::string& backend_message, const RollCall& roll) {
@@ -94,15 +103,15 @@ std::string collective_failure_message(const std::string& where, int rank, int w
   if (!by_peer && roll.held && roll.store_lost) heard = "the rendezvous store it serves does not answer";
   else if (!by_peer && !lost.empty())
     heard = std::string(several ? "they" : "it") + " did not answer at the rendezvous store within " +
-            seconds(roll.window_s);
+            seconds_words(roll.window_s);
   std::string cause, note;  // what happened; what qualifies it, inside the parentheses before the timeout
-  if (!by_peer && classify_peer_fault(backend_message) == PeerFault::closed && !roll.peer_timed_out &&
-      roll_undecided(roll)) {
+  const Reading reading = read_failure(backend_message, roll);
+  if (reading.undecided) {
     cause = lost.empty() ? std::string("a connection closed, yet every rank answered at the rendezvous store")
                          : who + " did not answer: gone, or alive and busy between collectives";
     note = lost.empty() ? "a rank late but alive, or an error of this rank's own"
                         : "a connection closed, and " + heard + "; any that lives must be stopped";
-  } else switch (collective_fault(backend_message, roll)) {
+  } else switch (reading.fault) {
     case PeerFault::closed:
       cause = who + (several ? " are gone" : " is gone");
       note = by_peer          ? "its connection closed"

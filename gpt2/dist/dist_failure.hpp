@@ -24,6 +24,9 @@ enum class PeerFault {
 /// operation to complete" means the peer did not take part in time.
 PeerFault classify_peer_fault(const std::string& backend_message);
 
+/// A duration as the lines say it: "3 s", "0.5 s", "600 s".
+std::string seconds_words(double s);
+
 /// The rank that failed a collective, when the backend's message is enough to know it: with 2 ranks the
 /// only peer, the other one. Gloo names a peer by address and port only, and with more ranks those do not
 /// identify a rank (on one host every rank has the same address, and a connection's port may be the peer's
