@@ -277,3 +277,47 @@ def test_with_3_ranks_every_survivor_names_the_killed_rank_and_resume_is_bit_ide
     print(f"\ndead rank of 3: rank {killed} SIGKILLed after the checkpoint of step {step_of(ckpts[0])}; both survivors "
           f"named it and exited non-zero: {exits} (--dist-timeout-s {TIMEOUT_S}); resumed from step "
           f"{step_of(newest)}: {cmp.stdout.strip()} (load {load:.1f})")
+
+
+def test_with_3_ranks_a_stopped_store_host_ends_the_others_in_one_line_within_the_bound(data, tmp_path):
+    """Rank 0 stopped (SIGSTOP: alive, its sockets open, the store it serves silent) after the first checkpoint.
+    Neither survivor may call it gone: each says it did not take part within the timeout, that the store does
+    not answer, and to stop every rank, and exits within the collective's timeout and the roll call's bound
+    (twice the window and 1.5 s, gpt2/dist/roll_call.hpp) plus teardown."""
+    out = tmp_path / "run"
+    procs = launch(["--data", data, *TRAIN_3], out, "run", world=3)
+    t0 = time.monotonic()
+    try:
+        while not checkpoints(out) and all(p.poll() is None for p in procs) and time.monotonic() - t0 < LIMIT_S:
+            time.sleep(0.02)
+        assert checkpoints(out) and all(p.poll() is None for p in procs), "\n".join(
+            "".join(logs(out, "run", r)) for r in range(3))
+        procs[0].send_signal(signal.SIGSTOP)
+        t_stop = time.monotonic()
+        delays = {}
+        while len(delays) < 2 and time.monotonic() - t_stop < TIMEOUT_S + EXIT_SLACK_S + 60:
+            for r in (1, 2):
+                if r not in delays and procs[r].poll() is not None:
+                    delays[r] = time.monotonic() - t_stop
+            time.sleep(0.02)
+        for r in (1, 2):
+            assert wait(procs[r], 1) != 0, "".join(logs(out, "run", r))
+    finally:
+        procs[0].send_signal(signal.SIGCONT)
+        procs[0].kill()
+        procs[0].wait()
+    bound = TIMEOUT_S + 2 * ROLL_CALL_S + 1.5
+    assert max(delays.values()) <= bound + EXIT_SLACK_S, f"the survivors took {delays} s to exit (bound {bound} s)"
+    newest = checkpoints(out)[-1]
+    check_checkpoint_whole(newest)
+    for r in (1, 2):
+        line = error_line(logs(out, "run", r)[1])
+        assert "is gone" not in line, line
+        m = re.search(rf"\(gloo, rank {r}/3\): .+ failed: rank 0 did not take part within the timeout \(stuck, or "
+                       rf"dead with its connection open; the rendezvous store it serves does not answer; timeout "
+                       rf"{TIMEOUT_S:g} s\): .*; stop every rank, then continue on every rank with: gaugelab train "
+                       rf"--resume --out {re.escape(str(out))} \(the newest checkpoint found: step (\d+)\)$", line)
+        assert m and int(m[1]) == step_of(newest), (line, checkpoints(out))
+    print(f"\nstopped store host of 3: rank 0 SIGSTOPped after the checkpoint of step {step_of(checkpoints(out)[0])}; "
+          f"survivors exited after {', '.join(f'{d:.2f}' for d in delays.values())} s (bound {bound:g} s + teardown; "
+          f"load {os.getloadavg()[0]:.1f})")
