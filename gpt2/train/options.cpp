@@ -13,7 +13,7 @@
 #include "gpt2/model/config.hpp"
 #include "gpt2/model/cuda/ops_table.hpp"
 #include "gpt2/train/api.hpp"
-#include "gpt2/train/checkpoints.hpp"
+#include "gpt2/train/run_dir.hpp"
 #include "gpt2/train/conditions.hpp"
 #include "gpt2/train/hook_registry.hpp"
 #include "io/choice_option.hpp"

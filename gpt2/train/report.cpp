@@ -10,7 +10,7 @@
 #include <ATen/ops/abs.h>
 
 #include "gpt2/model/torch_info.hpp"
-#include "gpt2/train/checkpoints.hpp"
+#include "gpt2/train/run_dir.hpp"
 #include "gpt2/train/conditions.hpp"
 #include "gpt2/train/not_measured.hpp"
 #include "gpt2/train/qk_balance.hpp"

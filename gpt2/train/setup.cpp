@@ -28,6 +28,7 @@
 #include "gpt2/train/report.hpp"
 #include "gpt2/train/requirements.hpp"
 #include "gpt2/train/resume.hpp"
+#include "gpt2/train/run_dir.hpp"
 #include "gpt2/train/step_graph.hpp"
 #include "io/options.hpp"
 #include "io/run_flags.hpp"
