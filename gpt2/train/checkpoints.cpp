@@ -67,15 +67,26 @@ newest_loadable_checkpoint(const std::string& out, c10::Device device, bool rank
   throw std::runtime_error(out + ": no checkpoint loads (the newest: " + first_error + ")");
 }
 
+namespace {
+
+// A measured value as config.json holds it: null where it is not finite (not measured, or diverged).
+nlohmann::json json_number(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); }
+
+// The measured value under `k` of the trainer state `j`; not measured where it is null or missing.
+double number_or_not_measured(const nlohmann::json& j, const char* k) {
+  return j.contains(k) && j[k].is_number() ? j[k].get<double>() : not_measured();
+}
+
+}  // namespace
+
 nlohmann::json train_state_json(const TrainRun& r) {
   const TrainState& s = r.state;
-  auto num = [](double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); };
   return {{"step", s.step},
           {"tokens", s.tokens},
-          {"best_val_loss", num(s.best_val_loss)},
-          {"final_val_loss", num(s.final_val_loss)},
-          {"final_drift_max", num(s.final_drift_max)},
-          {"final_drift_mean", num(s.final_drift_mean)},
+          {"best_val_loss", json_number(s.best_val_loss)},
+          {"final_val_loss", json_number(s.final_val_loss)},
+          {"final_drift_max", json_number(s.final_drift_max)},
+          {"final_drift_mean", json_number(s.final_drift_mean)},
           {"max_drift_max", s.max_drift_max},
           {"n_spikes", s.n_spikes},
           {"eval_pending", s.eval_pending},
@@ -91,13 +102,14 @@ nlohmann::json train_state_json(const TrainRun& r) {
 }
 
 TrainState train_state_from_json(const nlohmann::json& j) {
-  auto num = [&](const char* k) { return j.contains(k) && j[k].is_number() ? j[k].get<double>() : not_measured(); };
   TrainState s;
   s.step = j.at("step").get<std::int64_t>();
   s.tokens = j.at("tokens").get<std::int64_t>();
-  s.best_val_loss = num("best_val_loss"), s.final_val_loss = num("final_val_loss");
-  s.final_drift_max = num("final_drift_max"), s.final_drift_mean = num("final_drift_mean");
-  s.max_drift_max = num("max_drift_max");
+  s.best_val_loss = number_or_not_measured(j, "best_val_loss");
+  s.final_val_loss = number_or_not_measured(j, "final_val_loss");
+  s.final_drift_max = number_or_not_measured(j, "final_drift_max");
+  s.final_drift_mean = number_or_not_measured(j, "final_drift_mean");
+  s.max_drift_max = number_or_not_measured(j, "max_drift_max");
   s.n_spikes = j.at("n_spikes").get<std::int64_t>();
   s.eval_pending = j.value("eval_pending", false);  // checkpoints from before the key: nothing pending
   return s;
@@ -109,8 +121,8 @@ void save_state(TrainRun& r) {
     // --compact-vocab: the map; --vocab-size below GPT-2's without it: the data's own ids.
     const Vocabulary vocab{std::vector<std::int64_t>(r.vocab_map.ids.begin(), r.vocab_map.ids.end()), {},
                            r.vocab_map.ids.empty() && r.model->config().vocab_size < kGpt2Vocab};
-    save_train_checkpoint(r.options.run.out, r.state.step, *r.model, *r.opt, vocab, train_state_json(r),
-                          r.options.keep_ckpts);
+    const nlohmann::json trainer = train_state_json(r);
+    save_train_checkpoint(r.options.run.out, r.state.step, *r.model, *r.opt, vocab, trainer, r.options.keep_ckpts);
     r.last_checkpoint_step = r.state.step;
   }
   if (r.dist.active()) r.dist.barrier();
