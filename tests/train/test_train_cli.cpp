@@ -16,8 +16,8 @@
 #include <vector>
 
 #include "gpt2/model/checkpoint.hpp"
+#include "gpt2/train/micro_batch.hpp"
 #include "gpt2/train/run_dir.hpp"
-#include "gpt2/train/build_run.hpp"
 #include "io/run_log_reader.hpp"
 #include "tests/support/own_dir.hpp"
 #include "tests/support/process.hpp"
