@@ -147,14 +147,17 @@ TrainRun setup_train(const TrainOptions& o, io::Provenance prov) {
   r.condition = &condition(o.condition);
   prov.kind = "gpt2/train";
   prov.seed = o.run.seed;
-  prov.threads = apply_torch_threads(o.run.threads);
   // A new run's model is the flags' own: its contradictions are usage errors named before the device.
   if (!o.resume && o.init_from.empty()) check_model_needs(*r.condition, o, build_model_config(o, 0), /*fresh=*/true);
   r.dist = read_dist_env();
   std::string device_name = o.device;
   if (r.dist.active() && (o.device == "cuda" || o.device.rfind("cuda:", 0) == 0))
     device_name = "cuda:" + std::to_string(r.dist.local_rank);
+  // Where and how the model runs (runtime.hpp): the device, its attention kernel (or one fused SDPA backend
+  // alone), LibTorch's threads.
   r.device = parse_device(device_name);
+  select_attention_backend(o.attention, r.device);
+  prov.threads = apply_torch_threads(o.run.threads);
   r.precision = o.precision;  // fp32 or bf16: resolve_bf16_path picks bf16's path below
   r.dist = connect_train_dist(o.dist_backend, r.device, o.dist_timeout_s);
   const bool rank0 = r.dist.rank == 0;
@@ -206,7 +209,7 @@ TrainRun setup_train(const TrainOptions& o, io::Provenance prov) {
     r.state = train_state_from_json(saved);
     r.last_checkpoint_step = r.state.step;
   } else if (!o.init_from.empty()) {
-    r.model = init_from_weights(o, r.vocab_map, r.device);
+    r.model = init_from_weights(init_from_options(o), r.vocab_map, r.device);
     r.state.best_val_loss = r.state.final_val_loss = not_measured();
     r.state.final_drift_max = r.state.final_drift_mean = not_measured();
   } else {
@@ -226,8 +229,7 @@ TrainRun setup_train(const TrainOptions& o, io::Provenance prov) {
     const std::string why = MicroStepGraph::refusal(*r.model, r.device);
     if (!why.empty()) throw io::UsageError(why);
   }
-  resolve_bf16_path(r, o, prov.config);                      // native or emulated bf16 (runtime.hpp)
-  select_attention_backend(o.attention, r.device);   // or one fused SDPA backend alone (runtime.hpp)
+  resolve_bf16_path(r, o, prov.config);  // native or emulated bf16 (runtime.hpp)
   if (o.fit_micro_batch == Switch::off) check_activation_memory(mc, o.batch_size, r.device);  // on: the fit decides
   r.has_heads = has_qk_row_multipliers(mc);
   const Condition& cond = *r.condition;
