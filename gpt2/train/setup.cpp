@@ -172,15 +172,15 @@ TrainRun setup_train(const TrainOptions& o, io::Provenance prov) {
     r.model = std::move(ck.model);
     r.state = train_state_from_json(saved);
     r.last_checkpoint_step = r.state.step;
-  } else if (!o.init_from.empty()) {
-    r.model = init_from_weights(init_from_options(o), r.vocab_map, r.device);
-    r.state.best_val_loss = r.state.final_val_loss = not_measured();
-    r.state.final_drift_max = r.state.final_drift_mean = not_measured();
-  } else {
+  } else if (o.init_from.empty()) {
     const ModelConfig mc =
         build_model_config(o, r.vocab_map.ids.empty() ? 0 : static_cast<std::int64_t>(r.vocab_map.ids.size()));
     r.model = std::make_unique<GPT>(mc, o.run.seed);
     r.model->to(r.device);
+    r.state.best_val_loss = r.state.final_val_loss = not_measured();
+    r.state.final_drift_max = r.state.final_drift_mean = not_measured();
+  } else {
+    r.model = init_from_weights(init_from_options(o), r.vocab_map, r.device);
     r.state.best_val_loss = r.state.final_val_loss = not_measured();
     r.state.final_drift_max = r.state.final_drift_mean = not_measured();
   }
