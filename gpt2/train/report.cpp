@@ -9,12 +9,13 @@
 
 #include <ATen/ops/abs.h>
 
+#include "gpt2/model/checkpoint.hpp"
 #include "gpt2/model/torch_info.hpp"
-#include "gpt2/train/run_dir.hpp"
 #include "gpt2/train/conditions.hpp"
 #include "gpt2/train/not_measured.hpp"
 #include "gpt2/train/qk_balance.hpp"
 #include "gpt2/train/report.hpp"
+#include "gpt2/train/run_dir.hpp"
 
 namespace gaugelab::gpt2 {
 
