@@ -5,7 +5,7 @@
 // fixes and which per-step hooks it runs.
 // The options are declared once, in declare_train_options (gpt2/train/options.cpp): type, range,
 // choices (each an enum with its table of words: choices.hpp) and whether a resumed run must keep the value.
-// The run directory (--out DIR) holds log.h5 (kind "gpt2/train") and checkpoints/ (checkpoints.hpp).
+// The run directory (--out DIR) holds log.h5 (kind "gpt2/train") and checkpoints/ (run_dir.hpp, checkpoints.hpp).
 #pragma once
 
 #include <cstdint>

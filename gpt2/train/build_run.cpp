@@ -1,22 +1,18 @@
-// Building a run: its data directory (synthetic:N prepared into OUT/data), its model (fresh from the
-// options, or --init-from weights) and the check that one micro-batch fits in memory.
+// Building a run: its data directory (synthetic:N prepared into OUT/data) and its model (fresh from the
+// options, or --init-from weights).
 #include "gpt2/train/build_run.hpp"
 
 #include <algorithm>
-#include <cstdio>
 #include <filesystem>
 #include <iostream>
 #include <map>
 #include <tuple>
-
-#include <unistd.h>
 
 #include <ATen/core/grad_mode.h>
 
 #include "data/prepare.hpp"
 #include "gpt2/model/checkpoint.hpp"
 #include "gpt2/model/vocab_layout.hpp"
-#include "gpt2/train/micro_batch.hpp"
 #include "io/options.hpp"
 
 namespace gaugelab::gpt2 {
@@ -63,24 +59,37 @@ ModelConfig build_model_config(const TrainOptions& o, std::int64_t compact_vocab
   return mc;
 }
 
+// The options a start from weights reads, taken once.
+InitFrom init_from_options(const TrainOptions& o) {
+  InitFrom w;
+  w.dir = o.init_from;
+  w.multipliers = o.multipliers;
+  w.n_layer = o.n_layer, w.n_head = o.n_head, w.n_embd = o.n_embd, w.block_size = o.block_size;
+  w.vocab_size = o.vocab_size;
+  w.dropout = o.dropout;
+  w.data = o.data;
+  w.compact_vocab = o.compact_vocab;
+  return w;
+}
+
 // --init-from DIR: the weights (and architecture) of our checkpoint or a Hugging Face GPT-2 directory.
 // Multipliers: as stored when the checkpoint's placement is --multipliers; otherwise the stored ones are
 // merged into their weights (the function is unchanged) and --multipliers' placement starts at 1. A
 // Hugging Face directory has none: --multipliers' placement at 1. Size flags that disagree with DIR,
 // and a compact vocabulary that differs from the data's, are refused with one line; a model over GPT-2
 // ids with a --compact-vocab corpus keeps the rows of the corpus's ids (vocab_layout.hpp).
-std::unique_ptr<GPT> init_from_weights(const TrainOptions& o, const VocabMap& vocab, c10::Device device) {
-  const LrmPlacement want = LrmPlacement::parse(o.multipliers);
-  std::unique_ptr<GPT> m = load_any_model(o.init_from, c10::Device(c10::kCPU), want);
+std::unique_ptr<GPT> init_from_weights(const InitFrom& w, const VocabMap& vocab, c10::Device device) {
+  const LrmPlacement want = LrmPlacement::parse(w.multipliers);
+  std::unique_ptr<GPT> m = load_any_model(w.dir, c10::Device(c10::kCPU), want);
   std::vector<std::int32_t> ids;
-  for (const std::int64_t id : stored_vocabulary(o.init_from, m->config().vocab_size).ids)
+  for (const std::int64_t id : stored_vocabulary(w.dir, m->config().vocab_size).ids)
     ids.push_back(static_cast<std::int32_t>(id));
   if (ids.empty() && !vocab.ids.empty()) {
     // A model over GPT-2 ids fine-tuned on a --compact-vocab corpus: keep the rows of the corpus's ids.
     const std::vector<std::int64_t> keep(vocab.ids.begin(), vocab.ids.end());
-    const TokenIds rows(Vocabulary{}, m->config().vocab_size, o.init_from);
+    const TokenIds rows(Vocabulary{}, m->config().vocab_size, w.dir);
     try {
-      rows.to_model(*std::max_element(keep.begin(), keep.end()), "--init-from with --data " + o.data);
+      rows.to_model(*std::max_element(keep.begin(), keep.end()), "--init-from with --data " + w.data);
     } catch (const std::runtime_error& e) {
       throw io::UsageError(e.what());
     }
@@ -88,16 +97,16 @@ std::unique_ptr<GPT> init_from_weights(const TrainOptions& o, const VocabMap& vo
     ids = vocab.ids;
   }
   const ModelConfig& c = m->config();
-  for (const auto& [flag, given, have] : {std::tuple{"n-layer", o.n_layer, c.n_layer}, {"n-head", o.n_head, c.n_head},
-                                          {"n-embd", o.n_embd, c.n_embd}, {"block-size", o.block_size, c.block_size},
-                                          {"vocab-size", o.vocab_size, c.vocab_size}})
+  for (const auto& [flag, given, have] : {std::tuple{"n-layer", w.n_layer, c.n_layer}, {"n-head", w.n_head, c.n_head},
+                                          {"n-embd", w.n_embd, c.n_embd}, {"block-size", w.block_size, c.block_size},
+                                          {"vocab-size", w.vocab_size, c.vocab_size}})
     if (given > 0 && given != have)
-      throw io::UsageError(std::string("--init-from ") + o.init_from + " has " + flag + " " + std::to_string(have) +
+      throw io::UsageError(std::string("--init-from ") + w.dir + " has " + flag + " " + std::to_string(have) +
                            ", --" + flag + " says " + std::to_string(given) + " (leave size flags out with --init-from)");
   if (ids != vocab.ids)
-    throw io::UsageError("--init-from " + o.init_from + ": its vocabulary (" + vocabulary_name(ids.size()) +
-                         ") is not the one --data " + o.data + " gives this run (" + vocabulary_name(vocab.ids.size()) +
-                         (o.compact_vocab ? ")" : "; --compact-vocab reads the data's ids as a compact vocabulary)"));
+    throw io::UsageError("--init-from " + w.dir + ": its vocabulary (" + vocabulary_name(ids.size()) +
+                         ") is not the one --data " + w.data + " gives this run (" + vocabulary_name(vocab.ids.size()) +
+                         (w.compact_vocab ? ")" : "; --compact-vocab reads the data's ids as a compact vocabulary)"));
   if (c.lrm.spec() != want.spec()) {  // re-place the multipliers: merge, then copy every other tensor
     m->merge_multipliers();
     ModelConfig nc = c;
@@ -105,7 +114,7 @@ std::unique_ptr<GPT> init_from_weights(const TrainOptions& o, const VocabMap& vo
     try {
       nc.validate();
     } catch (const std::exception& e) {
-      throw io::UsageError(std::string("--init-from with --multipliers ") + o.multipliers + ": " + e.what());
+      throw io::UsageError(std::string("--init-from with --multipliers ") + w.multipliers + ": " + e.what());
     }
     auto placed = std::make_unique<GPT>(nc, 0, /*initialise=*/false);  // multipliers 1; weights copied below
     std::map<std::string, at::Tensor> src;
@@ -117,42 +126,9 @@ std::unique_ptr<GPT> init_from_weights(const TrainOptions& o, const VocabMap& vo
     });
     m = std::move(placed);
   }
-  m->set_dropout(o.dropout);
+  m->set_dropout(w.dropout);
   m->to(device);
   return m;
-}
-
-// A one-line refusal, before anything is allocated, of a micro-batch whose activations cannot fit in this
-// machine's memory (CPU only: there the kernel's OOM killer ends the process with SIGKILL instead of an
-// allocation failing; a CUDA allocation failure is an exception with a message of its own). The estimate is
-// micro_batch.hpp's activation_bytes, the one --fit-micro-batch uses on the CPU.
-void check_activation_memory(const ModelConfig& mc, std::int64_t batch_size, c10::Device device) {
-  if (!device.is_cpu()) return;
-  const double pages = static_cast<double>(sysconf(_SC_PHYS_PAGES)), page = static_cast<double>(sysconf(_SC_PAGESIZE));
-  if (!(pages > 0 && page > 0)) return;
-  const double memory = pages * page;
-  const double all = activation_bytes(mc, batch_size);
-  if (all <= memory) return;
-  const double logits =
-      4.0 * 3.0 * static_cast<double>(batch_size) * static_cast<double>(mc.block_size) * static_cast<double>(mc.padded_vocab());
-  auto gb = [](double b) {
-    char t[32];
-    std::snprintf(t, sizeof t, "%.3g GB", b / 1e9);
-    return std::string(t);
-  };
-  throw std::runtime_error("one micro-batch of --batch-size " + std::to_string(batch_size) + " x " +
-                           std::to_string(mc.block_size) + " tokens needs about " + gb(all) +
-                           " of activations (the logits alone " + gb(logits) + "); this machine has " + gb(memory) +
-                           ": lower --batch-size (and raise --grad-accum to keep the batch), or --fit-micro-batch on");
-}
-
-std::runtime_error out_of_memory_error(const std::string& what, std::int64_t batch_size, std::int64_t tokens,
-                                       std::int64_t grad_accum, c10::Device device) {
-  std::string first = what.substr(0, what.find('\n'));
-  return std::runtime_error("out of memory on " + device.str() + " in a micro-batch of --batch-size " +
-                            std::to_string(batch_size) + " x " + std::to_string(tokens) + " tokens (" + first +
-                            "): lower --batch-size and raise --grad-accum (now " + std::to_string(grad_accum) +
-                            ") to keep the batch, or shorten --block-size");
 }
 
 }  // namespace gaugelab::gpt2

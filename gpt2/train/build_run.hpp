@@ -1,10 +1,9 @@
-// Building a run (build_run.cpp): its data directory, its model (fresh, or --init-from weights), the check
-// that one micro-batch fits in memory, and the one-line message of a step that ran out of device memory.
+// Building a run (build_run.cpp): its data directory and its model (fresh, or --init-from weights). Whether its
+// micro-batch fits in memory: micro_batch.hpp.
 #pragma once
 
 #include <cstdint>
 #include <memory>
-#include <stdexcept>
 #include <string>
 
 #include <c10/core/Device.h>
@@ -18,11 +17,20 @@ namespace gaugelab::gpt2 {
 
 std::string resolve_data_dir(const TrainOptions& o, bool rank0);
 ModelConfig build_model_config(const TrainOptions& o, std::int64_t compact_vocab_size);
-std::unique_ptr<GPT> init_from_weights(const TrainOptions& o, const VocabMap& vocab, c10::Device device);
-void check_activation_memory(const ModelConfig& mc, std::int64_t batch_size, c10::Device device);
-/// A device allocation that failed inside a step (c10::OutOfMemoryError: CUDA's caching allocator) as one line
-/// naming the micro-batch and the flags to lower; `what` is LibTorch's message, its first line kept.
-std::runtime_error out_of_memory_error(const std::string& what, std::int64_t batch_size, std::int64_t tokens,
-                                       std::int64_t grad_accum, c10::Device device);
+
+/// What a start from weights (--init-from) reads of the options, gathered once by init_from_options: the loading
+/// takes this, not the whole options.
+struct InitFrom {
+  std::string dir;          // --init-from: our checkpoint or a Hugging Face GPT-2 directory
+  std::string multipliers;  // --multipliers: the placement the run trains (LrmPlacement spec)
+  std::int64_t n_layer = 0, n_head = 0, n_embd = 0, block_size = 0, vocab_size = 0;  // size flags given; 0: none
+  double dropout = 0.0;     // --dropout, set on the loaded model
+  std::string data;         // --data, named where the vocabularies disagree
+  bool compact_vocab = false;
+};
+InitFrom init_from_options(const TrainOptions& o);
+/// The model of `w.dir` on `device`, its multipliers placed as `w.multipliers` says and its vocabulary checked
+/// against the data's (`vocab`); see build_run.cpp.
+std::unique_ptr<GPT> init_from_weights(const InitFrom& w, const VocabMap& vocab, c10::Device device);
 
 }  // namespace gaugelab::gpt2

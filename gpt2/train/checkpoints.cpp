@@ -1,49 +1,21 @@
-// The run directory's checkpoints (checkpoints.hpp): listing, loading the newest whole one, writing the one of a
-// step with the trainer state it carries, and the resume line of a failed collective, which reads them.
+// The run directory's checkpoints (checkpoints.hpp): loading the newest whole one, writing the one of a step with
+// the trainer state it carries, and the resume line of a failed collective, which reads them.
 #include "gpt2/train/checkpoints.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <csignal>
-#include <cstdio>
 #include <filesystem>
 #include <iostream>
 #include <vector>
 
+#include "gpt2/train/run_dir.hpp"
 #include "gpt2/train/not_measured.hpp"
-#include "io/run_log_reader.hpp"
 #include "io/stop_signal.hpp"
 
 namespace gaugelab::gpt2 {
 
 namespace fs = std::filesystem;
-
-std::string train_log_path(const std::string& out) { return out + "/log.h5"; }
-std::string train_checkpoints_dir(const std::string& out) { return out + "/checkpoints"; }
-
-std::string train_checkpoint_name(std::int64_t step) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "step_%08lld", static_cast<long long>(step));
-  return buf;
-}
-
-namespace {
-
-// Complete checkpoints, oldest first (names sort by step: fixed-width digits).
-std::vector<fs::path> complete_checkpoints(const std::string& out) {
-  std::vector<fs::path> found;
-  const fs::path dir = train_checkpoints_dir(out);
-  if (!fs::is_directory(dir)) return found;
-  for (const auto& e : fs::directory_iterator(dir)) {
-    const std::string name = e.path().filename().string();
-    if (e.is_directory() && name.rfind("step_", 0) == 0 && fs::exists(e.path() / "optimizer.safetensors"))
-      found.push_back(e.path());
-  }
-  std::sort(found.begin(), found.end());
-  return found;
-}
-
-}  // namespace
 
 void save_train_checkpoint(const std::string& out, std::int64_t step, GPT& model, const TrainOptimizer& opt,
                            const Vocabulary& vocab, const nlohmann::json& trainer, std::int64_t keep) {
@@ -57,28 +29,9 @@ void save_train_checkpoint(const std::string& out, std::int64_t step, GPT& model
                           {{"format", "gaugelab-gpt2-adamw"}});
   fs::remove_all(final_dir);  // a checkpoint of the same step from an earlier attempt
   fs::rename(tmp, final_dir);
-  std::vector<fs::path> all = complete_checkpoints(out);
+  const std::vector<std::string> newest_first = train_checkpoints_newest_first(out);
   const auto n_keep = static_cast<std::size_t>(std::max<std::int64_t>(keep, 1));
-  for (std::size_t i = 0; i + n_keep < all.size(); ++i) fs::remove_all(all[i]);
-}
-
-std::optional<std::string> latest_train_checkpoint(const std::string& out) {
-  const fs::path dir = train_checkpoints_dir(out);
-  std::vector<fs::path> leftovers;
-  if (fs::is_directory(dir))
-    for (const auto& e : fs::directory_iterator(dir))
-      if (e.path().filename().string().rfind(".tmp-", 0) == 0) leftovers.push_back(e.path());
-  for (const fs::path& p : leftovers) fs::remove_all(p);
-  const std::vector<fs::path> all = complete_checkpoints(out);
-  if (all.empty()) return std::nullopt;
-  return all.back().string();
-}
-
-std::vector<std::string> train_checkpoints_newest_first(const std::string& out) {
-  std::vector<std::string> out_dirs;
-  const std::vector<fs::path> all = complete_checkpoints(out);
-  for (auto it = all.rbegin(); it != all.rend(); ++it) out_dirs.push_back(it->string());
-  return out_dirs;
+  for (std::size_t i = n_keep; i < newest_first.size(); ++i) fs::remove_all(newest_first[i]);
 }
 
 void load_optimizer_state(const std::string& checkpoint_dir, TrainOptimizer& opt) {
@@ -114,29 +67,26 @@ newest_loadable_checkpoint(const std::string& out, c10::Device device, bool rank
   throw std::runtime_error(out + ": no checkpoint loads (the newest: " + first_error + ")");
 }
 
-// A directory whose earlier run failed before logging its first step: no checkpoint, and a log that
-// is missing, empty or holds no rows. A new run may replace it without --force (nothing is lost).
-bool failed_before_first_step(const std::string& out) {
-  if (!train_checkpoints_newest_first(out).empty()) return false;
-  const std::string log = train_log_path(out);
-  std::error_code ec;
-  if (!fs::exists(log, ec) || fs::file_size(log, ec) == 0) return true;
-  try {
-    return io::RunLogReader(log).series_length() == 0;
-  } catch (const std::exception&) {
-    return false;  // unreadable: not ours to judge, keep refusing
-  }
+namespace {
+
+// A measured value as config.json holds it: null where it is not finite (not measured, or diverged).
+nlohmann::json json_number(double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); }
+
+// The measured value under `k` of the trainer state `j`; not measured where it is null or missing.
+double number_or_not_measured(const nlohmann::json& j, const char* k) {
+  return j.contains(k) && j[k].is_number() ? j[k].get<double>() : not_measured();
 }
+
+}  // namespace
 
 nlohmann::json train_state_json(const TrainRun& r) {
   const TrainState& s = r.state;
-  auto num = [](double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); };
   return {{"step", s.step},
           {"tokens", s.tokens},
-          {"best_val_loss", num(s.best_val_loss)},
-          {"final_val_loss", num(s.final_val_loss)},
-          {"final_drift_max", num(s.final_drift_max)},
-          {"final_drift_mean", num(s.final_drift_mean)},
+          {"best_val_loss", json_number(s.best_val_loss)},
+          {"final_val_loss", json_number(s.final_val_loss)},
+          {"final_drift_max", json_number(s.final_drift_max)},
+          {"final_drift_mean", json_number(s.final_drift_mean)},
           {"max_drift_max", s.max_drift_max},
           {"n_spikes", s.n_spikes},
           {"eval_pending", s.eval_pending},
@@ -152,13 +102,14 @@ nlohmann::json train_state_json(const TrainRun& r) {
 }
 
 TrainState train_state_from_json(const nlohmann::json& j) {
-  auto num = [&](const char* k) { return j.contains(k) && j[k].is_number() ? j[k].get<double>() : not_measured(); };
   TrainState s;
   s.step = j.at("step").get<std::int64_t>();
   s.tokens = j.at("tokens").get<std::int64_t>();
-  s.best_val_loss = num("best_val_loss"), s.final_val_loss = num("final_val_loss");
-  s.final_drift_max = num("final_drift_max"), s.final_drift_mean = num("final_drift_mean");
-  s.max_drift_max = num("max_drift_max");
+  s.best_val_loss = number_or_not_measured(j, "best_val_loss");
+  s.final_val_loss = number_or_not_measured(j, "final_val_loss");
+  s.final_drift_max = number_or_not_measured(j, "final_drift_max");
+  s.final_drift_mean = number_or_not_measured(j, "final_drift_mean");
+  s.max_drift_max = number_or_not_measured(j, "max_drift_max");
   s.n_spikes = j.at("n_spikes").get<std::int64_t>();
   s.eval_pending = j.value("eval_pending", false);  // checkpoints from before the key: nothing pending
   return s;
@@ -170,8 +121,8 @@ void save_state(TrainRun& r) {
     // --compact-vocab: the map; --vocab-size below GPT-2's without it: the data's own ids.
     const Vocabulary vocab{std::vector<std::int64_t>(r.vocab_map.ids.begin(), r.vocab_map.ids.end()), {},
                            r.vocab_map.ids.empty() && r.model->config().vocab_size < kGpt2Vocab};
-    save_train_checkpoint(r.options.run.out, r.state.step, *r.model, *r.opt, vocab, train_state_json(r),
-                          r.options.keep_ckpts);
+    const nlohmann::json trainer = train_state_json(r);
+    save_train_checkpoint(r.options.run.out, r.state.step, *r.model, *r.opt, vocab, trainer, r.options.keep_ckpts);
     r.last_checkpoint_step = r.state.step;
   }
   if (r.dist.active()) r.dist.barrier();

@@ -1,6 +1,8 @@
 // The MFU denominator when --peak-tflops is 0: the best of a few square matmuls in the run's compute
-// dtype on its device, measured at start (~0.3 s). And --bf16-mode auto's two candidates at the model's shape.
+// dtype on its device, measured at start (~0.3 s). And --bf16-mode auto's two candidates at the model's shape, and
+// the path it takes.
 #include <algorithm>
+#include <cstdio>
 #include <chrono>
 #include <functional>
 #include <limits>
@@ -11,6 +13,7 @@
 #include <ATen/ops/randn.h>
 
 #include "gpt2/model/bf16_round.hpp"
+#include "gpt2/model/lm_head_loss.hpp"
 #include "gpt2/train/matmul_peak.hpp"
 
 namespace gaugelab::gpt2 {
@@ -51,6 +54,12 @@ double best_time(const std::function<at::Tensor()>& f, double budget_s) {
   return best;
 }
 
+std::string ms(double seconds) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%.3g ms", seconds * 1e3);
+  return b;
+}
+
 }  // namespace
 
 Bf16PathTiming time_bf16_paths(c10::Device device, std::int64_t rows, std::int64_t in, std::int64_t out) {
@@ -63,6 +72,22 @@ Bf16PathTiming time_bf16_paths(c10::Device device, std::int64_t rows, std::int64
   t.native_s = best_time([&] { return at::linear(x.to(at::kBFloat16), w.to(at::kBFloat16)); }, 0.1);
   t.emulated_s = best_time([&] { return round_to_bf16(at::linear(round_to_bf16(x), round_to_bf16(w))); }, 0.1);
   return t;
+}
+
+Bf16Path choose_bf16_path(Bf16Mode mode, const ModelConfig& mc, std::int64_t batch_size, c10::Device device,
+                          const std::function<double(double)>& mean_over_ranks) {
+  if (mode == Bf16Mode::automatic && device.is_cuda()) return {Bf16Mode::native, "auto: native on CUDA"};
+  if (mode != Bf16Mode::automatic) return {mode, "as given"};
+  const std::int64_t rows = std::min<std::int64_t>(batch_size * mc.block_size, LmHeadWorkspace{}.chunk_rows);
+  const std::int64_t cols = std::max(4 * mc.n_embd, mc.padded_vocab());
+  Bf16PathTiming t = time_bf16_paths(device, rows, mc.n_embd, cols);
+  if (mean_over_ranks) {
+    t.native_s = mean_over_ranks(t.native_s);
+    t.emulated_s = mean_over_ranks(t.emulated_s);
+  }
+  return {t.emulated_s < t.native_s ? Bf16Mode::emulated : Bf16Mode::native,
+          "auto: x·Wᵀ [" + std::to_string(rows) + " x " + std::to_string(mc.n_embd) + "]·[" + std::to_string(mc.n_embd) +
+              " x " + std::to_string(cols) + "] in " + ms(t.native_s) + " native, " + ms(t.emulated_s) + " emulated"};
 }
 
 }  // namespace gaugelab::gpt2

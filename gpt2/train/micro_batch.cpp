@@ -222,4 +222,32 @@ std::string fit_refusal(const MicroBatchFit& f, std::int64_t block_size, double 
          "): shorten --block-size or raise --fit-memory";
 }
 
+// A one-line refusal, before anything is allocated, of a micro-batch whose activations cannot fit in this
+// machine's memory (CPU only: there the kernel's OOM killer ends the process with SIGKILL instead of an
+// allocation failing; a CUDA allocation failure is an exception with a message of its own). The estimate is
+// activation_bytes, the one --fit-micro-batch uses on the CPU.
+void check_activation_memory(const ModelConfig& mc, std::int64_t batch_size, c10::Device device) {
+  if (!device.is_cpu()) return;
+  const double pages = static_cast<double>(sysconf(_SC_PHYS_PAGES)), page = static_cast<double>(sysconf(_SC_PAGESIZE));
+  if (!(pages > 0 && page > 0)) return;
+  const double memory = pages * page;
+  const double all = activation_bytes(mc, batch_size);
+  if (all <= memory) return;
+  const double logits =
+      4.0 * 3.0 * static_cast<double>(batch_size) * static_cast<double>(mc.block_size) * static_cast<double>(mc.padded_vocab());
+  throw std::runtime_error("one micro-batch of --batch-size " + std::to_string(batch_size) + " x " +
+                           std::to_string(mc.block_size) + " tokens needs about " + gb(all) +
+                           " of activations (the logits alone " + gb(logits) + "); this machine has " + gb(memory) +
+                           ": lower --batch-size (and raise --grad-accum to keep the batch), or --fit-micro-batch on");
+}
+
+std::runtime_error out_of_memory_error(const std::string& what, std::int64_t batch_size, std::int64_t tokens,
+                                       std::int64_t grad_accum, c10::Device device) {
+  std::string first = what.substr(0, what.find('\n'));
+  return std::runtime_error("out of memory on " + device.str() + " in a micro-batch of --batch-size " +
+                            std::to_string(batch_size) + " x " + std::to_string(tokens) + " tokens (" + first +
+                            "): lower --batch-size and raise --grad-accum (now " + std::to_string(grad_accum) +
+                            ") to keep the batch, or shorten --block-size");
+}
+
 }  // namespace gaugelab::gpt2

@@ -27,10 +27,15 @@
 //     no there: the kernel's OOM killer answers instead.
 // Fits is taken as monotone in B (more sequences never need less memory): a binary search over the divisors asks
 // ~log2 of their count (S = 480: 24 divisors, 5 tries).
+//
+// Without --fit-micro-batch the same estimate refuses, on the CPU, a --batch-size too large for the machine before
+// anything is allocated (check_activation_memory), and a step that runs out of device memory ends with one line
+// naming the flags to lower (out_of_memory_error).
 #pragma once
 
 #include <cstdint>
 #include <functional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -103,5 +108,13 @@ MicroBatchFit fit_micro_batch(GPT& model, const FitRequest& request, c10::Device
 
 /// The one-line refusal of a fit where not even one sequence fits.
 std::string fit_refusal(const MicroBatchFit& f, std::int64_t block_size, double memory_fraction, c10::Device device);
+
+/// --fit-micro-batch off: a one-line refusal, before anything is allocated, of a micro-batch of `batch_size`
+/// sequences whose activations (activation_bytes) cannot fit in this machine's memory (CPU only).
+void check_activation_memory(const ModelConfig& mc, std::int64_t batch_size, c10::Device device);
+/// A device allocation that failed inside a step (c10::OutOfMemoryError: CUDA's caching allocator) as one line
+/// naming the micro-batch and the flags to lower; `what` is LibTorch's message, its first line kept.
+std::runtime_error out_of_memory_error(const std::string& what, std::int64_t batch_size, std::int64_t tokens,
+                                       std::int64_t grad_accum, c10::Device device);
 
 }  // namespace gaugelab::gpt2

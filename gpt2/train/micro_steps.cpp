@@ -7,7 +7,7 @@
 #include <ATen/TensorOperators.h>
 #include <c10/util/Exception.h>
 
-#include "gpt2/train/build_run.hpp"
+#include "gpt2/train/micro_batch.hpp"
 
 namespace gaugelab::gpt2 {
 

@@ -9,12 +9,13 @@
 
 #include <ATen/ops/abs.h>
 
+#include "gpt2/model/checkpoint.hpp"
 #include "gpt2/model/torch_info.hpp"
-#include "gpt2/train/checkpoints.hpp"
 #include "gpt2/train/conditions.hpp"
 #include "gpt2/train/not_measured.hpp"
 #include "gpt2/train/qk_balance.hpp"
 #include "gpt2/train/report.hpp"
+#include "gpt2/train/run_dir.hpp"
 
 namespace gaugelab::gpt2 {
 
@@ -141,6 +142,7 @@ TrainResult finish_train(TrainRun& r, double seconds) {
   io::RunLog& log = r.log->log();
   const Condition& cond = *r.condition;
   const ConditionLabel label = condition_label(cond, o);
+  const bool fixes_gauge = has_hook(cond, StepHookKind::gauge_fix);
   log.set_summary("condition", o.condition);  // the key of conditions.hpp; figures and tables read these four
   log.set_summary("condition_label", label.label);
   log.set_summary("condition_title", label.title);
@@ -169,7 +171,7 @@ TrainResult finish_train(TrainRun& r, double seconds) {
   log.set_summary("micro_batch", r.micro_batch);  // sequences per micro-batch: --batch-size, or --fit-micro-batch's
   log.set_summary("grad_accum_rank", r.grad_accum);
   log.set_summary("world", std::int64_t{r.dist.world});
-  log.set_summary("gaugefix_every", has_hook(cond, StepHookKind::gauge_fix) ? o.gaugefix_every : std::int64_t{0});
+  log.set_summary("gaugefix_every", fixes_gauge ? o.gaugefix_every : std::int64_t{0});
   log.set_summary("qk_norm", std::string(word(o.qk_norm)));
   const bool sets_magnitude = std::any_of(cond.bundle.begin(), cond.bundle.end(),
                                           [](const FlagValue& f) { return std::string(f.flag) == "magnitude"; });

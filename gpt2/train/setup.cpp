@@ -6,9 +6,9 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <functional>
 #include <iostream>
 #include <limits>
 #include <tuple>
@@ -28,6 +28,7 @@
 #include "gpt2/train/report.hpp"
 #include "gpt2/train/requirements.hpp"
 #include "gpt2/train/resume.hpp"
+#include "gpt2/train/run_dir.hpp"
 #include "gpt2/train/step_graph.hpp"
 #include "io/options.hpp"
 #include "io/run_flags.hpp"
@@ -101,42 +102,6 @@ void fit_split(TrainRun& r, std::int64_t saved_micro_batch, bool resumed, bool r
   r.fit = f;
 }
 
-std::string ms(double seconds) {
-  char b[32];
-  std::snprintf(b, sizeof b, "%.3g ms", seconds * 1e3);
-  return b;
-}
-
-// --precision bf16's path (runtime.hpp): --bf16-mode as given; auto is native on CUDA and, on the CPU, the faster
-// of the two at the model's largest matmul: [B·T, d] times the LM head's (or c_fc's) [cols, d]. Data-parallel ranks
-// decide on their mean timings, so all take one path. The choice replaces "auto" in the run's recorded options (the
-// log's config_json and the checkpoints), so --resume, which takes the options not given from there, keeps it.
-void resolve_bf16_path(TrainRun& r, const TrainOptions& o, nlohmann::json& config) {
-  if (r.precision != Precision::bf16) return;
-  Bf16Mode mode = o.bf16_mode;
-  if (mode == Bf16Mode::automatic && r.device.is_cuda()) {
-    mode = Bf16Mode::native;
-    r.bf16_choice = "auto: native on CUDA";
-  } else if (mode == Bf16Mode::automatic) {
-    const ModelConfig& mc = r.model->config();
-    const std::int64_t rows = std::min<std::int64_t>(o.batch_size * mc.block_size, LmHeadWorkspace{}.chunk_rows);
-    const std::int64_t cols = std::max(4 * mc.n_embd, mc.padded_vocab());
-    Bf16PathTiming t = time_bf16_paths(r.device, rows, mc.n_embd, cols);
-    if (r.dist.active()) {
-      t.native_s = r.dist.all_reduce_mean(t.native_s);
-      t.emulated_s = r.dist.all_reduce_mean(t.emulated_s);
-    }
-    mode = t.emulated_s < t.native_s ? Bf16Mode::emulated : Bf16Mode::native;
-    r.bf16_choice = "auto: x·Wᵀ [" + std::to_string(rows) + " x " + std::to_string(mc.n_embd) + "]·[" +
-                    std::to_string(mc.n_embd) + " x " + std::to_string(cols) + "] in " + ms(t.native_s) + " native, " +
-                    ms(t.emulated_s) + " emulated";
-  } else {
-    r.bf16_choice = "as given";
-  }
-  r.precision = mode == Bf16Mode::emulated ? Precision::bf16_emulated : Precision::bf16;
-  if (config.is_object()) config["bf16-mode"] = word(mode);
-}
-
 }  // namespace
 
 TrainRun setup_train(const TrainOptions& o, io::Provenance prov) {
@@ -146,15 +111,18 @@ TrainRun setup_train(const TrainOptions& o, io::Provenance prov) {
   r.condition = &condition(o.condition);
   prov.kind = "gpt2/train";
   prov.seed = o.run.seed;
-  prov.threads = apply_torch_threads(o.run.threads);
   // A new run's model is the flags' own: its contradictions are usage errors named before the device.
   if (!o.resume && o.init_from.empty()) check_model_needs(*r.condition, o, build_model_config(o, 0), /*fresh=*/true);
   r.dist = read_dist_env();
   std::string device_name = o.device;
   if (r.dist.active() && (o.device == "cuda" || o.device.rfind("cuda:", 0) == 0))
     device_name = "cuda:" + std::to_string(r.dist.local_rank);
+  // Where and how the model runs (runtime.hpp): the device, its attention kernel (or one fused SDPA backend
+  // alone), LibTorch's threads.
   r.device = parse_device(device_name);
-  r.precision = o.precision;  // fp32 or bf16: resolve_bf16_path picks bf16's path below
+  select_attention_backend(o.attention, r.device);
+  prov.threads = apply_torch_threads(o.run.threads);
+  r.precision = o.precision;  // fp32 or bf16: choose_bf16_path picks bf16's path below
   r.dist = connect_train_dist(o.dist_backend, r.device, o.dist_timeout_s);
   const bool rank0 = r.dist.rank == 0;
 
@@ -204,15 +172,15 @@ TrainRun setup_train(const TrainOptions& o, io::Provenance prov) {
     r.model = std::move(ck.model);
     r.state = train_state_from_json(saved);
     r.last_checkpoint_step = r.state.step;
-  } else if (!o.init_from.empty()) {
-    r.model = init_from_weights(o, r.vocab_map, r.device);
-    r.state.best_val_loss = r.state.final_val_loss = not_measured();
-    r.state.final_drift_max = r.state.final_drift_mean = not_measured();
-  } else {
+  } else if (o.init_from.empty()) {
     const ModelConfig mc =
         build_model_config(o, r.vocab_map.ids.empty() ? 0 : static_cast<std::int64_t>(r.vocab_map.ids.size()));
     r.model = std::make_unique<GPT>(mc, o.run.seed);
     r.model->to(r.device);
+    r.state.best_val_loss = r.state.final_val_loss = not_measured();
+    r.state.final_drift_max = r.state.final_drift_mean = not_measured();
+  } else {
+    r.model = init_from_weights(init_from_options(o), r.vocab_map, r.device);
     r.state.best_val_loss = r.state.final_val_loss = not_measured();
     r.state.final_drift_max = r.state.final_drift_mean = not_measured();
   }
@@ -225,8 +193,15 @@ TrainRun setup_train(const TrainOptions& o, io::Provenance prov) {
     const std::string why = MicroStepGraph::refusal(*r.model, r.device);
     if (!why.empty()) throw io::UsageError(why);
   }
-  resolve_bf16_path(r, o, prov.config);                      // native or emulated bf16 (runtime.hpp)
-  select_attention_backend(o.attention, r.device);   // or one fused SDPA backend alone (runtime.hpp)
+  if (r.precision == Precision::bf16) {  // native or emulated bf16 (runtime.hpp), as --bf16-mode says or auto decides
+    const Bf16Path path = choose_bf16_path(o.bf16_mode, mc, o.batch_size, r.device,
+                                           r.dist.active() ? r.dist.all_reduce_mean : std::function<double(double)>());
+    r.precision = path.mode == Bf16Mode::emulated ? Precision::bf16_emulated : Precision::bf16;
+    r.bf16_choice = path.why;
+    // The choice replaces "auto" in the run's recorded options (the log's config_json and the checkpoints), so
+    // --resume, which takes the options not given from there, keeps it.
+    if (prov.config.is_object()) prov.config["bf16-mode"] = word(path.mode);
+  }
   if (o.fit_micro_batch == Switch::off) check_activation_memory(mc, o.batch_size, r.device);  // on: the fit decides
   r.has_heads = has_qk_row_multipliers(mc);
   const Condition& cond = *r.condition;

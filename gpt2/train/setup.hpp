@@ -1,6 +1,7 @@
 // setup_train: a run from its options to the first step (setup.cpp), station by station: checkpoints.hpp
 // (which checkpoint a resumed run continues), resume.hpp (what it must share with it), build_run.hpp (data
-// directory, model, memory check), report.hpp (the settings printout), matmul_peak.hpp (the MFU denominator).
+// directory, model), micro_batch.hpp (whether a micro-batch fits), report.hpp (the settings printout),
+// matmul_peak.hpp (the MFU denominator).
 #pragma once
 
 #include <c10/core/Device.h>

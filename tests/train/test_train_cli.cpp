@@ -8,14 +8,16 @@
 #include <chrono>
 #include <cmath>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <random>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "gpt2/model/checkpoint.hpp"
-#include "gpt2/train/checkpoints.hpp"
-#include "gpt2/train/build_run.hpp"
+#include "gpt2/train/micro_batch.hpp"
+#include "gpt2/train/run_dir.hpp"
 #include "io/run_log_reader.hpp"
 #include "tests/support/own_dir.hpp"
 #include "tests/support/process.hpp"
@@ -154,6 +156,45 @@ TEST_CASE("train cli: an absurd learning rate diverges cleanly with the log clos
     for (const auto& [name, t] : ck.model->named_parameters()) finite &= t.isfinite().all().item<bool>();
     CHECK(finite);
   }
+}
+
+TEST_CASE("train cli: a resumed run that writes no checkpoints and diverges keeps the one it continued") {
+  // The first launch takes one step at an absurd learning rate and writes its checkpoint; the resumed one
+  // (--ckpt-every 0) diverges from there. Its line must name the checkpoint it continued as kept, not say
+  // that none was written, and that checkpoint must be left as it was.
+  const std::string out = kRoot + "/diverge_resumed";
+  const std::string common = " --lr 1e4 --warmup-iters 0 --grad-clip 0 --lr-decay-iters 60 --eval-every 1000";
+  const auto first = test::run_command(kBin + small_run(out) + common + " --force --max-iters 1 --ckpt-every 1");
+  INFO(first.output);
+  REQUIRE(first.status == 0);
+  const auto kept = gpt2::latest_train_checkpoint(out);
+  REQUIRE(kept);
+  REQUIRE(fs::path(*kept).filename() == gpt2::train_checkpoint_name(1));
+  auto bytes = [](const fs::path& p) {
+    std::ifstream in(p, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  };
+  const std::string model_before = bytes(fs::path(*kept) / "model.safetensors");
+  const std::string optimizer_before = bytes(fs::path(*kept) / "optimizer.safetensors");
+  REQUIRE(!model_before.empty());
+
+  const auto r = test::run_command(kBin + small_run(out) + common + " --resume --max-iters 60 --ckpt-every 0");
+  INFO(r.output);
+  REQUIRE(r.status == 3);
+  CHECK(r.output.find("the last good checkpoint is kept") != std::string::npos);
+  CHECK(r.output.find("no checkpoint was written before it") == std::string::npos);
+  const io::RunLogReader log(gpt2::train_log_path(out));
+  const auto summary = log.summary();  // a closed log: /summary exists
+  CHECK(std::get<std::int64_t>(summary.at("diverged")) == 1);
+  const std::int64_t steps = std::get<std::int64_t>(summary.at("steps"));
+  CHECK(steps >= 1);
+  CHECK(steps < 60);
+  // The only checkpoint is still the first launch's, byte for byte.
+  const std::vector<std::string> all = gpt2::train_checkpoints_newest_first(out);
+  REQUIRE(all.size() == 1);
+  CHECK(all.front() == *kept);
+  CHECK(bytes(fs::path(*kept) / "model.safetensors") == model_before);
+  CHECK(bytes(fs::path(*kept) / "optimizer.safetensors") == optimizer_before);
 }
 
 TEST_CASE("train cli: resume after SIGKILL at random points reproduces every logged value bit for bit", "[alone]") {

@@ -14,7 +14,7 @@
 #include <thread>
 #include <vector>
 
-#include "gpt2/train/checkpoints.hpp"
+#include "gpt2/train/run_dir.hpp"
 #include "io/writer_lock.hpp"
 #include "io/run_log_reader.hpp"
 #include "tests/gpt2/gpt2_catch.hpp"

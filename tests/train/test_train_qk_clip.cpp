@@ -14,7 +14,7 @@
 #include <ATen/core/grad_mode.h>
 #include <ATen/ops/randint.h>
 
-#include "gpt2/train/checkpoints.hpp"
+#include "gpt2/train/run_dir.hpp"
 #include "gpt2/train/conditions.hpp"
 #include "gpt2/train/gaugefix.hpp"
 #include "gpt2/train/qk_clip.hpp"
