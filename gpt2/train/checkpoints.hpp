@@ -19,7 +19,6 @@
 #include <optional>
 #include <string>
 #include <tuple>
-#include <vector>
 
 #include <c10/core/Device.h>
 #include <nlohmann/json.hpp>

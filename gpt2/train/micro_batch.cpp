@@ -52,12 +52,20 @@ std::int64_t largest_fitting(const std::vector<std::int64_t>& ascending, const s
   return lo == 0 ? 0 : ascending[lo - 1];
 }
 
+namespace {
+
+// The logits' share of activation_bytes: float32 logits, their softmax and its gradient, per token and vocabulary row.
+double logits_bytes(const ModelConfig& mc, std::int64_t batch) {
+  return 4.0 * 3.0 * static_cast<double>(batch) * static_cast<double>(mc.block_size) * static_cast<double>(mc.padded_vocab());
+}
+
+}  // namespace
+
 double activation_bytes(const ModelConfig& mc, std::int64_t batch) {
   const double tokens = static_cast<double>(batch) * static_cast<double>(mc.block_size);
-  const double logits = 4.0 * tokens * 3.0 * static_cast<double>(mc.padded_vocab());
   const double layers = 4.0 * tokens * static_cast<double>(mc.n_layer) *
                         (20.0 * static_cast<double>(mc.n_embd) + 3.0 * static_cast<double>(mc.n_head * mc.block_size));
-  return logits + layers;
+  return logits_bytes(mc, batch) + layers;
 }
 
 double cpu_step_bytes_estimate(const ModelConfig& mc, std::int64_t parameters, std::int64_t batch) {
@@ -233,8 +241,7 @@ void check_activation_memory(const ModelConfig& mc, std::int64_t batch_size, c10
   const double memory = pages * page;
   const double all = activation_bytes(mc, batch_size);
   if (all <= memory) return;
-  const double logits =
-      4.0 * 3.0 * static_cast<double>(batch_size) * static_cast<double>(mc.block_size) * static_cast<double>(mc.padded_vocab());
+  const double logits = logits_bytes(mc, batch_size);
   throw std::runtime_error("one micro-batch of --batch-size " + std::to_string(batch_size) + " x " +
                            std::to_string(mc.block_size) + " tokens needs about " + gb(all) +
                            " of activations (the logits alone " + gb(logits) + "); this machine has " + gb(memory) +
@@ -248,6 +255,14 @@ std::runtime_error out_of_memory_error(const std::string& what, std::int64_t bat
                             std::to_string(batch_size) + " x " + std::to_string(tokens) + " tokens (" + first +
                             "): lower --batch-size and raise --grad-accum (now " + std::to_string(grad_accum) +
                             ") to keep the batch, or shorten --block-size");
+}
+
+std::runtime_error fitted_out_of_memory_error(const std::string& what, std::int64_t micro_batch, std::int64_t tokens,
+                                              double fit_memory, c10::Device device) {
+  return std::runtime_error("out of memory on " + device.str() + " in a fitted micro-batch of " +
+                            std::to_string(micro_batch) + " x " + std::to_string(tokens) + " tokens (" +
+                            what.substr(0, what.find('\n')) + "): lower --fit-memory (now " + std::to_string(fit_memory) +
+                            ")");
 }
 
 }  // namespace gaugelab::gpt2

@@ -116,5 +116,8 @@ void check_activation_memory(const ModelConfig& mc, std::int64_t batch_size, c10
 /// naming the micro-batch and the flags to lower; `what` is LibTorch's message, its first line kept.
 std::runtime_error out_of_memory_error(const std::string& what, std::int64_t batch_size, std::int64_t tokens,
                                        std::int64_t grad_accum, c10::Device device);
+/// The same for a micro-batch that --fit-micro-batch chose: the flag to lower is --fit-memory (`fit_memory`).
+std::runtime_error fitted_out_of_memory_error(const std::string& what, std::int64_t micro_batch, std::int64_t tokens,
+                                              double fit_memory, c10::Device device);
 
 }  // namespace gaugelab::gpt2

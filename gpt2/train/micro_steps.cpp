@@ -28,14 +28,10 @@ at::Tensor micro_step(TrainRun& run, LoopState& loop, const at::Tensor& inputs, 
   return loss.detach();
 }
 
-// A GPU that cannot hold the micro-batch: one line, the flags to lower.
+// A GPU that cannot hold the micro-batch: one line, the flags to lower (micro_batch.hpp words both).
 std::runtime_error micro_batch_out_of_memory(const TrainRun& run, const c10::OutOfMemoryError& e, std::int64_t T) {
   const std::string what = e.what_without_backtrace();
-  if (run.fit)
-    return std::runtime_error("out of memory on " + run.device.str() + " in a fitted micro-batch of " +
-                              std::to_string(run.micro_batch) + " x " + std::to_string(T) + " tokens (" +
-                              what.substr(0, what.find('\n')) + "): lower --fit-memory (now " +
-                              std::to_string(run.options.fit_memory) + ")");
+  if (run.fit) return fitted_out_of_memory_error(what, run.micro_batch, T, run.options.fit_memory, run.device);
   return out_of_memory_error(what, run.micro_batch, T, run.grad_accum, run.device);
 }
 

@@ -1,5 +1,5 @@
-// setup_train: a run from its options to the first step, station by station (checkpoints.hpp, resume.hpp,
-// build_run.hpp, report.hpp): the data-parallel group and device, the run directory (resume or fresh), the data, the
+// setup_train: a run from its options to the first step, station by station (run_dir.hpp, checkpoints.hpp,
+// resume.hpp, build_run.hpp, micro_batch.hpp, matmul_peak.hpp, report.hpp): the data-parallel group and device, the run directory (resume or fresh), the data, the
 // model, the optimizer with the condition's groups (conditions.hpp), batches, schedule, log, and the settings
 // printout. The loop's own stations are listed in loop.cpp.
 #include "gpt2/train/setup.hpp"

@@ -1,7 +1,7 @@
-// setup_train: a run from its options to the first step (setup.cpp), station by station: checkpoints.hpp
-// (which checkpoint a resumed run continues), resume.hpp (what it must share with it), build_run.hpp (data
-// directory, model), micro_batch.hpp (whether a micro-batch fits), report.hpp (the settings printout),
-// matmul_peak.hpp (the MFU denominator).
+// setup_train: a run from its options to the first step (setup.cpp), station by station: run_dir.hpp (the run
+// directory's paths), checkpoints.hpp (which checkpoint a resumed run continues), resume.hpp (what it must share
+// with it), build_run.hpp (data directory, model), micro_batch.hpp (whether a micro-batch fits), report.hpp (the
+// settings printout), matmul_peak.hpp (the MFU denominator and the bf16 path).
 #pragma once
 
 #include <c10/core/Device.h>

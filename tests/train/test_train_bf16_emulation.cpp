@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "gpt2/train/matmul_peak.hpp"
 #include "io/run_log_reader.hpp"
 #include "tests/support/process.hpp"
 #include "tests/gpt2/gpt2_catch.hpp"
@@ -102,6 +103,31 @@ TEST_CASE("bf16 emulation: auto times both paths and records the one it took", "
   const std::string took = std::get<std::string>(log.summary().at("bf16_mode"));
   CHECK((took == "native" || took == "emulated"));
   CHECK(log.root().config().value("bf16-mode", std::string()) == took);  // "auto" replaced by the choice
+}
+
+TEST_CASE("bf16 emulation: choose_bf16_path keeps a given mode, takes native on CUDA and the faster on the CPU",
+          "[train][bf16]") {
+  gpt2::ModelConfig mc;
+  mc.n_layer = 1, mc.n_head = 2, mc.n_embd = 32, mc.block_size = 16, mc.vocab_size = 100;
+  const c10::Device cpu(c10::kCPU), cuda(c10::kCUDA, 0);
+  for (const auto mode : {gpt2::Bf16Mode::native, gpt2::Bf16Mode::emulated}) {
+    const gpt2::Bf16Path p = gpt2::choose_bf16_path(mode, mc, 4, cpu, {});
+    CHECK(p.mode == mode);
+    CHECK(p.why == "as given");
+  }
+  const gpt2::Bf16Path on_cuda = gpt2::choose_bf16_path(gpt2::Bf16Mode::automatic, mc, 4, cuda, {});  // nothing timed
+  CHECK(on_cuda.mode == gpt2::Bf16Mode::native);
+  CHECK(on_cuda.why == "auto: native on CUDA");
+  // On the CPU the ranks' mean timings decide: native's first, then emulated's.
+  for (const bool emulated_faster : {true, false}) {
+    int call = 0;
+    const auto mean = [&](double) { return ++call == 1 ? 2.0 : (emulated_faster ? 1.0 : 3.0); };
+    const gpt2::Bf16Path p = gpt2::choose_bf16_path(gpt2::Bf16Mode::automatic, mc, 4, cpu, mean);
+    CHECK(call == 2);
+    CHECK(p.mode == (emulated_faster ? gpt2::Bf16Mode::emulated : gpt2::Bf16Mode::native));
+    // [B·T, d]·[d, cols]: 4 x 16 rows, cols the larger of 4d = 128 and the padded vocabulary 128
+    CHECK(p.why.find("auto: x·Wᵀ [64 x 32]·[32 x 128] in 2") == 0);
+  }
 }
 
 }  // namespace GAUGELAB_TU

@@ -412,7 +412,7 @@ TEST_CASE("train cli: --grad-projection exact leaves plain gradients as they are
 }
 
 TEST_CASE("train cli: a device out of memory inside a step is one line naming the micro-batch and the flags") {
-  // c10::OutOfMemoryError is what CUDA's caching allocator throws; the loop turns it into this (micro_steps.cpp).
+  // c10::OutOfMemoryError is what CUDA's caching allocator throws; the loop turns it into these (micro_steps.cpp; micro_batch.cpp words them).
   const std::runtime_error e = gpt2::out_of_memory_error(
       "CUDA out of memory. Tried to allocate 2.00 GiB (GPU 0; 79.19 GiB total capacity)\nmore detail", 64, 1024, 2,
       c10::Device("cpu"));
@@ -421,6 +421,13 @@ TEST_CASE("train cli: a device out of memory inside a step is one line naming th
   CHECK(m.find("--batch-size 64 x 1024 tokens") != std::string::npos);
   CHECK(m.find("Tried to allocate 2.00 GiB") != std::string::npos);
   CHECK(m.find("raise --grad-accum (now 2)") != std::string::npos);
+  // A micro-batch that --fit-micro-batch chose: the flag to lower is --fit-memory.
+  const std::string f = gpt2::fitted_out_of_memory_error("CUDA out of memory. Tried to allocate 1.00 GiB\nmore", 12, 1024,
+                                                         0.9, c10::Device("cpu")).what();
+  CHECK(f.find('\n') == std::string::npos);
+  CHECK(f.find("in a fitted micro-batch of 12 x 1024 tokens (CUDA out of memory. Tried to allocate 1.00 GiB)") !=
+        std::string::npos);
+  CHECK(f.find("lower --fit-memory (now 0.9") != std::string::npos);
 }
 
 }  // namespace GAUGELAB_TU
