@@ -1,8 +1,9 @@
 // The Eigen decompositions the core's templates call (their compute steps for dense dynamic matrices)
 // instantiated once per scalar type: core/eigen_decompositions.cpp for double, core/float32/eigen_decompositions.cpp
 // for float. The core's *_instances.cpp units include this header first, so each of them calls these
-// instead of compiling the same eigensolve, QR, LU and SVD again. The compute steps are unchanged Eigen code
-// compiled with the same flags; only where they are compiled moves.
+// instead of compiling the same eigensolve, QR, LU and SVD again (BDCSVD's JacobiSVD for small blocks comes
+// with it). The compute steps are unchanged Eigen code compiled with the same flags; only where they are
+// compiled moves.
 #pragma once
 
 #include <Eigen/Dense>
@@ -19,9 +20,6 @@
   PREFIX template void Eigen::PartialPivLU<Eigen::Matrix<T, -1, -1>>::compute(); \
   PREFIX template void Eigen::PartialPivLU<Eigen::Matrix<T, -1, -1, Eigen::RowMajor>>::compute(); \
   PREFIX template Eigen::BDCSVD<Eigen::Matrix<T, -1, -1>>& Eigen::BDCSVD<Eigen::Matrix<T, -1, -1>>::compute( \
-      const Eigen::Matrix<T, -1, -1>&, unsigned int); \
-  PREFIX template Eigen::JacobiSVD<Eigen::Matrix<T, -1, -1>, Eigen::ColPivHouseholderQRPreconditioner>& \
-  Eigen::JacobiSVD<Eigen::Matrix<T, -1, -1>, Eigen::ColPivHouseholderQRPreconditioner>::compute( \
       const Eigen::Matrix<T, -1, -1>&, unsigned int); \
   PREFIX template Eigen::LLT<Eigen::Matrix<T, -1, -1>, Eigen::Lower>& \
   Eigen::LLT<Eigen::Matrix<T, -1, -1>, Eigen::Lower>::compute<Eigen::Matrix<T, -1, -1>>( \
