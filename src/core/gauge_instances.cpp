@@ -4,6 +4,7 @@
 // compiling the eigensolves, LU solves and pseudo-inverses again.
 // The float instantiations are in core/float32/gauge_instances.cpp (library gaugecore_float), linked only
 // by what uses float (the GPT-2 tier, the Python module, the tests): the torch-free gaugelab builds without them.
+#include "core/eigen_decompositions.hpp"  // first: the decompositions below link its instances
 #include "core/attention_layer.hpp"
 #include "core/coordinates.hpp"
 #include "core/gauge_lie.hpp"

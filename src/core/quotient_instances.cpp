@@ -5,6 +5,7 @@
 // The float instantiations are in core/float32_updates/quotient_instances.cpp (library gaugecore_float_updates),
 // linked only by what uses float updates (the Python module, the tests): gaugelab and gaugelab-torch build
 // without them.
+#include "core/eigen_decompositions.hpp"  // first: the decompositions below link its instances
 #include "core/quotient.hpp"
 #include "core/update_factor_literature.hpp"
 #include "core/update_factor_precond.hpp"

@@ -1,6 +1,7 @@
 // The float half of core/quotient_instances.cpp (see there): the library gaugecore_float_updates, so that what
 // uses no float update (the torch-free gaugelab, and gaugelab-torch: the GPT-2 tier's optimizers are LibTorch's)
 // does not compile them.
+#include "core/eigen_decompositions.hpp"  // first: the decompositions below link its instances
 #include "core/quotient.hpp"
 #include "core/update_factor_literature.hpp"
 #include "core/update_factor_precond.hpp"
