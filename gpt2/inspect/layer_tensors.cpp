@@ -14,6 +14,7 @@
 
 #include "data/token_files.hpp"
 #include "gpt2/model/checkpoint.hpp"
+#include "gpt2/model/model_dir.hpp"
 #include "gpt2/model/head_gauge.hpp"
 #include "gpt2/model/vocab_ids.hpp"
 #include "gpt2/inspect/head_loader.hpp"

@@ -8,7 +8,6 @@
 
 #include <ATen/core/grad_mode.h>
 
-#include "gpt2/model/interchange.hpp"
 #include "gpt2/model/json_file.hpp"
 #include "gpt2/model/safetensors.hpp"
 #include "gpt2/model/tensor_bytes.hpp"
@@ -35,35 +34,42 @@ void save_checkpoint(const std::string& dir, GPT& model, const Vocabulary& vocab
   write_json_file(dir + "/config.json", cfg);
 }
 
-bool is_gaugelab_checkpoint(const std::string& dir) {
-  const std::string path = dir + "/config.json";
-  if (!std::filesystem::exists(path)) return false;
-  const nlohmann::json j = read_json_file(path);
+bool is_checkpoint_config(const nlohmann::json& j) {
   return j.is_object() && j.contains("format") && j["format"] == kCheckpointFormat;
 }
 
+bool is_gaugelab_checkpoint(const std::string& dir) {
+  const std::string path = dir + "/config.json";
+  return std::filesystem::exists(path) && is_checkpoint_config(read_json_file(path));
+}
+
 Checkpoint load_checkpoint(const std::string& dir, c10::Device device) {
-  const std::string cfg_path = dir + "/config.json", st_path = dir + "/model.safetensors";
   Checkpoint ck;
-  ck.config = read_json_file(cfg_path);
-  if (!ck.config.is_object() || ck.config.value("format", std::string()) != kCheckpointFormat)
+  ck.config = read_json_file(dir + "/config.json");
+  ck.model = checkpoint_model(ck.config, dir, device);
+  return ck;
+}
+
+std::unique_ptr<GPT> checkpoint_model(const nlohmann::json& config, const std::string& dir, c10::Device device) {
+  const std::string cfg_path = dir + "/config.json", st_path = dir + "/model.safetensors";
+  if (!config.is_object() || config.value("format", std::string()) != kCheckpointFormat)
     throw std::runtime_error(cfg_path + ": not a gaugelab-gpt2 checkpoint (no \"format\": \"gaugelab-gpt2\")");
-  if (ck.config.value("version", 0) != kCheckpointVersion)
-    throw std::runtime_error(cfg_path + ": checkpoint version " + ck.config.value("version", nlohmann::json()).dump() +
+  if (config.value("version", 0) != kCheckpointVersion)
+    throw std::runtime_error(cfg_path + ": checkpoint version " + config.value("version", nlohmann::json()).dump() +
                              " is not the supported " + std::to_string(kCheckpointVersion));
-  if (!ck.config.contains("model")) throw std::runtime_error(cfg_path + ": no \"model\" section");
+  if (!config.contains("model")) throw std::runtime_error(cfg_path + ": no \"model\" section");
   ModelConfig mc;
   try {
-    mc = ModelConfig::from_json(ck.config["model"]);
+    mc = ModelConfig::from_json(config["model"]);
   } catch (const std::exception& e) {
     throw std::runtime_error(cfg_path + ": " + e.what());
   }
   const safetensors::File file = safetensors::read_file(st_path);
-  ck.model = std::make_unique<GPT>(mc, 0, /*initialise=*/false);
+  auto model = std::make_unique<GPT>(mc, 0, /*initialise=*/false);
   std::size_t used = 0;
   {
     at::NoGradGuard no_grad;
-    ck.model->visit([&](const std::string& name, at::Tensor& t, ParamRole) {
+    model->visit([&](const std::string& name, at::Tensor& t, ParamRole) {
       const safetensors::TensorView& v = file.at(name);
       if (!t.sizes().equals(v.shape))
         throw std::runtime_error(st_path + ": tensor '" + name + "' has shape " + shape_string(v.shape) +
@@ -75,17 +81,11 @@ Checkpoint load_checkpoint(const std::string& dir, c10::Device device) {
   if (used != file.tensors.size())
     for (const auto& [name, v] : file.tensors) {
       bool known = false;
-      ck.model->visit([&](const std::string& n, at::Tensor&, ParamRole) { known |= n == name; });
+      model->visit([&](const std::string& n, at::Tensor&, ParamRole) { known |= n == name; });
       if (!known) throw std::runtime_error(st_path + ": unexpected tensor '" + name + "' for this config");
     }
-  ck.model->to(device);
-  return ck;
-}
-
-std::unique_ptr<GPT> load_any_model(const std::string& dir, c10::Device device, const LrmPlacement& lrm_for_hf) {
-  if (!std::filesystem::is_directory(dir)) throw std::runtime_error(dir + ": not a checkpoint directory");
-  if (is_gaugelab_checkpoint(dir)) return load_checkpoint(dir, device).model;
-  return import_hf(dir, lrm_for_hf, device);
+  model->to(device);
+  return model;
 }
 
 std::string describe_model(GPT& m) {

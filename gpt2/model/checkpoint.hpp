@@ -38,16 +38,17 @@ struct Checkpoint {
 };
 
 /// Reads a checkpoint written by save_checkpoint onto `device`. Missing, extra or misshapen tensors
-/// and unknown format versions are errors naming the file.
+/// and unknown format versions are errors naming the file. Either kind of directory: model_dir.hpp.
 Checkpoint load_checkpoint(const std::string& dir, c10::Device device);
 
-/// True if `dir/config.json` declares our format (false for a Hugging Face directory).
-bool is_gaugelab_checkpoint(const std::string& dir);
+/// The model of the checkpoint in `dir` whose config.json is `config` (read by the caller), onto `device`: the
+/// format, version and model section checked, then every tensor of DIR/model.safetensors.
+std::unique_ptr<GPT> checkpoint_model(const nlohmann::json& config, const std::string& dir, c10::Device device);
 
-/// Either kind of directory: our checkpoint, or a Hugging Face GPT-2 export (imported with
-/// `lrm_for_hf` multipliers at 1).
-std::unique_ptr<GPT> load_any_model(const std::string& dir, c10::Device device,
-                                    const LrmPlacement& lrm_for_hf = LrmPlacement{});
+/// True if a config.json declares our format (false for a Hugging Face directory's).
+bool is_checkpoint_config(const nlohmann::json& config);
+/// True if `dir/config.json` declares our format.
+bool is_gaugelab_checkpoint(const std::string& dir);
 
 /// One line: "12 layers, 12 heads, d 768, context 1024, vocab 50257 (padded 50304); 124.4M parameters + 165888
 /// multipliers (...)"; the model verbs, the trainer and inspect print it first.

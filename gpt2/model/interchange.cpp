@@ -82,8 +82,13 @@ void export_hf(GPT& m, const std::string& dir, const Vocabulary& vocab, safetens
 }
 
 std::unique_ptr<GPT> import_hf(const std::string& dir, const LrmPlacement& lrm, c10::Device device) {
+  return import_hf(read_json_file(dir + "/config.json"), dir, lrm, device);
+}
+
+std::unique_ptr<GPT> import_hf(const nlohmann::json& config, const std::string& dir, const LrmPlacement& lrm,
+                               c10::Device device) {
   const std::string cfg_path = dir + "/config.json", st_path = dir + "/model.safetensors";
-  const ModelConfig c = config_from_hf_json(read_json_file(cfg_path), lrm, cfg_path);
+  const ModelConfig c = config_from_hf_json(config, lrm, cfg_path);
   const safetensors::File file = safetensors::read_file(st_path);
 
   // The sizes config.json claims, checked against the tensors present before the model is allocated.

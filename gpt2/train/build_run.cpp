@@ -11,7 +11,7 @@
 #include <ATen/core/grad_mode.h>
 
 #include "data/prepare.hpp"
-#include "gpt2/model/checkpoint.hpp"
+#include "gpt2/model/model_dir.hpp"
 #include "gpt2/model/vocab_layout.hpp"
 #include "io/options.hpp"
 
@@ -80,10 +80,10 @@ InitFrom init_from_options(const TrainOptions& o) {
 // ids with a --compact-vocab corpus keeps the rows of the corpus's ids (vocab_layout.hpp).
 std::unique_ptr<GPT> init_from_weights(const InitFrom& w, const VocabMap& vocab, c10::Device device) {
   const LrmPlacement want = LrmPlacement::parse(w.multipliers);
-  std::unique_ptr<GPT> m = load_any_model(w.dir, c10::Device(c10::kCPU), want);
+  ModelDir source = read_model_dir(w.dir, c10::Device(c10::kCPU), ModelDirKinds::any, want);
   std::vector<std::int32_t> ids;
-  for (const std::int64_t id : stored_vocabulary(w.dir, m->config().vocab_size).ids)
-    ids.push_back(static_cast<std::int32_t>(id));
+  for (const std::int64_t id : source.vocabulary().ids) ids.push_back(static_cast<std::int32_t>(id));
+  std::unique_ptr<GPT> m = std::move(source.model);
   if (ids.empty() && !vocab.ids.empty()) {
     // A model over GPT-2 ids fine-tuned on a --compact-vocab corpus: keep the rows of the corpus's ids.
     const std::vector<std::int64_t> keep(vocab.ids.begin(), vocab.ids.end());

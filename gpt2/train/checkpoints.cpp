@@ -41,7 +41,7 @@ void load_optimizer_state(const std::string& checkpoint_dir, TrainOptimizer& opt
 // The newest checkpoint of the run whose model and optimizer state both load, with them loaded.
 // A damaged newer checkpoint is skipped with a line saying so and, once an older one has loaded,
 // renamed to damaged-step_* beside it (kept, never again picked). None loading is an error.
-std::tuple<std::optional<std::string>, std::optional<Checkpoint>, std::optional<safetensors::File>>
+std::tuple<std::optional<std::string>, std::optional<ModelDir>, std::optional<safetensors::File>>
 newest_loadable_checkpoint(const std::string& out, c10::Device device, bool rank0) {
   const std::optional<std::string> newest = latest_train_checkpoint(out);  // also clears .tmp-* leftovers
   if (!newest) return {};
@@ -49,7 +49,7 @@ newest_loadable_checkpoint(const std::string& out, c10::Device device, bool rank
   std::string first_error;
   for (const std::string& dir : train_checkpoints_newest_first(out)) {
     try {
-      Checkpoint ck = load_checkpoint(dir, device);
+      ModelDir ck = read_model_dir(dir, device, ModelDirKinds::checkpoint);
       safetensors::File opt = safetensors::read_file(dir + "/optimizer.safetensors");
       if (rank0)
         for (const std::string& bad : skipped) {

@@ -24,7 +24,7 @@
 #include <nlohmann/json.hpp>
 
 #include "gpt2/dist/dist_failure.hpp"
-#include "gpt2/model/checkpoint.hpp"
+#include "gpt2/model/model_dir.hpp"
 #include "gpt2/model/safetensors.hpp"
 #include "gpt2/train/optimizer.hpp"
 #include "gpt2/train/run_state.hpp"
@@ -43,7 +43,7 @@ void load_optimizer_state(const std::string& checkpoint_dir, TrainOptimizer& opt
 /// The newest checkpoint of the run in `out` whose model and optimizer state both load, with them loaded (none when
 /// the run has no checkpoint). A damaged newer one is skipped with a line saying so and, once an older one has
 /// loaded, renamed to damaged-step_* beside it. None loading is an error.
-std::tuple<std::optional<std::string>, std::optional<Checkpoint>, std::optional<safetensors::File>>
+std::tuple<std::optional<std::string>, std::optional<ModelDir>, std::optional<safetensors::File>>
 newest_loadable_checkpoint(const std::string& out, c10::Device device, bool rank0);
 
 /// The trainer state a checkpoint carries besides model and optimizer (config.json "trainer"), and back.

@@ -130,7 +130,7 @@ TrainRun setup_train(const TrainOptions& o, io::Provenance prov) {
   // One writer per run directory, taken before anything in it is read, removed or replaced.
   if (rank0) r.out_lock = io::WriterLock::acquire_dir(o.run.out, "a training run");
   std::optional<std::string> ckpt;
-  std::optional<Checkpoint> loaded;
+  std::optional<ModelDir> loaded;
   std::optional<safetensors::File> opt_state;
   if (o.resume) {
     std::tie(ckpt, loaded, opt_state) = newest_loadable_checkpoint(o.run.out, r.device, rank0);
@@ -158,13 +158,13 @@ TrainRun setup_train(const TrainOptions& o, io::Provenance prov) {
   }
   nlohmann::json saved;
   if (ckpt) {
-    Checkpoint& ck = *loaded;
+    ModelDir& ck = *loaded;
     saved = ck.config.at("trainer");
     check_resume_options(saved.value("options", nlohmann::json()), prov.config);
     if (saved.value("world", 1) != r.dist.world)
       throw io::UsageError("--resume: the run was trained on " + saved["world"].dump() + " ranks, this launch has " +
                            std::to_string(r.dist.world) + " (the data order depends on it)");
-    const Vocabulary stored = vocabulary_of(ck.config, ck.model->config().vocab_size, *ckpt + "/config.json");
+    const Vocabulary stored = ck.vocabulary();
     if (stored.ids != std::vector<std::int64_t>(r.vocab_map.ids.begin(), r.vocab_map.ids.end()))
       throw std::runtime_error("checkpoint " + *ckpt + "'s vocabulary (" + vocabulary_name(stored.ids.size()) +
                                ") is not the one --data " + o.data + " gives this run (" +

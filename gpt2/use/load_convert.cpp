@@ -10,6 +10,7 @@
 #include <ATen/ops/from_blob.h>
 
 #include "gpt2/model/checkpoint.hpp"
+#include "gpt2/model/model_dir.hpp"
 #include "gpt2/model/interchange.hpp"
 #include <nlohmann/json.hpp>
 #include "gpt2/use/loaded_model.hpp"
@@ -24,11 +25,12 @@ LoadedModel load_for_run(const std::string& checkpoint, const ModelRunOptions& o
   LoadedModel out;
   out.device = parse_device(o.device);
   out.precision = o.precision;
-  out.model = load_any_model(checkpoint, out.device, LrmPlacement::parse(o.multipliers));
+  ModelDir source = read_model_dir(checkpoint, out.device, ModelDirKinds::any, LrmPlacement::parse(o.multipliers));
+  out.model = std::move(source.model);
   out.model->train(false);
   std::cerr << "model      " << checkpoint << ": " << describe_model(*out.model) << "\n"
             << "runs on    " << out.device.str() << ", " << precision_name(out.precision) << "\n";
-  out.vocab = stored_vocabulary(checkpoint, out.model->config().vocab_size);
+  out.vocab = source.vocabulary();
   out.ids = TokenIds(out.vocab, out.model->config().vocab_size, checkpoint);
   if (out.ids.compact())
     std::cerr << "vocabulary compact: " << out.vocab.ids.size()
@@ -67,10 +69,11 @@ void run_export(const ExportOptions& o) {
   else if (o.dtype == "F16") dtype = safetensors::DType::F16;
   else throw io::UsageError("--dtype must be F32, BF16 or F16");
   io::prepare_output_path(o.out, o.force, {o.checkpoint});
-  auto model = load_any_model(o.checkpoint, c10::Device(c10::kCPU));
+  ModelDir source = read_model_dir(o.checkpoint, c10::Device(c10::kCPU));
+  std::unique_ptr<GPT> model = std::move(source.model);
   std::cerr << "model      " << o.checkpoint << ": " << describe_model(*model) << "\n";
   const std::int64_t V = model->config().vocab_size;
-  Vocabulary vocab = stored_vocabulary(o.checkpoint, V);
+  Vocabulary vocab = source.vocabulary();
   // A Hugging Face GPT-2 applies no id map: transformers takes the rows' index for the GPT-2 id. A model whose
   // rows are not GPT-2's ids is written only in a layout transformers reads right, as the flag says.
   if (vocab.compact()) {

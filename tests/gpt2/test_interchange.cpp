@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "gpt2/model/checkpoint.hpp"
+#include "gpt2/model/model_dir.hpp"
 #include "gpt2/model/interchange.hpp"
 #include "gpt2/model/safetensors.hpp"
 #include "gpt2/model/tensor_bytes.hpp"

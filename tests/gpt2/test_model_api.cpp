@@ -8,6 +8,7 @@
 
 #include "data/token_files.hpp"
 #include "gpt2/model/checkpoint.hpp"
+#include "gpt2/model/model_dir.hpp"
 #include "gpt2/use/api.hpp"
 #include "io/options.hpp"
 #include "io/run_log_reader.hpp"

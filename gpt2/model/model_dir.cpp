@@ -1,0 +1,32 @@
+#include "gpt2/model/model_dir.hpp"
+
+#include <filesystem>
+#include <stdexcept>
+#include <utility>
+
+#include "gpt2/model/interchange.hpp"
+#include "gpt2/model/json_file.hpp"
+
+namespace gaugelab::gpt2 {
+
+Vocabulary ModelDir::vocabulary() const { return vocabulary_of(config, vocab_size, dir + "/config.json"); }
+
+ModelDir read_model_dir(const std::string& dir, c10::Device device, ModelDirKinds accept,
+                        const LrmPlacement& lrm_for_hf) {
+  if (accept == ModelDirKinds::any && !std::filesystem::is_directory(dir))
+    throw std::runtime_error(dir + ": not a checkpoint directory");
+  ModelDir d;
+  d.dir = dir;
+  d.config = read_json_file(dir + "/config.json");
+  d.checkpoint = is_checkpoint_config(d.config);
+  d.model = d.checkpoint || accept == ModelDirKinds::checkpoint ? checkpoint_model(d.config, dir, device)
+                                                                : import_hf(d.config, dir, lrm_for_hf, device);
+  d.vocab_size = d.model->config().vocab_size;
+  return d;
+}
+
+std::unique_ptr<GPT> load_any_model(const std::string& dir, c10::Device device, const LrmPlacement& lrm_for_hf) {
+  return read_model_dir(dir, device, ModelDirKinds::any, lrm_for_hf).model;
+}
+
+}  // namespace gaugelab::gpt2
