@@ -11,6 +11,7 @@
 
 #include "core/gauge_sampling.hpp"
 #include "data/token_files.hpp"
+#include "gpt2/model/checkpoint.hpp"
 #include "gpt2/model/model_dir.hpp"
 #include "gpt2/model/vocab_ids.hpp"
 #include "gpt2/model/runtime.hpp"

@@ -2,8 +2,8 @@
 
 #include <filesystem>
 #include <stdexcept>
-#include <utility>
 
+#include "gpt2/model/checkpoint.hpp"
 #include "gpt2/model/interchange.hpp"
 #include "gpt2/model/json_file.hpp"
 

@@ -1,7 +1,8 @@
 // A model directory read once: config.json parsed a single time, its format decided there (our checkpoint,
 // checkpoint.hpp, or a Hugging Face GPT-2 export, interchange.hpp), the model built from it, and the vocabulary
-// (vocab_ids.hpp) taken from the same JSON. The trainer (--resume, --init-from) and the model verbs read
-// through it.
+// (vocab_ids.hpp) taken from the same JSON. The trainer (--resume, --init-from), eval, generate and export read
+// through it; inspect and import still load with load_any_model (or import_hf) and read the vocabulary apart
+// (stored_vocabulary), a second read of config.json.
 #pragma once
 
 #include <cstdint>
@@ -11,7 +12,6 @@
 #include <c10/core/Device.h>
 #include <nlohmann/json.hpp>
 
-#include "gpt2/model/checkpoint.hpp"
 #include "gpt2/model/config.hpp"
 #include "gpt2/model/model.hpp"
 #include "gpt2/model/vocab_ids.hpp"

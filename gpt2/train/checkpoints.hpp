@@ -24,6 +24,7 @@
 #include <nlohmann/json.hpp>
 
 #include "gpt2/dist/dist_failure.hpp"
+#include "gpt2/model/checkpoint.hpp"
 #include "gpt2/model/model_dir.hpp"
 #include "gpt2/model/safetensors.hpp"
 #include "gpt2/train/optimizer.hpp"

@@ -182,6 +182,43 @@ TEST_CASE("checkpoints round-trip every parameter and the caller's extra keys", 
   CHECK_THROWS_WITH(save_checkpoint(dir, model, Vocabulary{}, {{"model", 1}}), Catch::Contains("reserved"));
 }
 
+TEST_CASE("read_model_dir: one read of config.json decides the format, and the vocabulary outlives the model",
+          "[gpt2][checkpoint]") {
+  const c10::Device cpu(c10::kCPU);
+  ModelConfig c = nano_config();
+  const std::string dir = scratch("model_dir");
+  Vocabulary v;
+  v.ids = {5, 7, 9};
+  c.vocab_size = 3;
+  GPT compact(c, 44);
+  save_checkpoint(dir, compact, v, {{"step", 9}});
+  ModelDir ck = read_model_dir(dir, cpu);
+  CHECK(ck.checkpoint);
+  CHECK(ck.dir == dir);
+  CHECK(ck.config["step"] == 9);
+  CHECK(ck.vocab_size == 3);
+  const std::unique_ptr<GPT> taken = std::move(ck.model);  // the trainer moves it out, then asks for the map
+  CHECK(taken->config().vocab_size == 3);
+  CHECK(ck.vocabulary().ids == v.ids);
+  CHECK(read_model_dir(dir, cpu, ModelDirKinds::checkpoint).checkpoint);
+
+  ModelDir hf = read_model_dir(kFixture, cpu);  // a Hugging Face export: imported
+  CHECK(!hf.checkpoint);
+  CHECK(hf.model->config().n_embd == 64);
+  CHECK(hf.vocab_size == hf.model->config().vocab_size);
+  // --resume takes our checkpoints alone; with any kind, a path that is no directory is refused first.
+  CHECK_THROWS_WITH(read_model_dir(kFixture, cpu, ModelDirKinds::checkpoint),
+                    Catch::Contains(kFixture + "/config.json: not a gaugelab-gpt2 checkpoint"));
+  CHECK_THROWS_WITH(read_model_dir(kFixture + "/config.json", cpu), Catch::Contains("not a checkpoint directory"));
+  const std::string empty = scratch("model_dir_empty");
+  CHECK_THROWS_WITH(read_model_dir(empty, cpu), Catch::Contains(empty + "/config.json"));
+  // The format test is the config's: a config.json whose "format" is another word is read as a Hugging Face one.
+  nlohmann::json other = read_json_file(dir + "/config.json");
+  other["format"] = "something-else";
+  CHECK(!is_checkpoint_config(other));
+  CHECK(is_checkpoint_config(read_json_file(dir + "/config.json")));
+}
+
 TEST_CASE("bad interchange directories are refused with a message naming the problem", "[gpt2][interchange]") {
   const std::string dir = scratch("bad");
   const nlohmann::json good_cfg = read_json_file(kFixture + "/config.json");

@@ -6,6 +6,7 @@
 #include <memory>
 #include <string>
 
+#include "gpt2/model/checkpoint.hpp"
 #include "gpt2/model/model_dir.hpp"
 #include "gpt2/inspect/api.hpp"
 #include "gpt2/model/model.hpp"
