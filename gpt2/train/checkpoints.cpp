@@ -9,8 +9,8 @@
 #include <iostream>
 #include <vector>
 
-#include "gpt2/train/run_dir.hpp"
 #include "gpt2/train/not_measured.hpp"
+#include "gpt2/train/run_dir.hpp"
 #include "io/stop_signal.hpp"
 
 namespace gaugelab::gpt2 {

@@ -2,8 +2,8 @@
 // dtype on its device, measured at start (~0.3 s). And --bf16-mode auto's two candidates at the model's shape, and
 // the path it takes.
 #include <algorithm>
-#include <cstdio>
 #include <chrono>
+#include <cstdio>
 #include <functional>
 #include <limits>
 

@@ -8,8 +8,8 @@
 #include <map>
 #include <string>
 
-#include "gpt2/train/run_dir.hpp"
 #include "gpt2/train/conditions.hpp"
+#include "gpt2/train/run_dir.hpp"
 #include "io/run_log_reader.hpp"
 #include "tests/gpt2/gpt2_catch.hpp"
 #include "tests/support/process.hpp"

@@ -14,10 +14,10 @@
 #include <ATen/core/grad_mode.h>
 #include <ATen/ops/randint.h>
 
-#include "gpt2/train/run_dir.hpp"
 #include "gpt2/train/conditions.hpp"
 #include "gpt2/train/gaugefix.hpp"
 #include "gpt2/train/qk_clip.hpp"
+#include "gpt2/train/run_dir.hpp"
 #include "io/run_log_reader.hpp"
 #include "tests/gpt2/gpt2_catch.hpp"
 #include "tests/gpt2/gpt2_test_helpers.hpp"
