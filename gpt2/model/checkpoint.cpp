@@ -38,18 +38,6 @@ bool is_checkpoint_config(const nlohmann::json& j) {
   return j.is_object() && j.contains("format") && j["format"] == kCheckpointFormat;
 }
 
-bool is_gaugelab_checkpoint(const std::string& dir) {
-  const std::string path = dir + "/config.json";
-  return std::filesystem::exists(path) && is_checkpoint_config(read_json_file(path));
-}
-
-Checkpoint load_checkpoint(const std::string& dir, c10::Device device) {
-  Checkpoint ck;
-  ck.config = read_json_file(dir + "/config.json");
-  ck.model = checkpoint_model(ck.config, dir, device);
-  return ck;
-}
-
 std::unique_ptr<GPT> checkpoint_model(const nlohmann::json& config, const std::string& dir, c10::Device device) {
   const std::string cfg_path = dir + "/config.json", st_path = dir + "/model.safetensors";
   if (!config.is_object() || config.value("format", std::string()) != kCheckpointFormat)

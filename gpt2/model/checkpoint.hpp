@@ -32,23 +32,14 @@ inline constexpr int kCheckpointVersion = 1;
 void save_checkpoint(const std::string& dir, GPT& model, const Vocabulary& vocab,
                      const nlohmann::json& extra = nlohmann::json::object());
 
-struct Checkpoint {
-  std::unique_ptr<GPT> model;
-  nlohmann::json config;  // the whole config.json (the trainer reads its own keys back)
-};
-
-/// Reads a checkpoint written by save_checkpoint onto `device`. Missing, extra or misshapen tensors
-/// and unknown format versions are errors naming the file. Either kind of directory: model_dir.hpp.
-Checkpoint load_checkpoint(const std::string& dir, c10::Device device);
-
 /// The model of the checkpoint in `dir` whose config.json is `config` (read by the caller), onto `device`: the
-/// format, version and model section checked, then every tensor of DIR/model.safetensors.
+/// format, version and model section checked, then every tensor of DIR/model.safetensors. Missing, extra or
+/// misshapen tensors and unknown format versions are errors naming the file. A directory of either kind read
+/// whole (config.json once, the model, the vocabulary): model_dir.hpp's read_model_dir.
 std::unique_ptr<GPT> checkpoint_model(const nlohmann::json& config, const std::string& dir, c10::Device device);
 
 /// True if a config.json declares our format (false for a Hugging Face directory's).
 bool is_checkpoint_config(const nlohmann::json& config);
-/// True if `dir/config.json` declares our format.
-bool is_gaugelab_checkpoint(const std::string& dir);
 
 /// One line: "12 layers, 12 heads, d 768, context 1024, vocab 50257 (padded 50304); 124.4M parameters + 165888
 /// multipliers (...)"; the model verbs, the trainer and inspect print it first.

@@ -1,7 +1,7 @@
 // setup_train: a run from its options to the first step, station by station (run_dir.hpp, checkpoints.hpp,
-// resume.hpp, build_run.hpp, micro_batch.hpp, matmul_peak.hpp, report.hpp): the data-parallel group and device, the run directory (resume or fresh), the data, the
-// model, the optimizer with the condition's groups (conditions.hpp), batches, schedule, log, and the settings
-// printout. The loop's own stations are listed in loop.cpp.
+// resume.hpp, build_run.hpp, micro_batch.hpp, matmul_peak.hpp, report.hpp): the data-parallel group and device, the
+// run directory (resume or fresh), the data, the model, the optimizer with the condition's groups (conditions.hpp),
+// batches, schedule, log, and the settings printout. The loop's own stations are listed in loop.cpp.
 #include "gpt2/train/setup.hpp"
 
 #include <algorithm>
@@ -172,15 +172,15 @@ TrainRun setup_train(const TrainOptions& o, io::Provenance prov) {
     r.model = std::move(ck.model);
     r.state = train_state_from_json(saved);
     r.last_checkpoint_step = r.state.step;
-  } else if (o.init_from.empty()) {
-    const ModelConfig mc =
-        build_model_config(o, r.vocab_map.ids.empty() ? 0 : static_cast<std::int64_t>(r.vocab_map.ids.size()));
-    r.model = std::make_unique<GPT>(mc, o.run.seed);
-    r.model->to(r.device);
-    r.state.best_val_loss = r.state.final_val_loss = not_measured();
-    r.state.final_drift_max = r.state.final_drift_mean = not_measured();
-  } else {
-    r.model = init_from_weights(init_from_options(o), r.vocab_map, r.device);
+  } else {  // a new run: the flags' model, or --init-from's weights
+    if (o.init_from.empty()) {
+      const ModelConfig mc =
+          build_model_config(o, r.vocab_map.ids.empty() ? 0 : static_cast<std::int64_t>(r.vocab_map.ids.size()));
+      r.model = std::make_unique<GPT>(mc, o.run.seed);
+      r.model->to(r.device);
+    } else {
+      r.model = init_from_weights(init_from_options(o), r.vocab_map, r.device);
+    }
     r.state.best_val_loss = r.state.final_val_loss = not_measured();
     r.state.final_drift_max = r.state.final_drift_mean = not_measured();
   }

@@ -10,8 +10,8 @@
 #include <ATen/ops/from_blob.h>
 
 #include "gpt2/model/checkpoint.hpp"
-#include "gpt2/model/model_dir.hpp"
 #include "gpt2/model/interchange.hpp"
+#include "gpt2/model/model_dir.hpp"
 #include <nlohmann/json.hpp>
 #include "gpt2/use/loaded_model.hpp"
 #include "gpt2/model/vocab_layout.hpp"

@@ -11,8 +11,8 @@
 #include <nlohmann/json.hpp>
 
 #include "gpt2/model/checkpoint.hpp"
-#include "gpt2/model/model_dir.hpp"
 #include "gpt2/model/interchange.hpp"
+#include "gpt2/model/model_dir.hpp"
 #include "gpt2/model/safetensors.hpp"
 #include "gpt2/model/tensor_bytes.hpp"
 #include "gpt2_test_helpers.hpp"
@@ -165,9 +165,7 @@ TEST_CASE("checkpoints round-trip every parameter and the caller's extra keys", 
   gaugelab::test::randomize_multipliers(model, 42);
   const std::string dir = scratch("ckpt");
   save_checkpoint(dir, model, Vocabulary{}, {{"step", 17}});
-  CHECK(is_gaugelab_checkpoint(dir));
-  CHECK(!is_gaugelab_checkpoint(kFixture));
-  Checkpoint ck = load_checkpoint(dir, c10::Device(c10::kCPU));
+  ModelDir ck = read_model_dir(dir, c10::Device(c10::kCPU), ModelDirKinds::checkpoint);
   CHECK(ck.config["step"] == 17);
   CHECK(ck.model->config().lrm.spec() == c.lrm.spec());
   auto a = model.named_parameters(), b = ck.model->named_parameters();

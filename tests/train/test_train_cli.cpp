@@ -15,7 +15,7 @@
 #include <thread>
 #include <vector>
 
-#include "gpt2/model/checkpoint.hpp"
+#include "gpt2/model/model_dir.hpp"
 #include "gpt2/train/micro_batch.hpp"
 #include "gpt2/train/run_dir.hpp"
 #include "io/run_log_reader.hpp"
@@ -151,7 +151,7 @@ TEST_CASE("train cli: an absurd learning rate diverges cleanly with the log clos
     CHECK(r.output.find("the last good checkpoint is kept") != std::string::npos);
     REQUIRE(ckpt);
     CHECK(fs::path(*ckpt).filename() == gpt2::train_checkpoint_name(steps));
-    const gpt2::Checkpoint ck = gpt2::load_checkpoint(*ckpt, c10::Device(c10::kCPU));
+    const gpt2::ModelDir ck = gpt2::read_model_dir(*ckpt, c10::Device(c10::kCPU), gpt2::ModelDirKinds::checkpoint);
     bool finite = true;
     for (const auto& [name, t] : ck.model->named_parameters()) finite &= t.isfinite().all().item<bool>();
     CHECK(finite);
@@ -412,7 +412,8 @@ TEST_CASE("train cli: --grad-projection exact leaves plain gradients as they are
 }
 
 TEST_CASE("train cli: a device out of memory inside a step is one line naming the micro-batch and the flags") {
-  // c10::OutOfMemoryError is what CUDA's caching allocator throws; the loop turns it into these (micro_steps.cpp; micro_batch.cpp words them).
+  // c10::OutOfMemoryError is what CUDA's caching allocator throws; the loop turns it into these (micro_steps.cpp;
+  // micro_batch.cpp words them).
   const std::runtime_error e = gpt2::out_of_memory_error(
       "CUDA out of memory. Tried to allocate 2.00 GiB (GPU 0; 79.19 GiB total capacity)\nmore detail", 64, 1024, 2,
       c10::Device("cpu"));
