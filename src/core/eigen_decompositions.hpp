@@ -14,8 +14,8 @@
 
 #include <Eigen/Dense>
 
-// M: a column-major dynamic matrix of T (the core's Mat<T>), MR: its row-major twin (a transposed Mat<T>
-// handed to partialPivLu). PREFIX is empty (definition) or extern (declaration).
+// Each over Eigen::Matrix<T, -1, -1> (the core's Mat<T>), and PartialPivLU over its row-major twin too (a
+// transposed Mat<T> handed to partialPivLu). PREFIX is empty (definition) or extern (declaration).
 #define GAUGELAB_CORE_EIGEN_DECOMPOSITIONS_GAUGES(PREFIX, T) \
   PREFIX template Eigen::SelfAdjointEigenSolver<Eigen::Matrix<T, -1, -1>>& \
   Eigen::SelfAdjointEigenSolver<Eigen::Matrix<T, -1, -1>>::compute<Eigen::Matrix<T, -1, -1>>( \
