@@ -1,5 +1,5 @@
 // `gaugelab train`: the loop, as llm.c writes it, one named step per line. Each verb lives in its station:
-//   begin_step          this file: profiler window, the step's RNG, train mode, zeroed gradients
+//   begin_step          step_start.hpp: profiler window, the step's RNG, train mode, zeroed gradients
 //   compute_gradients   micro_steps.hpp: forward + backward per micro-batch (eager or a CUDA graph), mean over ranks
 //   clip_gradients      update.hpp: gradient projection and clipping
 //   stop_if_diverged    update.hpp: a non-finite loss or gradient ends the run before the update
@@ -13,7 +13,6 @@
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
-#include <limits>
 
 #include "gpt2/dist/dist_failure.hpp"
 #include "gpt2/train/checkpoints.hpp"
@@ -25,7 +24,7 @@
 #include "gpt2/train/report.hpp"
 #include "gpt2/train/samples.hpp"
 #include "gpt2/train/setup.hpp"
-#include "gpt2/train/step_rng.hpp"
+#include "gpt2/train/step_start.hpp"
 #include "gpt2/train/update.hpp"
 
 namespace gaugelab::gpt2 {
@@ -38,22 +37,6 @@ at::Tensor probe_batch(const TrainRun& run) {
   const at::Tensor b = run.val->batch(0);  // [batch-size, T+1]
   const std::int64_t rows = run.micro_batch > 0 ? std::min(b.size(0), run.micro_batch) : b.size(0);
   return b.narrow(0, 0, rows).narrow(1, 0, b.size(1) - 1).to(run.device);
-}
-
-StepWork begin_step(TrainRun& run, LoopState& loop, std::int64_t it) {
-  const TrainOptions& o = run.options;
-  StepWork s;
-  s.t0 = std::chrono::steady_clock::now();
-  s.it = it;
-  s.row.step = it + 1;  // 1-based: the row's step
-  s.last = s.row.step == o.max_iters;
-  s.sample = s.row.step % o.log_heads_every == 0 || s.last;
-  s.row.val_loss = s.row.drift_max = s.row.drift_mean = std::numeric_limits<double>::quiet_NaN();
-  loop.profiler.begin(s.row.step);
-  reseed_step_rng(o.run.seed, it, run.dist.rank, run.device);
-  run.model->train(true);
-  run.opt->zero_grad();
-  return s;
 }
 
 // setup_train, and a collective that failed in it ends this rank with a line saying how to continue. Before the
