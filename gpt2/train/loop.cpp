@@ -22,6 +22,7 @@
 #include "gpt2/train/observe.hpp"
 #include "gpt2/train/progress.hpp"
 #include "gpt2/train/report.hpp"
+#include "gpt2/train/run_dir.hpp"
 #include "gpt2/train/samples.hpp"
 #include "gpt2/train/setup.hpp"
 #include "gpt2/train/step_start.hpp"
@@ -37,17 +38,6 @@ at::Tensor probe_batch(const TrainRun& run) {
   const at::Tensor b = run.val->batch(0);  // [batch-size, T+1]
   const std::int64_t rows = run.micro_batch > 0 ? std::min(b.size(0), run.micro_batch) : b.size(0);
   return b.narrow(0, 0, rows).narrow(1, 0, b.size(1) - 1).to(run.device);
-}
-
-// setup_train, and a collective that failed in it ends this rank with a line saying how to continue. Before the
-// set-up's barrier the directory may still hold an older run's checkpoints (rank 0 clears them): it is read only for
-// a --resume run.
-TrainRun setup_or_hint(const TrainOptions& o, io::Provenance prov) {
-  try {
-    return setup_train(o, std::move(prov));
-  } catch (const DistFailure& e) {
-    throw with_resume_hint(e, o, -1, o.resume);
-  }
 }
 
 }  // namespace
@@ -77,9 +67,11 @@ LoopState::LoopState(TrainRun& run)
 }
 
 TrainResult run_train(const TrainOptions& o, io::Provenance prov) {
-  // A collective that failed because a rank is gone or late ends this rank too, its line saying how to continue.
-  TrainRun run = setup_or_hint(o, std::move(prov));
+  TrainRun run;
+  bool set_up = false;
   try {
+    run = setup_train(o, std::move(prov));
+    set_up = true;
     LoopState loop(run);
     catch_up_sample(run, loop);  // a stop cut the checkpoint's sample short
     for (std::int64_t it = run.state.step; it < o.max_iters; ++it) {
@@ -98,7 +90,10 @@ TrainResult run_train(const TrainOptions& o, io::Provenance prov) {
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - loop.t_start).count();
     return finish_train(run, seconds);
   } catch (const DistFailure& e) {
-    throw with_resume_hint(e, o, run.last_checkpoint_step, true);
+    // A collective that failed because a rank is gone or late ends this rank too, its line saying how to continue
+    // (in the set-up: from no checkpoint of this process). Before the set-up's barrier the run directory may still
+    // hold an older run's checkpoints (rank 0 clears them): it is read past the set-up, or for a --resume run.
+    throw with_resume_hint(e, o, run.last_checkpoint_step, set_up || o.resume);
   }
 }
 
