@@ -186,24 +186,25 @@ std::optional<QkRowScales> qk_row_scales(const GPT& model, std::int64_t layer) {
 
 namespace {
 
-/// The checkpoint's model on the CPU, with `layer` checked; one-line errors naming the checkpoint.
-std::unique_ptr<GPT> load_model_with_layer(const std::string& checkpoint, std::int64_t layer) {
-  std::unique_ptr<GPT> model;
+/// The checkpoint read once onto the CPU (its model and vocabulary), with `layer` checked; one-line errors naming
+/// the checkpoint.
+ModelDir read_with_layer(const std::string& checkpoint, std::int64_t layer) {
+  ModelDir source;
   try {
-    model = load_any_model(checkpoint, c10::Device(c10::kCPU));
+    source = read_model_dir(checkpoint, c10::Device(c10::kCPU));
   } catch (const std::exception& e) {
     throw std::runtime_error(std::string("cannot read checkpoint: ") + e.what());
   }
-  if (layer < 0 || layer >= model->config().n_layer)
+  if (layer < 0 || layer >= source.model->config().n_layer)
     throw std::runtime_error(checkpoint + ": layer " + std::to_string(layer) + " is outside [0, " +
-                             std::to_string(model->config().n_layer) + ")");
-  return model;
+                             std::to_string(source.model->config().n_layer) + ")");
+  return source;
 }
 
 }  // namespace
 
 core::AttentionHead<double> load_checkpoint_head(const std::string& checkpoint, std::int64_t layer, std::int64_t head) {
-  const std::unique_ptr<GPT> model = load_model_with_layer(checkpoint, layer);
+  const std::unique_ptr<GPT> model = read_with_layer(checkpoint, layer).model;
   const ModelConfig& cfg = model->config();
   if (head < 0 || head >= cfg.n_head)
     throw std::runtime_error(checkpoint + ": head " + std::to_string(head) + " is outside [0, " +
@@ -213,10 +214,11 @@ core::AttentionHead<double> load_checkpoint_head(const std::string& checkpoint, 
 
 core::Mat<double> load_layer_inputs(const std::string& checkpoint, std::int64_t layer, const std::string& data,
                                     std::int64_t rows) {
-  const std::unique_ptr<GPT> model = load_model_with_layer(checkpoint, layer);
+  const ModelDir source = read_with_layer(checkpoint, layer);
+  const std::unique_ptr<GPT>& model = source.model;
   const ModelConfig& cfg = model->config();
   const data::MappedTokens file = data::MappedTokens::open(data);
-  const TokenIds token_ids(stored_vocabulary(checkpoint, cfg.vocab_size), cfg.vocab_size, checkpoint);
+  const TokenIds token_ids(source.vocabulary(), cfg.vocab_size, checkpoint);
   const std::int64_t T = std::min<std::int64_t>(cfg.block_size, rows), S = (rows + T - 1) / T;
   if (file.size() < static_cast<std::size_t>(S * T))
     throw std::runtime_error(data + ": " + std::to_string(file.size()) + " tokens, fewer than the " +

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <filesystem>
 #include <iostream>
+#include <optional>
 #include <stdexcept>
 #include <vector>
 
@@ -48,9 +49,8 @@ void validate(const InspectOptions& o) {
   parse_slice(o.canonical);
 }
 
-std::unique_ptr<GPT> make_model(const InspectOptions& o, c10::Device device) {
-  const LrmPlacement lrm = LrmPlacement::parse(o.multipliers);
-  if (o.init_random.empty()) return load_any_model(o.checkpoint, device, lrm);
+// --init-random PRESET: a fresh model of that preset, `lrm` its multipliers.
+std::unique_ptr<GPT> random_model(const InspectOptions& o, const LrmPlacement& lrm, c10::Device device) {
   ModelConfig c;
   try {
     c = ModelConfig::preset(o.init_random);
@@ -107,7 +107,10 @@ InspectResult run_inspect(const InspectOptions& o, io::Provenance prov) {
   prov.threads = apply_torch_threads(o.run.threads);
   const auto t0 = std::chrono::steady_clock::now();
   const c10::Device device = parse_device(o.device);
-  std::unique_ptr<GPT> model = make_model(o, device);
+  const LrmPlacement lrm = LrmPlacement::parse(o.multipliers);
+  std::optional<ModelDir> source;  // the checkpoint read once: config.json, the model, its vocabulary
+  if (o.init_random.empty()) source = read_model_dir(o.checkpoint, device, ModelDirKinds::any, lrm);
+  std::unique_ptr<GPT> model = source ? std::move(source->model) : random_model(o, lrm, device);
   model->train(false);
   const bool fp64 = o.precision == InspectPrecision::fp64;
   if (fp64) convert_parameters(*model, at::kDouble);
@@ -133,7 +136,7 @@ InspectResult run_inspect(const InspectOptions& o, io::Provenance prov) {
   ref.fp64 = fp64;
   const std::int64_t windows = o.prompts + o.sample_seqs;
   // The checkpoint's vocabulary: read for its data, and carried by the canonical checkpoint written below.
-  const Vocabulary vocab = o.init_random.empty() ? stored_vocabulary(o.checkpoint, cfg.vocab_size) : Vocabulary{};
+  const Vocabulary vocab = source ? source->vocabulary() : Vocabulary{};
   const TokenIds ids(vocab, cfg.vocab_size, o.init_random.empty() ? o.checkpoint : "random " + o.init_random);
   ref.prompts = token_rows(o, cfg.vocab_size, ids, vocab.trained, 0, o.prompts, o.prompt_len, windows, device);
   const at::Tensor sample =

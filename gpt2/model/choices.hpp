@@ -51,15 +51,21 @@ inline const core::ChoiceTable<Bf16Mode>& bf16_mode_choices() {
   return t;
 }
 
-/// The regime's word: "fp32", or "bf16" for both bf16 paths.
-inline const char* precision_name(Precision p) {
-  return core::choice_name(precision_choices(), p == Precision::bf16_emulated ? Precision::bf16 : p);
+/// A regime's two words, as the settings printout and the logs' summary record them: the regime ("fp32", or
+/// "bf16" for both bf16 paths: precision_choices()) and how it is computed ("-" for fp32, else the path's word
+/// in bf16_mode_choices(): "native" or "emulated").
+struct PrecisionWords {
+  const char* precision;
+  const char* bf16_path;
+};
+inline PrecisionWords precision_words(Precision p) {
+  const bool emulated = p == Precision::bf16_emulated;
+  return {core::choice_name(precision_choices(), emulated ? Precision::bf16 : p),
+          p == Precision::fp32 ? "-"
+                               : core::choice_name(bf16_mode_choices(), emulated ? Bf16Mode::emulated : Bf16Mode::native)};
 }
-/// How a regime is computed: "-" for fp32, else its path's word in bf16_mode_choices() ("native" or "emulated").
-inline const char* bf16_path_name(Precision p) {
-  if (p == Precision::fp32) return "-";
-  return core::choice_name(bf16_mode_choices(), p == Precision::bf16_emulated ? Bf16Mode::emulated : Bf16Mode::native);
-}
+/// The regime's word alone.
+inline const char* precision_name(Precision p) { return precision_words(p).precision; }
 
 /// One of our fused CUDA kernels, or the ATen ops it replaces (kernel_path.hpp; --lm-head-kernel, --ln-kernel,
 /// --lrm-kernel).

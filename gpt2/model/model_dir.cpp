@@ -18,9 +18,9 @@ ModelDir read_model_dir(const std::string& dir, c10::Device device, ModelDirKind
   ModelDir d;
   d.dir = dir;
   d.config = read_json_file(dir + "/config.json");
-  d.checkpoint = is_checkpoint_config(d.config);
-  d.model = d.checkpoint || accept == ModelDirKinds::checkpoint ? checkpoint_model(d.config, dir, device)
-                                                                : import_hf(d.config, dir, lrm_for_hf, device);
+  d.checkpoint = accept == ModelDirKinds::checkpoint ||
+                 (accept == ModelDirKinds::any && is_checkpoint_config(d.config));  // hugging_face: never ours
+  d.model = d.checkpoint ? checkpoint_model(d.config, dir, device) : import_hf(d.config, dir, lrm_for_hf, device);
   d.vocab_size = d.model->config().vocab_size;
   return d;
 }

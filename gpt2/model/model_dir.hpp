@@ -1,8 +1,7 @@
 // A model directory read once: config.json parsed a single time, its format decided there (our checkpoint,
 // checkpoint.hpp, or a Hugging Face GPT-2 export, interchange.hpp), the model built from it, and the vocabulary
-// (vocab_ids.hpp) taken from the same JSON. The trainer (--resume, --init-from), eval, generate and export read
-// through it; inspect and import still load with load_any_model (or import_hf) and read the vocabulary apart
-// (stored_vocabulary), a second read of config.json.
+// (vocab_ids.hpp) taken from the same JSON. Every reader of a model directory reads through it: the trainer
+// (--resume, --init-from), eval, generate, export, import and inspect.
 #pragma once
 
 #include <cstdint>
@@ -18,8 +17,9 @@
 
 namespace gaugelab::gpt2 {
 
-/// The formats a reader takes: our checkpoints alone (the trainer's --resume), or either kind.
-enum class ModelDirKinds { checkpoint, any };
+/// The formats a reader takes: our checkpoints alone (the trainer's --resume), a Hugging Face export alone
+/// (import), or either kind.
+enum class ModelDirKinds { checkpoint, hugging_face, any };
 
 struct ModelDir {
   std::string dir;
@@ -31,9 +31,9 @@ struct ModelDir {
   Vocabulary vocabulary() const;
 };
 
-/// Reads DIR onto `device`: our checkpoint (checkpoint_model), or with `accept` any, a Hugging Face directory
-/// (imported with `lrm_for_hf` multipliers at 1). With `accept` any, DIR must be a directory. Errors are one line
-/// naming the file.
+/// Reads DIR onto `device`: our checkpoint (checkpoint_model), or with `accept` hugging_face or any, a Hugging Face
+/// directory (imported with `lrm_for_hf` multipliers at 1). With `accept` any, DIR must be a directory. Errors are
+/// one line naming the file.
 ModelDir read_model_dir(const std::string& dir, c10::Device device, ModelDirKinds accept = ModelDirKinds::any,
                         const LrmPlacement& lrm_for_hf = LrmPlacement{});
 

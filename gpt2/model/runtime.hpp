@@ -11,7 +11,7 @@
 
 namespace gaugelab::gpt2 {
 
-// Precision, its regimes' words (precision_name) and paths' words (bf16_path_name): choices.hpp.
+// Precision and a regime's words (precision_words: the regime and its path): choices.hpp.
 
 /// Whether this thread's model code emulates bf16 at its matmuls now (inside an AutocastScope for
 /// Precision::bf16_emulated). Read by the model where it forms a matmul (bf16_round.hpp's emulate_bf16).

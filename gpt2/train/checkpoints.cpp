@@ -1,5 +1,5 @@
-// The run directory's checkpoints (checkpoints.hpp): loading the newest whole one, writing the one of a step with
-// the trainer state it carries, and the resume line of a failed collective, which reads them.
+// The run directory's checkpoints (checkpoints.hpp): loading the newest whole one, and writing the one of a step
+// with the trainer state it carries.
 #include "gpt2/train/checkpoints.hpp"
 
 #include <algorithm>
@@ -32,10 +32,6 @@ void save_train_checkpoint(const std::string& out, std::int64_t step, GPT& model
   const std::vector<std::string> newest_first = train_checkpoints_newest_first(out);
   const auto n_keep = static_cast<std::size_t>(std::max<std::int64_t>(keep, 1));
   for (std::size_t i = n_keep; i < newest_first.size(); ++i) fs::remove_all(newest_first[i]);
-}
-
-void load_optimizer_state(const std::string& checkpoint_dir, TrainOptimizer& opt) {
-  opt.load_state(safetensors::read_file(checkpoint_dir + "/optimizer.safetensors"));
 }
 
 // The newest checkpoint of the run whose model and optimizer state both load, with them loaded.
@@ -127,43 +123,6 @@ void save_state(TrainRun& r) {
   }
   if (r.dist.active()) r.dist.barrier();
   r.last_checkpoint_step = r.state.step;
-}
-
-namespace {
-
-std::string resume_hint(const TrainOptions& o, std::int64_t last_checkpoint_step, bool read_run_dir,
-                        bool peer_may_live) {
-  // The run directory may hold a newer whole checkpoint than this rank saw finished: rank 0 writes it, then every
-  // rank waits for it, and rank 0 may die between the two. Read only where its checkpoints are this run's: past the
-  // set-up's barrier (rank 0 cleared an older run's before it) or in a run started with --resume. A peer that
-  // timed out may still be writing one, so its step is the newest found, not the one --resume will load.
-  if (read_run_dir) try {
-      const std::vector<std::string> on_disk = train_checkpoints_newest_first(o.run.out);
-      if (!on_disk.empty())  // ".../step_00001000"
-        last_checkpoint_step = std::max<std::int64_t>(
-            last_checkpoint_step, std::stoll(fs::path(on_disk.front()).filename().string().substr(5)));
-    } catch (const std::exception&) {
-      // an unreadable directory: what this rank saw stands
-    }
-  const std::string again = "gaugelab train --resume --out " + o.run.out;
-  const std::string first = peer_may_live ? "stop every rank, then continue on every rank with: "
-                                          : "continue on every rank with: ";
-  if (last_checkpoint_step >= 0)
-    return first + again + (peer_may_live ? " (the newest checkpoint found: step " : " (the last checkpoint: step ") +
-           std::to_string(last_checkpoint_step) + ")";
-  if (o.resume) return first + again;
-  if (o.ckpt_every == 0) return "no checkpoint (--ckpt-every 0): start every rank again with --force";
-  return "no checkpoint yet (--ckpt-every " + std::to_string(o.ckpt_every) +
-         "): start every rank again (--force replaces the partial run)";
-}
-
-}  // namespace
-
-DistFailure with_resume_hint(const DistFailure& failure, const TrainOptions& o, std::int64_t last_checkpoint_step,
-                             bool read_run_dir) {
-  const bool peer_may_live = failure.fault() == PeerFault::timed_out;
-  return DistFailure(std::string(failure.what()) + "; " + resume_hint(o, last_checkpoint_step, read_run_dir, peer_may_live),
-                     failure.lost_ranks(), failure.fault());
 }
 
 bool checkpoint_or_stop(TrainRun& run, int signal, std::int64_t step, bool last) {

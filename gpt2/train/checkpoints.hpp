@@ -1,6 +1,6 @@
-// The trainer's checkpoints: the newest that loads, writing the checkpoint of a step (the loop's last station,
-// checkpoint_or_stop) and the line that says from which one a failed run continues. Where they lie in the run
-// directory, and which are complete: run_dir.hpp.
+// The trainer's checkpoints: the newest that loads, and writing the checkpoint of a step (the loop's last station,
+// checkpoint_or_stop). Where they lie in the run directory, which are complete, and the line that says from which
+// one a failed run continues: run_dir.hpp.
 //
 //   OUT/checkpoints/step_00001000/      one checkpoint per saved step, the newest `keep` kept
 //       config.json                     {"format": "gaugelab-gpt2", "model": ..., "trainer": {step, tokens,
@@ -23,7 +23,6 @@
 #include <c10/core/Device.h>
 #include <nlohmann/json.hpp>
 
-#include "gpt2/dist/dist_failure.hpp"
 #include "gpt2/model/checkpoint.hpp"
 #include "gpt2/model/model_dir.hpp"
 #include "gpt2/model/safetensors.hpp"
@@ -37,9 +36,6 @@ namespace gaugelab::gpt2 {
 /// config.json's "trainer" key.
 void save_train_checkpoint(const std::string& out, std::int64_t step, GPT& model, const TrainOptimizer& opt,
                            const Vocabulary& vocab, const nlohmann::json& trainer, std::int64_t keep);
-
-/// Restores the optimizer state saved beside a checkpoint's model.
-void load_optimizer_state(const std::string& checkpoint_dir, TrainOptimizer& opt);
 
 /// The newest checkpoint of the run in `out` whose model and optimizer state both load, with them loaded (none when
 /// the run has no checkpoint). A damaged newer one is skipped with a line saying so and, once an older one has
@@ -59,13 +55,5 @@ void save_state(TrainRun& run);
 /// requested (SIGTERM/SIGINT on any rank: all ranks stop together); none with --ckpt-every 0. Returns true when
 /// the run stops here.
 bool checkpoint_or_stop(TrainRun& run, int signal, std::int64_t step, bool last);
-
-/// What a rank does after a collective failed because another rank is gone or late: `failure` again, its line
-/// extended by how to continue: every rank again with --resume --out OUT, from the newest whole checkpoint in OUT
-/// or, newer, the one of `last_checkpoint_step` (-1: none this process saw; a run started with --resume had one).
-/// OUT is read only when `read_run_dir` (its checkpoints are this run's: past the set-up, or a --resume run); a
-/// peer that timed out rather than closed (it may still live) makes the line ask to stop every rank first.
-DistFailure with_resume_hint(const DistFailure& failure, const TrainOptions& o, std::int64_t last_checkpoint_step,
-                             bool read_run_dir);
 
 }  // namespace gaugelab::gpt2

@@ -1,5 +1,5 @@
 // `gaugelab train`: the loop, as llm.c writes it, one named step per line. Each verb lives in its station:
-//   begin_step          this file: profiler window, the step's RNG, train mode, zeroed gradients
+//   begin_step          step_start.hpp: profiler window, the step's RNG, train mode, zeroed gradients
 //   compute_gradients   micro_steps.hpp: forward + backward per micro-batch (eager or a CUDA graph), mean over ranks
 //   clip_gradients      update.hpp: gradient projection and clipping
 //   stop_if_diverged    update.hpp: a non-finite loss or gradient ends the run before the update
@@ -13,7 +13,6 @@
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
-#include <limits>
 
 #include "gpt2/dist/dist_failure.hpp"
 #include "gpt2/train/checkpoints.hpp"
@@ -23,9 +22,10 @@
 #include "gpt2/train/observe.hpp"
 #include "gpt2/train/progress.hpp"
 #include "gpt2/train/report.hpp"
+#include "gpt2/train/run_dir.hpp"
 #include "gpt2/train/samples.hpp"
 #include "gpt2/train/setup.hpp"
-#include "gpt2/train/step_rng.hpp"
+#include "gpt2/train/step_start.hpp"
 #include "gpt2/train/update.hpp"
 
 namespace gaugelab::gpt2 {
@@ -38,33 +38,6 @@ at::Tensor probe_batch(const TrainRun& run) {
   const at::Tensor b = run.val->batch(0);  // [batch-size, T+1]
   const std::int64_t rows = run.micro_batch > 0 ? std::min(b.size(0), run.micro_batch) : b.size(0);
   return b.narrow(0, 0, rows).narrow(1, 0, b.size(1) - 1).to(run.device);
-}
-
-StepWork begin_step(TrainRun& run, LoopState& loop, std::int64_t it) {
-  const TrainOptions& o = run.options;
-  StepWork s;
-  s.t0 = std::chrono::steady_clock::now();
-  s.it = it;
-  s.row.step = it + 1;  // 1-based: the row's step
-  s.last = s.row.step == o.max_iters;
-  s.sample = s.row.step % o.log_heads_every == 0 || s.last;
-  s.row.val_loss = s.row.drift_max = s.row.drift_mean = std::numeric_limits<double>::quiet_NaN();
-  loop.profiler.begin(s.row.step);
-  reseed_step_rng(o.run.seed, it, run.dist.rank, run.device);
-  run.model->train(true);
-  run.opt->zero_grad();
-  return s;
-}
-
-// setup_train, and a collective that failed in it ends this rank with a line saying how to continue. Before the
-// set-up's barrier the directory may still hold an older run's checkpoints (rank 0 clears them): it is read only for
-// a --resume run.
-TrainRun setup_or_hint(const TrainOptions& o, io::Provenance prov) {
-  try {
-    return setup_train(o, std::move(prov));
-  } catch (const DistFailure& e) {
-    throw with_resume_hint(e, o, -1, o.resume);
-  }
 }
 
 }  // namespace
@@ -94,9 +67,11 @@ LoopState::LoopState(TrainRun& run)
 }
 
 TrainResult run_train(const TrainOptions& o, io::Provenance prov) {
-  // A collective that failed because a rank is gone or late ends this rank too, its line saying how to continue.
-  TrainRun run = setup_or_hint(o, std::move(prov));
+  TrainRun run;
+  bool set_up = false;
   try {
+    run = setup_train(o, std::move(prov));
+    set_up = true;
     LoopState loop(run);
     catch_up_sample(run, loop);  // a stop cut the checkpoint's sample short
     for (std::int64_t it = run.state.step; it < o.max_iters; ++it) {
@@ -115,7 +90,10 @@ TrainResult run_train(const TrainOptions& o, io::Provenance prov) {
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - loop.t_start).count();
     return finish_train(run, seconds);
   } catch (const DistFailure& e) {
-    throw with_resume_hint(e, o, run.last_checkpoint_step, true);
+    // A collective that failed because a rank is gone or late ends this rank too, its line saying how to continue
+    // (in the set-up: from no checkpoint of this process). Before the set-up's barrier the run directory may still
+    // hold an older run's checkpoints (rank 0 clears them): it is read past the set-up, or for a --resume run.
+    throw with_resume_hint(e, o, run.last_checkpoint_step, set_up || o.resume);
   }
 }
 

@@ -75,9 +75,9 @@ void print_settings(const TrainRun& r, const std::string& resumed_from) {
   std::cout << "protocol   GELU " << word(mc.gelu) << ", " << (mc.bias ? "with" : "no") << " biases, QK-norm "
             << word(mc.qk_norm) << ", dropout " << mc.dropout
             << (o.init_from.empty() ? "" : ", weights from " + o.init_from) << "\n";
-  std::cout << "device     " << r.device.str() << ", " << precision_name(r.precision)
-            << (r.bf16_choice.empty() ? std::string()
-                                      : std::string(" ") + bf16_path_name(r.precision) + " (" + r.bf16_choice + ")")
+  const PrecisionWords regime = precision_words(r.precision);
+  std::cout << "device     " << r.device.str() << ", " << regime.precision
+            << (r.bf16_choice.empty() ? std::string() : std::string(" ") + regime.bf16_path + " (" + r.bf16_choice + ")")
             << ", attention "
             << describe_attention_backend(o.attention) << ", LM-head loss " << kernel_line(r.model->lm_head_kernel(), r)
             << ", residual+LayerNorm " << kernel_line(r.model->ln_kernel(), r)
@@ -177,8 +177,9 @@ TrainResult finish_train(TrainRun& r, double seconds) {
                                           [](const FlagValue& f) { return std::string(f.flag) == "magnitude"; });
   log.set_summary("magnitude", std::string(sets_magnitude ? word(o.magnitude) : "-"));
   log.set_summary("state_transport", std::string(word(o.state_transport)));
-  log.set_summary("precision", std::string(precision_name(r.precision)));
-  log.set_summary("bf16_mode", std::string(bf16_path_name(r.precision)));  // native, emulated, or - for fp32
+  const PrecisionWords regime = precision_words(r.precision);  // the regime's two words, read together
+  log.set_summary("precision", std::string(regime.precision));
+  log.set_summary("bf16_mode", std::string(regime.bf16_path));  // native, emulated, or - for fp32
   log.set_summary("attention", std::string(word(o.attention)));
   // the CUDA caching allocator's peak since the start of this process (NaN on the CPU): a resumed run's is its own
   log.set_summary("peak_mem_gb", r.device.is_cuda() ? cuda_peak_memory_gb(r.device.index() < 0 ? 0 : r.device.index())

@@ -1,11 +1,13 @@
-// A run directory's paths, its complete checkpoints and whether an earlier run there failed before its first
-// step (run_dir.hpp).
+// A run directory's paths, its complete checkpoints, whether an earlier run there failed before its first step,
+// and the line that says from which of its checkpoints a failed run continues (run_dir.hpp).
 #include "gpt2/train/run_dir.hpp"
 
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
 
+#include "gpt2/dist/dist_failure.hpp"
+#include "gpt2/train/api.hpp"
 #include "io/run_log_reader.hpp"
 
 namespace gaugelab::gpt2 {
@@ -70,6 +72,43 @@ bool failed_before_first_step(const std::string& out) {
   } catch (const std::exception&) {
     return false;  // unreadable: not ours to judge, keep refusing
   }
+}
+
+namespace {
+
+std::string resume_hint(const TrainOptions& o, std::int64_t last_checkpoint_step, bool read_run_dir,
+                        bool peer_may_live) {
+  // The run directory may hold a newer whole checkpoint than this rank saw finished: rank 0 writes it, then every
+  // rank waits for it, and rank 0 may die between the two. Read only where its checkpoints are this run's: past the
+  // set-up's barrier (rank 0 cleared an older run's before it) or in a run started with --resume. A peer that
+  // timed out may still be writing one, so its step is the newest found, not the one --resume will load.
+  if (read_run_dir) try {
+      const std::vector<std::string> on_disk = train_checkpoints_newest_first(o.run.out);
+      if (!on_disk.empty())  // ".../step_00001000"
+        last_checkpoint_step = std::max<std::int64_t>(
+            last_checkpoint_step, std::stoll(fs::path(on_disk.front()).filename().string().substr(5)));
+    } catch (const std::exception&) {
+      // an unreadable directory: what this rank saw stands
+    }
+  const std::string again = "gaugelab train --resume --out " + o.run.out;
+  const std::string first = peer_may_live ? "stop every rank, then continue on every rank with: "
+                                          : "continue on every rank with: ";
+  if (last_checkpoint_step >= 0)
+    return first + again + (peer_may_live ? " (the newest checkpoint found: step " : " (the last checkpoint: step ") +
+           std::to_string(last_checkpoint_step) + ")";
+  if (o.resume) return first + again;
+  if (o.ckpt_every == 0) return "no checkpoint (--ckpt-every 0): start every rank again with --force";
+  return "no checkpoint yet (--ckpt-every " + std::to_string(o.ckpt_every) +
+         "): start every rank again (--force replaces the partial run)";
+}
+
+}  // namespace
+
+DistFailure with_resume_hint(const DistFailure& failure, const TrainOptions& o, std::int64_t last_checkpoint_step,
+                             bool read_run_dir) {
+  const bool peer_may_live = failure.fault() == PeerFault::timed_out;
+  return DistFailure(std::string(failure.what()) + "; " + resume_hint(o, last_checkpoint_step, read_run_dir, peer_may_live),
+                     failure.lost_ranks(), failure.fault());
 }
 
 }  // namespace gaugelab::gpt2

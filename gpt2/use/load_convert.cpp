@@ -106,9 +106,10 @@ void run_export(const ExportOptions& o) {
 void run_import(const ImportOptions& o) {
   const LrmPlacement lrm = LrmPlacement::parse(o.multipliers);
   io::prepare_output_path(o.out, o.force, {o.source});
-  auto model = import_hf(o.source, lrm, c10::Device(c10::kCPU));
+  ModelDir source = read_model_dir(o.source, c10::Device(c10::kCPU), ModelDirKinds::hugging_face, lrm);
+  std::unique_ptr<GPT> model = std::move(source.model);
   std::cerr << "model      " << o.source << ": " << describe_model(*model) << "\n";
-  Vocabulary vocab = stored_vocabulary(o.source, model->config().vocab_size);
+  Vocabulary vocab = source.vocabulary();
   if (!vocab.trained.empty()) {  // an export --vocab full of a compact model: the compact model back, exactly
     if (auto compact = restore_compact(*model, vocab.trained)) {
       std::cerr << "vocabulary compact again: " << vocab.trained.size()

@@ -186,12 +186,13 @@ TEST_CASE("device and precision strings", "[gpt2][runtime]") {
   CHECK(gaugelab::core::parse_choice(precision_choices(), "bf16", "--precision") == Precision::bf16);
   CHECK_THROWS_WITH(gaugelab::core::parse_choice(precision_choices(), "fp8", "--precision"),
                     Catch::Contains("--precision must be one of fp32, bf16, got 'fp8'"));
-  // The logs' words: the regime, and how it is computed (bf16_path_name reads its table).
+  // The logs' words: the regime, and how it is computed (precision_words reads both tables).
   CHECK(std::string(precision_name(Precision::bf16_emulated)) == "bf16");
   CHECK(std::string(precision_name(Precision::fp32)) == "fp32");
-  CHECK(std::string(bf16_path_name(Precision::fp32)) == "-");
-  CHECK(std::string(bf16_path_name(Precision::bf16)) == "native");
-  CHECK(std::string(bf16_path_name(Precision::bf16_emulated)) == "emulated");
+  CHECK(std::string(precision_words(Precision::fp32).bf16_path) == "-");
+  CHECK(std::string(precision_words(Precision::bf16).precision) == "bf16");
+  CHECK(std::string(precision_words(Precision::bf16).bf16_path) == "native");
+  CHECK(std::string(precision_words(Precision::bf16_emulated).bf16_path) == "emulated");
   CHECK(autocast_compute_dtype(c10::Device(c10::kCPU)) == at::kFloat);
   {
     AutocastScope scope(c10::Device(c10::kCPU), Precision::bf16);
