@@ -26,8 +26,7 @@ inline constexpr const char* kCheckpointFormat = "gaugelab-gpt2";  // the format
 inline constexpr int kCheckpointVersion = 1;
 
 /// Writes the checkpoint into `dir` (created if missing; existing files of the same names replaced), with
-/// `vocab`, the model's vocabulary: a writer that copies a model passes its source's (ModelDir::vocabulary() or
-/// stored_vocabulary), so a --compact-vocab model never loses its id map. `extra` must be a JSON object whose
+/// `vocab`, the model's vocabulary: a writer that copies a model passes its source's (ModelDir::vocabulary()), so a --compact-vocab model never loses its id map. `extra` must be a JSON object whose
 /// keys are not "format", "version", "model" or the vocabulary's.
 void save_checkpoint(const std::string& dir, GPT& model, const Vocabulary& vocab,
                      const nlohmann::json& extra = nlohmann::json::object());

@@ -70,7 +70,7 @@ TrainResult run_train(const TrainOptions& o, io::Provenance prov) {
   TrainRun run;
   bool set_up = false;
   try {
-    run = setup_train(o, std::move(prov));
+    run = setup_train(o, std::move(prov));  // moved in: no member of TrainRun points into another
     set_up = true;
     LoopState loop(run);
     catch_up_sample(run, loop);  // a stop cut the checkpoint's sample short
@@ -93,7 +93,7 @@ TrainResult run_train(const TrainOptions& o, io::Provenance prov) {
     // A collective that failed because a rank is gone or late ends this rank too, its line saying how to continue
     // (in the set-up: from no checkpoint of this process). Before the set-up's barrier the run directory may still
     // hold an older run's checkpoints (rank 0 clears them): it is read past the set-up, or for a --resume run.
-    throw with_resume_hint(e, o, run.last_checkpoint_step, set_up || o.resume);
+    throw with_resume_hint(e, o, set_up ? run.last_checkpoint_step : -1, set_up || o.resume);
   }
 }
 

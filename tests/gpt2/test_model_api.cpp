@@ -50,6 +50,13 @@ TEST_CASE("import -> export through the verb functions keeps the weights and ref
   const std::string dir = scratch("ie");
   const std::string ck = checkpoint_of_fixture(dir);
   CHECK(read_model_dir(ck, c10::Device(c10::kCPU)).checkpoint);
+  // import takes a Hugging Face directory alone: our checkpoint is refused as one, by its config.json, and
+  // nothing is written.
+  ImportOptions again;
+  again.source = ck;
+  again.out = dir + "/again";
+  CHECK_THROWS_WITH(run_import(again), Catch::Contains(ck + "/config.json: missing 'n_layer'"));
+  CHECK_FALSE(fs::exists(again.out));
   ExportOptions e;
   e.checkpoint = ck;
   e.out = dir + "/hf";
