@@ -1,11 +1,12 @@
 // Eigen's dense product and triangular kernels for dynamic matrices, instantiated once per scalar type, so that
-// each unit that multiplies Mat<T>s (the core's *_instances.cpp units, which include this header first, and the
-// toys' and harness' units that include it) calls these instead of compiling the same kernels again. The list is
-// what those units instantiated (nm of their objects): the GEMM kernel and its packing (reached from every
-// matrix product), the matrix-vector products, and the triangular products and solves behind the Householder
-// applications and the QR and LU solves. Double: core/eigen_products.cpp (gaugecore); float:
-// core/float32/eigen_products.cpp (gaugecore_float), so a unit that includes this header and multiplies float
-// matrices links gaugecore_float (the core's float units and the GPT-2 tier do; the toys and harness use double).
+// each unit that multiplies Mat<T>s (the core's instance and decomposition units, through
+// core/eigen_decompositions.hpp, and the toys' and harness' units that include it) calls these instead of
+// compiling the same kernels again. The list is what those units instantiated (nm of their objects): the GEMM
+// kernel and its packing (reached from every matrix product), the matrix-vector products, and the triangular
+// products and solves behind the Householder applications and the QR and LU solves. Double:
+// core/eigen_products.cpp (gaugecore); float: core/float32/eigen_products.cpp (gaugecore_float), so a unit that
+// includes this header and multiplies float matrices links gaugecore_float (the core's float units do; the toys
+// and harness use double).
 // The kernels are unchanged Eigen code compiled with the same flags; only where they are compiled moves. The
 // blocking sizes and packet types (mr, nr, the packing packet) are read from Eigen's traits, never written out:
 // they follow the instruction set the build targets, in the declaring units and the defining one alike.
