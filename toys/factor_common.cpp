@@ -4,6 +4,8 @@
 #include <limits>
 #include <stdexcept>
 
+#include "core/eigen_products.hpp"
+
 namespace gaugelab::toys {
 
 std::vector<double> log_grid(double lo, double hi, int points, const std::string& what) {

@@ -5,6 +5,7 @@
 #include <limits>
 #include <stdexcept>
 
+#include "core/eigen_products.hpp"
 #include "core/gauge_sampling.hpp"
 #include "core/random.hpp"
 #include "toys/factor_common.hpp"

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <string>
 
+#include "core/eigen_products.hpp"
 #include "toys/factor_common.hpp"
 #include "toys/spec_toy.hpp"
 #include "toys/toy.hpp"

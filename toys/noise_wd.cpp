@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/eigen_products.hpp"
 #include "core/lrm_gauge.hpp"
 #include "core/random.hpp"
 #include "core/update_rules.hpp"

@@ -8,6 +8,7 @@
 #include <stdexcept>
 
 #include "core/coordinates.hpp"
+#include "core/eigen_products.hpp"
 #include "core/gauge_fix_relu.hpp"
 #include "core/gauge_sampling.hpp"
 

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "core/coordinates.hpp"
+#include "core/eigen_products.hpp"
 #include "core/gauge_sampling.hpp"
 #include "core/quotient_motion.hpp"
 #include "core/random.hpp"

@@ -14,6 +14,8 @@
 
 #include <Eigen/Dense>
 
+#include "core/eigen_products.hpp"  // the products these decompositions and their callers form, compiled once too
+
 // Each over Eigen::Matrix<T, -1, -1> (the core's Mat<T>), and PartialPivLU over its row-major twin too (a
 // transposed Mat<T> handed to partialPivLu). PREFIX is empty (definition) or extern (declaration).
 #define GAUGELAB_CORE_EIGEN_DECOMPOSITIONS_GAUGES(PREFIX, T) \

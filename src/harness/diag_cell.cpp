@@ -6,6 +6,7 @@
 #include <memory>
 #include <stdexcept>
 
+#include "core/eigen_products.hpp"
 #include "core/gauge_sampling.hpp"
 #include "harness/head_source.hpp"
 

@@ -3,6 +3,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "core/eigen_products.hpp"
 #include "core/update_factor_literature.hpp"
 #include "core/update_factor_precond.hpp"
 #include "harness/diag_options.hpp"

@@ -4,6 +4,8 @@
 #include <cmath>
 #include <limits>
 
+#include "core/eigen_products.hpp"
+
 namespace gaugelab::harness {
 
 namespace {

@@ -11,6 +11,7 @@
 #include <limits>
 #include <stdexcept>
 
+#include "core/eigen_products.hpp"
 #include "harness/diag_run.hpp"
 
 namespace gaugelab::harness {

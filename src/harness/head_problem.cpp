@@ -4,6 +4,7 @@
 #include <stdexcept>
 #include <utility>
 
+#include "core/eigen_products.hpp"
 #include "core/factor_gauge.hpp"
 #include "core/gauge_linalg.hpp"
 

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <stdexcept>
 
+#include "core/eigen_products.hpp"
 #include "core/gauge_sampling.hpp"
 #include "core/random.hpp"
 
