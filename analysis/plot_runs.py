@@ -14,8 +14,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import signal
-import threading
 from pathlib import Path
 
 import figstyle  # noqa: F401  (selects the Agg backend)
@@ -23,6 +21,7 @@ import gaugelab_log as gl
 import plot_curves
 import plot_tables
 import run_set
+import watch
 from plot_curves import smooth  # noqa: F401  (the centred mean, kept importable from here)
 
 IMAGE_TYPES = (".png", ".pdf", ".svg")
@@ -148,16 +147,13 @@ def main(argv: list[str] | None = None) -> int:
     if not a.watch:
         once(a)
         return 0
-    # Ctrl-C or SIGTERM ends the watch after the current redraw, never inside an HDF5 read or a savefig.
-    stop = threading.Event()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        signal.signal(sig, lambda *_: stop.set())
     waiting: set = set()
-    while not stop.is_set():
+
+    def draw_once() -> bool:
         runs = once(a, waiting)
-        if len({r.path for r in runs}) == len(a.runs) and all(r.finished for r in runs):
-            break
-        stop.wait(a.interval)
+        return len({r.path for r in runs}) == len(a.runs) and all(r.finished for r in runs)
+
+    watch.watch(draw_once, a.interval)  # Ctrl-C or SIGTERM ends it after the redraw in progress
     return 0
 
 
