@@ -81,10 +81,6 @@ void export_hf(GPT& m, const std::string& dir, const Vocabulary& vocab, safetens
   write_json_file(dir + "/config.json", cfg);
 }
 
-std::unique_ptr<GPT> import_hf(const std::string& dir, const LrmPlacement& lrm, c10::Device device) {
-  return import_hf(read_json_file(dir + "/config.json"), dir, lrm, device);
-}
-
 std::unique_ptr<GPT> import_hf(const nlohmann::json& config, const std::string& dir, const LrmPlacement& lrm,
                                c10::Device device) {
   const std::string cfg_path = dir + "/config.json", st_path = dir + "/model.safetensors";

@@ -30,10 +30,8 @@ namespace gaugelab::gpt2 {
 void export_hf(GPT& model, const std::string& dir, const Vocabulary& vocab,
                safetensors::DType dtype = safetensors::DType::F32);
 
-/// Reads a Hugging Face GPT-2 directory into a new model on `device` with every multiplier at 1 (the tests'
-/// shorthand; the verbs read through read_model_dir, model_dir.hpp).
-std::unique_ptr<GPT> import_hf(const std::string& dir, const LrmPlacement& lrm, c10::Device device);
-/// The same, from its config.json `config` already read (model_dir.hpp).
+/// Reads the Hugging Face GPT-2 directory DIR, whose config.json `config` is already read, into a new model on
+/// `device` with every multiplier, placed as `lrm` says, at 1. Readers call read_model_dir (model_dir.hpp).
 std::unique_ptr<GPT> import_hf(const nlohmann::json& config, const std::string& dir, const LrmPlacement& lrm,
                                c10::Device device);
 

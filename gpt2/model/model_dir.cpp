@@ -25,8 +25,4 @@ ModelDir read_model_dir(const std::string& dir, c10::Device device, ModelDirKind
   return d;
 }
 
-std::unique_ptr<GPT> load_any_model(const std::string& dir, c10::Device device, const LrmPlacement& lrm_for_hf) {
-  return read_model_dir(dir, device, ModelDirKinds::any, lrm_for_hf).model;
-}
-
 }  // namespace gaugelab::gpt2

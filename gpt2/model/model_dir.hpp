@@ -37,8 +37,4 @@ struct ModelDir {
 ModelDir read_model_dir(const std::string& dir, c10::Device device, ModelDirKinds accept = ModelDirKinds::any,
                         const LrmPlacement& lrm_for_hf = LrmPlacement{});
 
-/// read_model_dir(dir, device, any, lrm_for_hf)'s model alone (the tests' shorthand; no verb calls it).
-std::unique_ptr<GPT> load_any_model(const std::string& dir, c10::Device device,
-                                    const LrmPlacement& lrm_for_hf = LrmPlacement{});
-
 }  // namespace gaugelab::gpt2

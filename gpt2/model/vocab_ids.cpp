@@ -5,8 +5,6 @@
 #include <unordered_set>
 #include <utility>
 
-#include "gpt2/model/json_file.hpp"
-
 namespace gaugelab::gpt2 {
 
 namespace {
@@ -55,11 +53,6 @@ Vocabulary vocabulary_of(const nlohmann::json& config, std::int64_t vocab_size, 
     throw std::runtime_error(what + ": holds more than one of a compact vocabulary map, the trained ids of a model "
                                     "over GPT-2 ids and own ids");
   return v;
-}
-
-Vocabulary stored_vocabulary(const std::string& dir, std::int64_t vocab_size) {
-  const std::string path = dir + "/config.json";
-  return vocabulary_of(read_json_file(path), vocab_size, path);
 }
 
 void put_vocabulary(nlohmann::json& config, const Vocabulary& v) {

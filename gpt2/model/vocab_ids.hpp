@@ -36,9 +36,6 @@ struct Vocabulary {
 /// rows. Throws one line naming `what` when a list is not what it claims: the map not one distinct
 /// non-negative id per row, trained ids not distinct rows of the model, two kinds at once.
 Vocabulary vocabulary_of(const nlohmann::json& config, std::int64_t vocab_size, const std::string& what);
-/// vocabulary_of(DIR/config.json): our checkpoint or a Hugging Face directory (the tests' shorthand, for a row
-/// count of their choosing; the verbs read it through ModelDir::vocabulary()).
-Vocabulary stored_vocabulary(const std::string& dir, std::int64_t vocab_size);
 /// Writes `v` into `config` (the keys above; none for a model over its data's ids): the one place a writer
 /// records a vocabulary. Replaces any vocabulary keys already there.
 void put_vocabulary(nlohmann::json& config, const Vocabulary& v);

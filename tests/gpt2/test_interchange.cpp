@@ -56,11 +56,17 @@ at::Tensor random_tokens(std::int64_t vocab, std::int64_t b, std::int64_t t) {
   return at::randint(vocab, {b, t}, at::TensorOptions().dtype(at::kLong));
 }
 
+// The Hugging Face directory DIR imported on the CPU as import does (a Hugging Face directory alone, so its
+// refusals are the importer's), multipliers placed as `lrm` says.
+std::unique_ptr<GPT> imported(const std::string& dir, const LrmPlacement& lrm = LrmPlacement{}) {
+  return read_model_dir(dir, c10::Device(c10::kCPU), ModelDirKinds::hugging_face, lrm).model;
+}
+
 }  // namespace
 
 TEST_CASE("imported Hugging Face GPT-2 reproduces transformers' logits and loss", "[gpt2][interchange]") {
   const nlohmann::json ref = reference();
-  auto model = import_hf(kFixture, LrmPlacement{}, c10::Device(c10::kCPU));
+  auto model = imported(kFixture);
   CHECK(model->config().vocab_size == 500);
   CHECK(model->config().padded_vocab() == 512);
   at::NoGradGuard no_grad;
@@ -77,7 +83,7 @@ TEST_CASE("imported Hugging Face GPT-2 reproduces transformers' logits and loss"
 }
 
 TEST_CASE("exporting an imported model writes Hugging Face's tensors back bit for bit", "[gpt2][interchange]") {
-  auto model = import_hf(kFixture, LrmPlacement{}, c10::Device(c10::kCPU));
+  auto model = imported(kFixture);
   const std::string dir = scratch("reexport");
   export_hf(*model, dir, Vocabulary{});
   const safetensors::File theirs = safetensors::read_file(kFixture + "/model.safetensors");
@@ -105,7 +111,7 @@ TEST_CASE("export merges multipliers exactly, import gives multipliers at 1 and 
     gaugelab::test::randomize_biases_norms(model, 23);
     const std::string dir = scratch("roundtrip");
     export_hf(model, dir, Vocabulary{});
-    auto back = import_hf(dir, c.lrm, c10::Device(c10::kCPU));
+    auto back = imported(dir, c.lrm);
     back->visit([](const std::string& name, at::Tensor& t, ParamRole role) {
       if (role == ParamRole::multiplier_qk || role == ParamRole::multiplier_other) {
         INFO(name);
@@ -176,7 +182,7 @@ TEST_CASE("checkpoints round-trip every parameter and the caller's extra keys", 
     CHECK(a[i].second.equal(b[i].second));
     CHECK(b[i].second.requires_grad());
   }
-  CHECK(load_any_model(kFixture, c10::Device(c10::kCPU))->config().n_embd == 64);
+  CHECK(read_model_dir(kFixture, c10::Device(c10::kCPU)).model->config().n_embd == 64);
   CHECK_THROWS_WITH(save_checkpoint(dir, model, Vocabulary{}, {{"model", 1}}), Catch::Contains("reserved"));
 }
 
@@ -220,7 +226,7 @@ TEST_CASE("read_model_dir: one read of config.json decides the format, and the v
 TEST_CASE("bad interchange directories are refused with a message naming the problem", "[gpt2][interchange]") {
   const std::string dir = scratch("bad");
   const nlohmann::json good_cfg = read_json_file(kFixture + "/config.json");
-  auto import = [&] { return import_hf(dir, LrmPlacement{}, c10::Device(c10::kCPU)); };
+  auto import = [&] { return imported(dir); };
   CHECK_THROWS_WITH(import(), Catch::Contains("config.json") && Catch::Contains("cannot read"));
 
   nlohmann::json cfg = good_cfg;
@@ -257,7 +263,7 @@ TEST_CASE("bad interchange directories are refused with a message naming the pro
 }
 
 TEST_CASE("bf16 and f16 exports re-import within their rounding", "[gpt2][interchange]") {
-  auto model = import_hf(kFixture, LrmPlacement::none(), c10::Device(c10::kCPU));
+  auto model = imported(kFixture, LrmPlacement::none());
   at::NoGradGuard no_grad;
   const at::Tensor idx = random_tokens(500, 1, 16);
   const at::Tensor ref = model->logits(idx);
@@ -265,7 +271,7 @@ TEST_CASE("bf16 and f16 exports re-import within their rounding", "[gpt2][interc
   for (auto [dtype, tol] : {std::pair{safetensors::DType::BF16, 3e-2}, std::pair{safetensors::DType::F16, 5e-3}}) {
     const std::string dir = scratch("lowp");
     export_hf(*model, dir, Vocabulary{}, dtype);
-    const double err = max_rel_diff(import_hf(dir, LrmPlacement::none(), c10::Device(c10::kCPU))->logits(idx), ref);
+    const double err = max_rel_diff(imported(dir, LrmPlacement::none())->logits(idx), ref);
     INFO(safetensors::dtype_name(dtype) << " error " << err);
     CHECK(err < tol);
     CHECK(err > 0.0);

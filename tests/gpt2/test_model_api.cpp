@@ -64,8 +64,12 @@ TEST_CASE("import -> export through the verb functions keeps the weights and ref
   CHECK(fs::exists(dir + "/hf/model.safetensors"));
   // The fixture's 500 ids are its own tokenizer's: import says so, and export (refusing a small model without
   // a map, as a compact one that lost it) writes it and says so too.
-  CHECK(stored_vocabulary(ck, 500).own);
-  CHECK(stored_vocabulary(dir + "/hf", 500).own);
+  const ModelDir ours = read_model_dir(ck, c10::Device(c10::kCPU), ModelDirKinds::checkpoint);
+  const ModelDir theirs = read_model_dir(dir + "/hf", c10::Device(c10::kCPU), ModelDirKinds::hugging_face);
+  CHECK(ours.vocab_size == 500);
+  CHECK(ours.vocabulary().own);
+  CHECK(theirs.vocab_size == 500);
+  CHECK(theirs.vocabulary().own);
   CHECK_THROWS_WITH(run_export(e), Catch::Contains("already exists"));
   e.force = true;
   CHECK_NOTHROW(run_export(e));
@@ -86,7 +90,7 @@ TEST_CASE("eval --tokens --dump-logits writes exactly that sequence's logits", "
   CHECK(log.array_i64("tokens").values == std::vector<std::int64_t>{464, 68, 7, 86, 3});
   CHECK(log.root().kind == "gpt2/eval");
 
-  auto model = load_any_model(kFixture, c10::Device(c10::kCPU));
+  auto model = read_model_dir(kFixture, c10::Device(c10::kCPU), ModelDirKinds::hugging_face).model;
   at::NoGradGuard no_grad;
   std::vector<std::int64_t> ids = {464, 68, 7, 86, 3};
   const at::Tensor idx = at::from_blob(ids.data(), {1, 5}, at::kLong).clone();
@@ -121,7 +125,7 @@ TEST_CASE("eval --data averages the loss over fixed batches spread over the file
   const EvalResult r = run_eval(o, prov("gpt2/eval"));
   CHECK(r.val_tokens == 3 * 2 * 16);
   // By hand: windows of 17 tokens starting at round(i·(3000−17)/5), i = 0..5.
-  auto model = load_any_model(kFixture, c10::Device(c10::kCPU));
+  auto model = read_model_dir(kFixture, c10::Device(c10::kCPU), ModelDirKinds::hugging_face).model;
   at::NoGradGuard no_grad;
   double sum = 0;
   for (int b = 0; b < 3; ++b) {
@@ -152,7 +156,7 @@ TEST_CASE("generate: greedy is the argmax chain, sampling is reproducible from t
   const auto greedy = run_generate(o, prov("gpt2/generate"));
   REQUIRE(greedy.size() == 1);
   REQUIRE(greedy[0].size() == 8);
-  auto model = load_any_model(kFixture, c10::Device(c10::kCPU));
+  auto model = read_model_dir(kFixture, c10::Device(c10::kCPU), ModelDirKinds::hugging_face).model;
   at::NoGradGuard no_grad;
   std::vector<std::int64_t> seq = {5, 6};
   for (int i = 0; i < 6; ++i) {

@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "gpt2/model/interchange.hpp"
+#include "gpt2/model/model_dir.hpp"
 #include "gpt2/model/vocab_layout.hpp"
 #include "gpt2_test_helpers.hpp"
 #include "gpt2_catch.hpp"  // last: see there
@@ -85,7 +86,8 @@ TEST_CASE("config bounds: an export whose config.json claims other sizes is refu
     j[k.key] = k.value;
     if (std::string(k.key) == "n_embd") j["n_head"] = 25;  // keep n_embd a multiple of n_head
     std::ofstream(dir + "/config.json") << j.dump();
-    CHECK_THROWS_WITH(import_hf(dir, LrmPlacement::parse("none"), c10::Device(c10::kCPU)), Catch::Contains(k.says));
+    CHECK_THROWS_WITH(read_model_dir(dir, c10::Device(c10::kCPU), ModelDirKinds::hugging_face, LrmPlacement::none()),
+                      Catch::Contains(k.says));
   }
 }
 

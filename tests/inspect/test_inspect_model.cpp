@@ -105,7 +105,7 @@ TEST_CASE("snapshot and restore bring every parameter back", "[inspect]") {
 
 TEST_CASE("load_checkpoint_head returns the head effective matrices and bad input is one line", "[inspect]") {
   const std::string ck = test::small_checkpoint("head_loader", 14);
-  auto m = load_any_model(ck, c10::Device(c10::kCPU));
+  auto m = read_model_dir(ck, c10::Device(c10::kCPU), ModelDirKinds::checkpoint).model;
   const core::AttentionHead<double> want = core::head(attention_layer(*m, 1), 1);
   const core::AttentionHead<double> got = load_checkpoint_head(ck, 1, 1);
   CHECK(got.W_q == want.W_q);
@@ -140,7 +140,7 @@ TEST_CASE("load_checkpoint_head reads a Hugging Face export the same as our chec
   // float32 rounding of each product (2^-24 relative, with a few ulps of headroom).
   constexpr double kExportRounding = 1e-6;
   const std::string ck = test::small_checkpoint("head_loader_hf", 15);
-  auto m = load_any_model(ck, c10::Device(c10::kCPU));
+  auto m = read_model_dir(ck, c10::Device(c10::kCPU), ModelDirKinds::checkpoint).model;
   const std::string hf = test::inspect_scratch("head_loader_hf_export");
   export_hf(*m, hf, Vocabulary{});
   for (std::int64_t h = 0; h < 2; ++h) {

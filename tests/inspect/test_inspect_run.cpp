@@ -92,8 +92,8 @@ TEST_CASE("inspect fp32: valid transforms at rounding, invalid ones far above, e
   CHECK(log.heads("s_q").values.size() == 4);
 
   // The canonical checkpoint: same logits and greedy continuation as the original, W_Q column-orthonormal.
-  auto orig = load_any_model(ck, c10::Device(c10::kCPU));
-  auto can = load_any_model(o.write_canonical, c10::Device(c10::kCPU));
+  auto orig = read_model_dir(ck, c10::Device(c10::kCPU), ModelDirKinds::checkpoint).model;
+  auto can = read_model_dir(o.write_canonical, c10::Device(c10::kCPU), ModelDirKinds::checkpoint).model;
   at::NoGradGuard no_grad;
   auto g = at::make_generator<at::CPUGeneratorImpl>(5);
   const at::Tensor idx = at::randint(500, {3, 16}, g, at::TensorOptions().dtype(at::kLong));

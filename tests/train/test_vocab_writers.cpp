@@ -18,7 +18,8 @@
 #include "data/tokenizer.hpp"
 #include "gpt2/inspect/api.hpp"
 #include "gpt2/landscape/api.hpp"
-#include "gpt2/model/interchange.hpp"
+#include "gpt2/model/json_file.hpp"
+#include "gpt2/model/model_dir.hpp"
 #include "gpt2/model/vocab_ids.hpp"
 #include "gpt2/use/api.hpp"
 #include "io/options.hpp"
@@ -104,6 +105,14 @@ std::int64_t rows_of(const std::string& dir) {
   return read_json_file(dir + "/config.json").at("model").at("vocab_size").get<std::int64_t>();
 }
 
+// The vocabulary model directory `dir` (`kinds`) records, read as every verb reads it; its model must have `rows`
+// token rows, and vocabulary() throws when the map does not fit them.
+Vocabulary vocabulary_at(const std::string& dir, std::int64_t rows, ModelDirKinds kinds = ModelDirKinds::checkpoint) {
+  const ModelDir d = read_model_dir(dir, c10::Device(c10::kCPU), kinds);
+  CHECK(d.vocab_size == rows);
+  return d.vocabulary();
+}
+
 // inspect at the sizes of a tiny model (context 32), its log to `out`.
 InspectOptions small_inspect(const std::string& checkpoint, const std::string& out) {
   InspectOptions in;
@@ -146,7 +155,7 @@ Run train_tiny(bool compact) {
 void check_writers(const Run& r, bool compact) {
   const std::int64_t rows = rows_of(r.ckpt);
   CHECK((compact ? rows < kGpt2Vocab : rows == kGpt2Vocab));
-  const Vocabulary trained = stored_vocabulary(r.ckpt, rows);
+  const Vocabulary trained = vocabulary_at(r.ckpt, rows);
   if (compact) {
     // The trainer's map: the distinct GPT-2 ids of the run's data, each once.
     std::set<std::int64_t> distinct;
@@ -199,7 +208,7 @@ void check_writers(const Run& r, bool compact) {
        {std::tuple{"inspect --write-canonical", r.root + "/canonical", true}, {"export + import", im.out, true},
         {"merge-models", me.run.out, true}, {"train --resume", resumed, false}}) {
     CAPTURE(writer);
-    const Vocabulary v = stored_vocabulary(dir, rows);  // throws when the map does not fit the model's rows
+    const Vocabulary v = vocabulary_at(dir, rows);
     CHECK(v.ids == trained.ids);
     CHECK(v.trained.empty());
     const double l = loss_of(dir, r.val);
@@ -210,7 +219,7 @@ void check_writers(const Run& r, bool compact) {
 
   // The Hugging Face directory itself: over GPT-2's ids with the trained ones listed; for a compact model the
   // other ids (logit 0) share the softmax, so its loss, transformers' loss, is above the checkpoint's.
-  const Vocabulary hf = stored_vocabulary(ex.out, kGpt2Vocab);
+  const Vocabulary hf = vocabulary_at(ex.out, kGpt2Vocab, ModelDirKinds::hugging_face);
   CHECK(!hf.compact());
   CHECK(hf.trained == trained.ids);
   const double hf_loss = loss_of(ex.out, r.val);
@@ -237,7 +246,7 @@ TEST_CASE("vocabulary writers: a --compact-vocab model keeps its id map and loss
           "[train][vocab]") {
   const Run r = train_tiny(true);
   check_writers(r, true);
-  const Vocabulary v = stored_vocabulary(r.ckpt, rows_of(r.ckpt));
+  const Vocabulary v = vocabulary_at(r.ckpt, rows_of(r.ckpt));
   const std::string K = std::to_string(v.ids.size());
   const std::set<std::int64_t> mapped(v.ids.begin(), v.ids.end());
   std::int64_t absent = 0;
