@@ -146,7 +146,7 @@ TrainRun setup_train(const TrainOptions& o, io::Provenance prov) {
     fs::remove_all(train_checkpoints_dir(o.run.out));
     fs::remove(log_path);
     fs::remove(log_path + ".resume-src");
-    if (o.data.rfind("synthetic:", 0) == 0) fs::remove_all(o.run.out + "/data");  // ours, regenerated
+    if (synthetic_docs(o.data)) fs::remove_all(o.run.out + "/data");  // ours, regenerated
   }
   r.data_dir = resolve_data_dir(o, rank0);
   if (r.dist.active()) r.dist.barrier();
