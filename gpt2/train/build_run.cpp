@@ -20,11 +20,10 @@ namespace gaugelab::gpt2 {
 
 namespace fs = std::filesystem;
 
-// --data DIR as given, or for synthetic:N the corpus prepared into OUT/data (by rank 0, once).
-std::string resolve_data_dir(const TrainOptions& o, bool rank0) {
-  const std::optional<std::int64_t> docs = synthetic_docs(o.data);
-  if (!docs) return o.data;
-  const std::string dir = o.run.out + "/data";
+std::string resolve_data_dir(const std::string& data, const std::string& out, bool rank0) {
+  const std::optional<std::int64_t> docs = synthetic_docs(data);
+  if (!docs) return data;
+  const std::string dir = out + "/data";
   if (rank0 && !(fs::exists(dir + "/train.bin") && fs::exists(dir + "/val.bin"))) {
     data::PrepareOptions p;
     p.synthetic = true;

@@ -148,7 +148,7 @@ TrainRun setup_train(const TrainOptions& o, io::Provenance prov) {
     fs::remove(log_path + ".resume-src");
     if (synthetic_docs(o.data)) fs::remove_all(o.run.out + "/data");  // ours, regenerated
   }
-  r.data_dir = resolve_data_dir(o, rank0);
+  r.data_dir = resolve_data_dir(o.data, o.run.out, rank0);
   if (r.dist.active()) r.dist.barrier();
 
   r.train_files = split_files(r.data_dir, "train");
