@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -178,6 +179,9 @@ std::vector<std::string> train_transient_keys();
 /// Checks every setting (the declared ranges and choices, the condition's bundle) and the cross-field
 /// rules; throws io::UsageError naming the flag.
 void validate_train_options(const TrainOptions& o);
+/// --data "synthetic:N": N, the documents of the built-in synthetic corpus; nullopt when `data` names a directory.
+/// Throws io::UsageError when N is no integer in [100, data::kMaxSyntheticDocs].
+std::optional<std::int64_t> synthetic_docs(const std::string& data);
 
 /// The settings a run was started with, as its newest readable checkpoint recorded them (config.json's
 /// trainer.options: flag name -> value, as Options::to_json() writes it), for `train --resume --out DIR`

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <iostream>
 #include <map>
+#include <optional>
 #include <tuple>
 
 #include <ATen/core/grad_mode.h>
@@ -19,14 +20,14 @@ namespace gaugelab::gpt2 {
 
 namespace fs = std::filesystem;
 
-// --data DIR as given, or for synthetic:N the corpus prepared into OUT/data (by rank 0, once).
-std::string resolve_data_dir(const TrainOptions& o, bool rank0) {
-  if (o.data.rfind("synthetic:", 0) != 0) return o.data;
-  const std::string dir = o.run.out + "/data";
+std::string resolve_data_dir(const std::string& data, const std::string& out, bool rank0) {
+  const std::optional<std::int64_t> docs = synthetic_docs(data);
+  if (!docs) return data;
+  const std::string dir = out + "/data";
   if (rank0 && !(fs::exists(dir + "/train.bin") && fs::exists(dir + "/val.bin"))) {
     data::PrepareOptions p;
     p.synthetic = true;
-    p.synthetic_options.n_docs = static_cast<std::size_t>(io::parse_int(o.data.substr(10), "--data"));
+    p.synthetic_options.n_docs = static_cast<std::size_t>(*docs);
     p.out_dir = dir;
     p.write_llmc = false;
     p.progress = false;

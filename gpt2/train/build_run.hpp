@@ -15,7 +15,9 @@
 
 namespace gaugelab::gpt2 {
 
-std::string resolve_data_dir(const TrainOptions& o, bool rank0);
+/// The directory a run reads: `data` (--data) as given, or for synthetic:N the corpus rank 0 prepares into
+/// `out`/data when it is not there yet.
+std::string resolve_data_dir(const std::string& data, const std::string& out, bool rank0);
 ModelConfig build_model_config(const TrainOptions& o, std::int64_t compact_vocab_size);
 
 /// What a start from weights (--init-from) reads of the options, gathered once by init_from_options: the loading

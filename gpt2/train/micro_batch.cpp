@@ -11,6 +11,7 @@
 #include <limits>
 #include <stdexcept>
 
+#include <ATen/Context.h>
 #include <ATen/ops/zeros.h>
 #include <c10/cuda/CUDACachingAllocator.h>
 #include <c10/cuda/CUDAException.h>
@@ -74,6 +75,11 @@ double cpu_step_bytes_estimate(const ModelConfig& mc, std::int64_t parameters, s
 
 namespace {
 
+// The caching allocator's counters (getDeviceStats: allocated_bytes, reserved_bytes) are arrays indexed by its
+// StatType, whose first entry is the aggregate over pools in every 2.x release (the enum moved namespaces across
+// releases; the index did not). Every read of them in this file takes that entry.
+constexpr std::size_t kAllPools = 0;
+
 std::string gb(double bytes) {
   char t[32];
   std::snprintf(t, sizeof t, "%.3g GB", bytes / 1e9);
@@ -102,7 +108,8 @@ ProbePeak cuda_probe_peak(GPT& model, std::int64_t batch, int passes, c10::Devic
   c10::cuda::CUDACachingAllocator::resetPeakStats(index);
   ProbePeak probe;
   probe.peak = std::numeric_limits<double>::quiet_NaN();
-  probe.base = static_cast<double>(c10::cuda::CUDACachingAllocator::getDeviceStats(index).reserved_bytes[0].current);
+  probe.base =
+      static_cast<double>(c10::cuda::CUDACachingAllocator::getDeviceStats(index).reserved_bytes[kAllPools].current);
   const bool was_training = model.training();
   model.train(true);  // as the step runs: dropout's masks kept (the step reseeds its generators, so no draw is lost)
   try {
@@ -119,16 +126,17 @@ ProbePeak cuda_probe_peak(GPT& model, std::int64_t batch, int passes, c10::Devic
       loss.backward();
     }
     c10::cuda::device_synchronize();
-    // reserved, not allocated: what the card had to hold, fragmentation included. [0]: the aggregate over pools
-    // (torch_info.cpp says why the index, not the enum)
-    probe.peak = static_cast<double>(c10::cuda::CUDACachingAllocator::getDeviceStats(index).reserved_bytes[0].peak);
+    // reserved, not allocated: what the card had to hold, fragmentation included
+    probe.peak =
+        static_cast<double>(c10::cuda::CUDACachingAllocator::getDeviceStats(index).reserved_bytes[kAllPools].peak);
   } catch (const c10::OutOfMemoryError&) {
   } catch (const c10::Error& e) {
     if (!is_out_of_memory(e)) throw;  // a real fault is not "does not fit"
   }
   model.train(was_training);
   drop();
-  c10::cuda::CUDACachingAllocator::resetPeakStats(index);  // the run's reported peak is its own, not a probe's
+  // the run's peak (cuda_peak_memory_gb) is its own, not a probe's
+  c10::cuda::CUDACachingAllocator::resetPeakStats(index);
   return probe;
 }
 
@@ -157,13 +165,19 @@ double fit_device_bytes(c10::Device device, int local_ranks) {
     c10::cuda::CUDACachingAllocator::emptyCache();
     std::size_t free = 0, total = 0;
     C10_CUDA_CHECK(cudaMemGetInfo(&free, &total));
-    const double held = static_cast<double>(
-        c10::cuda::CUDACachingAllocator::getDeviceStats(c10::cuda::current_device()).reserved_bytes[0].current);
+    const auto stats = c10::cuda::CUDACachingAllocator::getDeviceStats(c10::cuda::current_device());
+    const double held = static_cast<double>(stats.reserved_bytes[kAllPools].current);
     return std::min(static_cast<double>(total), static_cast<double>(free) + held);
   }
   const double pages = static_cast<double>(sysconf(_SC_PHYS_PAGES)), page = static_cast<double>(sysconf(_SC_PAGESIZE));
   const double physical = pages > 0 && page > 0 ? pages * page : 0.0;
   return std::min(physical, cgroup_limit_bytes()) / std::max(local_ranks, 1);
+}
+
+double cuda_peak_memory_gb(int index) {
+  if (!at::hasCUDA() || index < 0 || index >= c10::cuda::device_count()) return std::numeric_limits<double>::quiet_NaN();
+  const auto stats = c10::cuda::CUDACachingAllocator::getDeviceStats(static_cast<c10::DeviceIndex>(index));
+  return static_cast<double>(stats.allocated_bytes[kAllPools].peak) / 1e9;
 }
 
 double probe_need_bytes(const ProbePeak& probe, const FitRequest& q) {

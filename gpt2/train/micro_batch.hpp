@@ -31,6 +31,9 @@
 // Without --fit-micro-batch the same estimate refuses, on the CPU, a --batch-size too large for the machine before
 // anything is allocated (check_activation_memory), and a step that runs out of device memory ends with one line
 // naming the flags to lower (out_of_memory_error).
+//
+// The peak of device memory a run reports (cuda_peak_memory_gb) is read here too, beside the probes that reset
+// that peak: every read of the CUDA allocator's counters is in micro_batch.cpp.
 #pragma once
 
 #include <cstdint>
@@ -105,6 +108,11 @@ double probe_need_bytes(const ProbePeak& probe, const FitRequest& request);
 /// Chooses the micro-batch (module comment). Never throws for want of memory: batch 0 says none fits, so that data-
 /// parallel ranks can agree (the smallest choice) before any of them refuses.
 MicroBatchFit fit_micro_batch(GPT& model, const FitRequest& request, c10::Device device, Precision precision);
+
+/// The most memory PyTorch's CUDA caching allocator has held allocated on device `index` since the process began
+/// or since a fit's last probe (each probe resets the peak after itself, so that the run's peak is its own), in GB
+/// (1e9 bytes; torch.cuda.max_memory_allocated's quantity); NaN without CUDA.
+double cuda_peak_memory_gb(int index);
 
 /// The one-line refusal of a fit where not even one sequence fits.
 std::string fit_refusal(const MicroBatchFit& f, std::int64_t block_size, double memory_fraction, c10::Device device);

@@ -298,6 +298,22 @@ std::vector<std::string> train_transient_keys() {
   return opts.transient_names();
 }
 
+std::optional<std::int64_t> synthetic_docs(const std::string& data) {
+  const std::string prefix = "synthetic:";
+  if (data.rfind(prefix, 0) != 0) return std::nullopt;
+  const std::string n = data.substr(prefix.size());
+  std::int64_t docs = 0;
+  try {
+    docs = io::parse_int(n, "--data synthetic:N");
+  } catch (const io::UsageError&) {
+    docs = 0;
+  }
+  need(docs >= 100 && static_cast<double>(docs) <= static_cast<double>(data::kMaxSyntheticDocs),
+       "--data synthetic:N needs 100 <= N <= " + std::to_string(data::kMaxSyntheticDocs) + " documents (got '" + n +
+           "')");
+  return docs;
+}
+
 void validate_train_options(const TrainOptions& given) {
   TrainOptions o = given;  // the declaration binds fields; checking through a copy leaves `given` as it is
   {
@@ -311,18 +327,8 @@ void validate_train_options(const TrainOptions& given) {
   need(!(o.resume && o.data.empty() && !fs::exists(o.run.out, ec)),
        "--resume: the run directory " + o.run.out + " does not exist (nothing to continue; a new run needs --data)");
   need(!o.data.empty(), "--data DIR is required (a directory with train.bin and val.bin; see gaugelab prepare)");
-  const bool synthetic = o.data.rfind("synthetic:", 0) == 0;
-  if (synthetic) {
-    std::int64_t docs = 0;
-    try {
-      docs = io::parse_int(o.data.substr(10), "--data synthetic:N");
-    } catch (const io::UsageError&) {
-      docs = 0;
-    }
-    need(docs >= 100 && static_cast<double>(docs) <= static_cast<double>(data::kMaxSyntheticDocs),
-         "--data synthetic:N needs 100 <= N <= " + std::to_string(data::kMaxSyntheticDocs) + " documents (got '" +
-             o.data.substr(10) + "')");
-  } else {
+  const bool synthetic = synthetic_docs(o.data).has_value();
+  if (!synthetic) {
     need(fs::exists(o.data, ec), "--data " + o.data + ": no such directory (a directory with train.bin and val.bin; "
                                  "see gaugelab prepare)");
     need(fs::is_directory(o.data, ec), "--data " + o.data + " is a file, not a directory: give the directory that "

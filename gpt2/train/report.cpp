@@ -10,8 +10,8 @@
 #include <ATen/ops/abs.h>
 
 #include "gpt2/model/checkpoint.hpp"
-#include "gpt2/model/torch_info.hpp"
 #include "gpt2/train/conditions.hpp"
+#include "gpt2/train/micro_batch.hpp"
 #include "gpt2/train/not_measured.hpp"
 #include "gpt2/train/qk_balance.hpp"
 #include "gpt2/train/report.hpp"

@@ -135,7 +135,9 @@ TrainRun setup_train(const TrainOptions& o, io::Provenance prov) {
   if (o.resume) {
     std::tie(ckpt, loaded, opt_state) = newest_loadable_checkpoint(o.run.out, r.device, rank0);
   } else if (rank0 && (fs::exists(log_path) || fs::exists(train_checkpoints_dir(o.run.out)))) {
-    // What --force removes must not be what this run reads (--init-from OUT/checkpoints/step_N).
+    // What --force removes must not be what this run reads. Inputs at or under --out are refused already
+    // (validate_train_options); checkpoints/ and log.h5 are resolved through links here, so that one that is a
+    // link to an input, to the directory above one or into one is refused too.
     for (const std::string& removed : {train_checkpoints_dir(o.run.out), log_path})
       io::refuse_output_over_inputs(removed, {o.data, o.init_from});
     if (!o.run.force && !failed_before_first_step(o.run.out))
@@ -144,9 +146,9 @@ TrainRun setup_train(const TrainOptions& o, io::Provenance prov) {
     fs::remove_all(train_checkpoints_dir(o.run.out));
     fs::remove(log_path);
     fs::remove(log_path + ".resume-src");
-    if (o.data.rfind("synthetic:", 0) == 0) fs::remove_all(o.run.out + "/data");  // ours, regenerated
+    if (synthetic_docs(o.data)) fs::remove_all(o.run.out + "/data");  // ours, regenerated
   }
-  r.data_dir = resolve_data_dir(o, rank0);
+  r.data_dir = resolve_data_dir(o.data, o.run.out, rank0);
   if (r.dist.active()) r.dist.barrier();
 
   r.train_files = split_files(r.data_dir, "train");

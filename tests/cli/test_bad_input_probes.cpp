@@ -207,6 +207,46 @@ TEST_CASE("bad input probes: no verb writes over its own inputs, --force or not"
              });
 }
 
+// train --force removes OUT/checkpoints and OUT/log.h5. --out itself is checked against the inputs before the
+// device is chosen; these two are resolved through links when the run is about to remove them, so that one that
+// is a link to an input, to the directory above one or into one is refused as well, and nothing is removed.
+TEST_CASE("bad input probes: train --force refuses a linked checkpoints/ or log.h5 that leads to an input",
+          "[cli][probes]") {
+  if (!torch_built()) {
+    std::puts("SKIPPED: built without the GPT-2 tier");
+    return;
+  }
+  const Fixture f = make_fixture("links");
+  const auto before = tree(f.root + "/in");
+  const std::string t = "train --model nano --max-iters 1 --warmup-iters 0 --threads 1 --force --out {OUT}/run ";
+  struct LinkRow {
+    const char* link;    // under --out
+    std::string target;  // what it links to
+    std::string args, says;
+  };
+  const std::vector<LinkRow> rows = {
+      {"checkpoints", f.root + "/in/runA/checkpoints", t + "--data {D} --init-from {A}",
+       "--out {OUT}/run/checkpoints holds this command's input {A} (write the result elsewhere)"},
+      {"log.h5", f.val, t + "--data {D}", "--out {OUT}/run/log.h5 is a file of this command's input {D}"},
+  };
+  for (const LinkRow& row : rows) {
+    const fs::path out = f.root + "/out/run", link = out / row.link;
+    fs::remove_all(f.root + "/out");
+    fs::create_directories(out);
+    if (fs::is_directory(row.target))
+      fs::create_directory_symlink(row.target, link);
+    else
+      fs::create_symlink(row.target, link);
+    const ChildResult r = run(fill(row.args, f), 60);
+    INFO("gaugelab " << row.args << " (" << row.link << " -> " << row.target << ")\n-> status " << r.status << ":\n"
+                     << r.output);
+    CHECK(r.status == 2);
+    CHECK(r.output.find(fill(row.says, f)) != std::string::npos);
+    CHECK(fs::is_symlink(link));  // refused before anything was removed
+    CHECK(tree(f.root + "/in") == before);
+  }
+}
+
 TEST_CASE("bad input probes: every count is bounded, refused in one line before any work", "[cli][probes]") {
   check_rows("counts",
              {
