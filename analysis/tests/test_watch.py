@@ -1,16 +1,17 @@
-"""The watch loop's ending (analysis/watch.py): a SIGINT or SIGTERM from outside ends it within a bound
-and with status 0, one that lands while drawing ends it after that draw, and the draw runs with both
-signals held pending and no Python handler of them installed. That last case is the one the earlier
-loop failed: its handler set a threading.Event, and a signal landing while the main thread held that
-Event's own lock inside Event.wait deadlocked the watch (a hung Ctrl-C; 4 trials in 40 of a tight loop
-hung before the fix). Where a signal lands in a loop cannot be chosen from a test, so the mechanism that
-rules the deadlock out is what is asserted."""
+"""The watch loop's ending (analysis/watch.py): a SIGINT or SIGTERM from outside ends it within a bound and
+with status 0, also in a process with a second thread (a threaded BLAS's), which the kernel gives the signal
+to while the main thread holds it blocked; one that lands while drawing ends it after that draw, also when
+that draw was the last; the draw runs with both signals held and a handler that only records them. The
+earlier loops failed these: one whose handler set a threading.Event deadlocked when a signal landed while
+the main thread held that Event's own lock (4 tight-loop trials in 40 hung), and one that only blocked the
+signals in the main thread died of them (KeyboardInterrupt, rc -2) when a second thread took them mid-draw."""
 from __future__ import annotations
 
 import random
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -23,19 +24,30 @@ import watch  # noqa: E402
 BOUND_S = 10.0
 
 
-def start(draw: str, interval: float) -> subprocess.Popen:
-    """A python running watch.watch with the given draw body; prints "ready" from inside its first draw."""
-    code = (f"import sys; sys.path.insert(0, {str(ANALYSIS)!r}); import watch\n"
+def start(draw: str, interval: float, finished: str = "False") -> subprocess.Popen:
+    """A python with a second, idle thread running watch.watch with the given draw body; it prints "ready" from
+    inside its first draw. `finished`: what each draw returns."""
+    code = (f"import sys, threading, time; sys.path.insert(0, {str(ANALYSIS)!r}); import watch\n"
+            f"threading.Thread(target=time.sleep, args=(60,), daemon=True).start()\n"
             f"n = [0]\n"
             f"def draw():\n"
             f"    n[0] += 1\n"
             f"    if n[0] == 1: print('ready', flush=True)\n"
             f"    {draw}\n"
-            f"    return False\n"
+            f"    return {finished}\n"
             f"got = watch.watch(draw, {interval!r})\n"
             f"print('ended by', got, 'after', n[0], 'draws', flush=True)\n")
     p = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
-    assert p.stdout.readline().strip() == "ready"
+    watchdog = threading.Timer(BOUND_S, p.kill)  # a child that never says "ready" does not hang the test
+    watchdog.start()
+    try:
+        line = p.stdout.readline().strip()
+    finally:
+        watchdog.cancel()
+    if line != "ready":
+        p.kill()
+        p.wait()
+        pytest.fail(f"the child did not start its watch: {line!r}")
     return p
 
 
@@ -46,7 +58,7 @@ def ends_within_bound(p: subprocess.Popen) -> str:
         p.kill()
         p.wait()
         pytest.fail(f"the watch did not end within {BOUND_S} s of the signal (deadlocked?)")
-    assert p.returncode == 0, out
+    assert p.returncode == 0, f"status {p.returncode}: {out}"
     return out
 
 
@@ -60,14 +72,18 @@ def test_a_signal_from_outside_during_a_tight_loop_ends_it(sig):
         assert f"ended by {int(sig)}" in ends_within_bound(p)
 
 
-def test_a_signal_while_drawing_ends_it_after_that_draw():
-    p = start("import time; time.sleep(0.5)", 3600.0)  # the first draw is in progress when the signal lands
-    p.send_signal(signal.SIGINT)
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+@pytest.mark.parametrize("finished", ["False", "True"])
+def test_a_signal_while_drawing_ends_it_after_that_draw(sig, finished):
+    # The first draw is in progress when the signal lands (the second thread is the one that can take it);
+    # with finished=True that draw is also the last.
+    p = start("import time; time.sleep(0.5)", 3600.0, finished)
+    p.send_signal(sig)
     out = ends_within_bound(p)
-    assert f"ended by {int(signal.SIGINT)} after 1 draws" in out, out
+    assert f"ended by {int(sig)} after 1 draws" in out, out
 
 
-def test_the_draw_runs_with_the_signals_held_and_no_handler_of_them():
+def test_the_draw_runs_with_the_signals_held_and_a_handler_that_only_records():
     handlers = {s: signal.getsignal(s) for s in watch.ENDS}
     seen = []
 
@@ -78,6 +94,22 @@ def test_the_draw_runs_with_the_signals_held_and_no_handler_of_them():
     assert watch.watch(draw, 1e-4) is None  # a draw that says "finished" ends it without a signal
     assert len(seen) == 3
     for mask, during in seen:
-        assert watch.ENDS <= mask, f"a signal is deliverable while drawing: {sorted(watch.ENDS - mask)}"
-        assert during == handlers, "a Python handler was installed (it would run at an arbitrary bytecode)"
-    assert not signal.pthread_sigmask(signal.SIG_BLOCK, []) & watch.ENDS  # the mask is given back
+        assert set(watch.ENDS) <= mask, f"a signal is deliverable to the main thread while drawing: {mask}"
+        assert all(during[s] is not handlers[s] for s in watch.ENDS), "no recording handler while drawing"
+    assert not signal.pthread_sigmask(signal.SIG_BLOCK, []) & set(watch.ENDS)  # the mask is given back
+    assert {s: signal.getsignal(s) for s in watch.ENDS} == handlers  # and the handlers
+
+
+def test_a_signal_taken_by_the_handler_ends_it_after_that_draw():
+    # In this process: the recording handler is called as Python calls it (in the main thread, between
+    # bytecodes) for a signal another thread took; the loop ends after the draw, with that signal.
+    calls = []
+
+    def draw() -> bool:
+        calls.append(1)
+        if len(calls) == 2:
+            signal.getsignal(signal.SIGTERM)(signal.SIGTERM, None)
+        return False
+
+    assert watch.watch(draw, 1e-4) == signal.SIGTERM
+    assert len(calls) == 2
