@@ -9,7 +9,7 @@
 #pragma once
 
 // First: the binding files call the core libraries' one instance of Eigen's decompositions and product kernels
-// instead of compiling their own at the module's -O1 (2 x ~XX user-s).
+// instead of compiling their own at the module's -O1 (one round, user-s: batch 0 45.8 -> 38.8, batch 1 49.7 -> 52.3).
 #include "core/eigen_decompositions.hpp"
 
 #include <pybind11/eigen.h>
