@@ -8,10 +8,6 @@
 // (std::invalid_argument, std::domain_error) are raised as ValueError prefixed with the function.
 #pragma once
 
-// First: the binding files call the core libraries' one instance of Eigen's decompositions and product kernels
-// instead of compiling their own at the module's -O1 (one round, user-s: batch 0 45.8 -> 38.8, batch 1 49.7 -> 52.3).
-#include "core/eigen_decompositions.hpp"
-
 #include <pybind11/eigen.h>
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
