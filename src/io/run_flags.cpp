@@ -48,6 +48,16 @@ fs::path resolved(const std::string& p) {
   return r;
 }
 
+// Where the directory entry `p` names lives: its parent resolved, its last name kept. For a link that is the
+// link's own place, which removing or replacing a directory above it deletes, wherever the link leads.
+fs::path entry_of(const std::string& p) {
+  std::error_code ec;
+  fs::path a = fs::absolute(p, ec).lexically_normal();
+  if (!a.has_filename() && a.has_parent_path()) a = a.parent_path();
+  if (!a.has_parent_path() || a.parent_path() == a) return a;
+  return resolved(a.parent_path().string()) / a.filename();
+}
+
 // Whether `inner` lies strictly below the directory `outer` (both resolved).
 bool lies_below(const fs::path& inner, const fs::path& outer) {
   auto i = inner.begin(), o = outer.begin();
@@ -73,7 +83,8 @@ void refuse_output_over_inputs(const std::string& path, const std::vector<std::s
     const bool same = out == in || (out_exists && in_exists && fs::equivalent(out, in, eq));
     if (same)
       throw UsageError(flag + " " + path + " is this command's input " + input + " (write the result elsewhere)");
-    if (lies_below(in, out))
+    // The input itself below the output, or a link to it there (replacing the output would delete the link).
+    if (lies_below(in, out) || lies_below(entry_of(input), out))
       throw UsageError(flag + " " + path + " holds this command's input " + input + " (write the result elsewhere)");
     if (fs::is_directory(in, ec) && lies_below(out, in))
       throw UsageError(flag + " " + path + (out_exists ? " is a file of" : " lies inside") + " this command's input " +

@@ -34,7 +34,8 @@ int apply_threads(int threads);
 
 /// The one rule of every verb's output path: throws io::UsageError naming `flag` if `path` is one of the
 /// verb's `inputs` (the same file or directory, also through a link), a directory above one of them, or an
-/// existing file inside an input directory (a checkpoint's weights) — with --force or without: no verb
+/// existing file inside an input directory (a checkpoint's weights), or a directory holding a link that an
+/// input is given as — with --force or without: no verb
 /// writes over what it reads. Then, if `path` exists and !force, a usage error too. Creates missing parent
 /// directories; nothing existing is touched.
 void prepare_output_path(const std::string& path, bool force, const std::vector<std::string>& inputs = {},

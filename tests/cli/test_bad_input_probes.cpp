@@ -245,6 +245,19 @@ TEST_CASE("bad input probes: train --force refuses a linked checkpoints/ or log.
     CHECK(fs::is_symlink(link));  // refused before anything was removed
     CHECK(tree(f.root + "/in") == before);
   }
+  // --init-from given as a link inside OUT/checkpoints (to a checkpoint elsewhere): --force would delete the link
+  // before the weights are read. Refused by where the link lives, not where it leads.
+  const fs::path out = f.root + "/out/run", link = out / "checkpoints" / "step_link";
+  fs::remove_all(f.root + "/out");
+  fs::create_directories(out / "checkpoints");
+  fs::create_directory_symlink(fill("{A}", f), link);
+  const std::string args = t + "--data {D} --init-from " + link.string();
+  const ChildResult r = run(fill(args, f), 60);
+  INFO("gaugelab " << args << "\n-> status " << r.status << ":\n" << r.output);
+  CHECK(r.status == 2);
+  CHECK(r.output.find("holds this command's input " + link.string()) != std::string::npos);
+  CHECK(fs::is_symlink(link));
+  CHECK(tree(f.root + "/in") == before);
 }
 
 TEST_CASE("bad input probes: every count is bounded, refused in one line before any work", "[cli][probes]") {
