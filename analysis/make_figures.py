@@ -126,24 +126,43 @@ def run_experiments(build: Path, only: set[str] | None, force: bool, jobs: int, 
                 on_done(set(ready))
 
 
-def run_grid(build: Path, name: str, overrides: dict, jobs: int, shard: tuple[int, int], launch: list[str]) -> None:
+def run_grid(build: Path, name: str, overrides: dict, jobs: int, shard: tuple[int, int], launch: list[str],
+             rerun_ledger: bool = False) -> None:
     """Runs grid `name` of the manifest (its needed corpora first): every n-th run from the i-th of its declared
     order (shard (i, n)), skipping finished runs, resuming interrupted ones, `jobs` at a time, each run's output
-    in <run dir>.txt. A run that fails stops the grid after the runs under way (their state is kept)."""
+    in <run dir>.txt. A run that fails stops the grid after the runs under way (their state is kept).
+
+    The declared grid (no setting changed, only appended with KEY+=) keeps its results ledger
+    (analysis/results/<grid>.csv, committed) up to date after every finished run, and skips the runs that ledger
+    already holds whose logs are elsewhere (another machine's: logs are never committed and machines are not kept),
+    unless rerun_ledger."""
     runs = manifest.grid(name, overrides)
     writable_root(runs)
     needs = set(manifest.GRID_NEEDS.get(name, [])) if "data" not in overrides else set()  # their own corpus else
     if needs:
         run_experiments(build, needs, False, jobs)
     i, n = shard
+    declared = all(k.endswith("+") for k in overrides)  # the ledger holds the declared grid's runs only
+    import results_ledger
+
+    recorded = results_ledger.recorded(name) if declared and not rerun_ledger else set()
     todo = [(k, e) for j, (k, e) in enumerate(runs.items()) if j % n == i]
-    left = [(k, e) for k, e in todo if not finished(ROOT / e["out"])]
-    print(f"[grid] {name}: {len(runs)} runs, shard {i}/{n}: {len(todo)}, {len(todo) - len(left)} finished before", flush=True)
+    here = [(k, e) for k, e in todo if not finished(ROOT / e["out"])]
+    left = [(k, e) for k, e in here if Path(k).name not in recorded]
+    print(f"[grid] {name}: {len(runs)} runs, shard {i}/{n}: {len(todo)}, {len(todo) - len(here)} finished before"
+          + (f", {len(here) - len(left)} more in its ledger (logs elsewhere; --rerun-ledger runs them again)"
+             if len(here) > len(left) else ""), flush=True)
     binary = build / "gaugelab"
     failed: list[str] = []
 
     def failures(done) -> list[str]:
-        return [f.result()[0] for f in done if f.result()[2].returncode != 0]
+        bad = [f.result()[0] for f in done if f.result()[2].returncode != 0]
+        if declared and len(bad) < len(done):  # a finished run is in the ledger at once: a lost machine loses no result
+            try:
+                results_ledger.write(name)
+            except (OSError, KeyError, ValueError) as err:  # a log another run is writing: the next write has it
+                print(f"[grid] {name}: ledger not rewritten now ({err}); it is after the next run", flush=True)
+        return bad
 
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
         running: set = set()
@@ -162,9 +181,7 @@ def run_grid(build: Path, name: str, overrides: dict, jobs: int, shard: tuple[in
           flush=True)
     # The results ledger (analysis/results/<grid>.csv, to be committed): the grid's finished runs so far, so that its
     # results outlive the logs. Only for the declared grid (settings appended with KEY+=, e.g. a device, allowed).
-    if all(k.endswith("+") for k in overrides):
-        import results_ledger
-
+    if declared and left and results_ledger.load_grid(name) is not None:
         print(f"[grid] {name}: ledger {results_ledger.write(name).relative_to(ROOT)} (commit it)", flush=True)
 
 
@@ -250,6 +267,8 @@ def main() -> int:
     ap.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                     help="with --grid: change one of its settings (e.g. seeds='1 2 3', extra='--device cuda')")
     ap.add_argument("--shard", default="0/1", help="with --grid: run every N-th run from the I-th (I/N)")
+    ap.add_argument("--rerun-ledger", action="store_true",
+                    help="with --grid: run again the runs its results ledger holds whose logs are not here")
     ap.add_argument("--launch", default="", help="with --grid: a prefix for each run (e.g. 'torchrun --nproc_per_node=8 "
                     "--no-python')")
     a = ap.parse_args()
@@ -262,7 +281,7 @@ def main() -> int:
         except ValueError as e:
             ap.error(str(e))
         try:
-            run_grid(ROOT / a.build, a.grid, sets, a.jobs, shard, a.launch.split())
+            run_grid(ROOT / a.build, a.grid, sets, a.jobs, shard, a.launch.split(), a.rerun_ledger)
         except ValueError as e:
             ap.error(str(e))
         return 0

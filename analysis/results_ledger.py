@@ -87,6 +87,13 @@ def dumps(name: str, runs: list[lr_grid.Run], where: str, written: str | None = 
     return out.getvalue()
 
 
+def recorded(name: str, results: Path = RESULTS) -> set[str]:
+    """The names of the runs grid `name`'s ledger holds (empty when it has none): the grid runner skips them when
+    their logs are not here, so that a grid resumed on another machine does not run them again."""
+    path = ledger_path(name, results)
+    return {r.run for r in loads(path.read_text()).runs} if path.exists() else set()
+
+
 @dataclass
 class Ledger:
     runs: list

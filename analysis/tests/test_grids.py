@@ -150,3 +150,36 @@ def test_the_demo_slice_is_closed_and_leaves_out_only_the_heavy_experiments():
     for script, fig in manifest.figures().items():  # a figure is drawn by the demo iff it reads only the slice
         assert (script in demo) == (set(fig.inputs) <= exps), script
     assert any(s not in demo for s in manifest.figures()) and any(s in demo for s in manifest.figures())
+
+
+def test_the_runner_skips_the_runs_its_ledger_holds_and_ledgers_each_finished_run(tmp_path, monkeypatch, capsys):
+    """Machines are not kept and logs are never committed: a grid resumed elsewhere does not run again what its
+    committed ledger holds (unless asked), and each run that finishes is in the ledger at once."""
+    import make_figures as mf
+    import results_ledger as rl
+
+    names = rl.declared_runs("lr_sensitivity_bf16")
+    ran, writes = [], []
+
+    def fake_run(binary, k, e, launch=None, to_file=False):
+        ran.append(Path(k).name)
+        return k, 0.0, subprocess.CompletedProcess([], 0)
+
+    monkeypatch.setattr(mf, "ROOT", tmp_path)  # no log of the grid is here
+    monkeypatch.setattr(mf, "run_experiments", lambda *a, **k: None)
+    monkeypatch.setattr(mf, "run_one", fake_run)
+    monkeypatch.setattr(rl, "recorded", lambda name: {names[0], names[216]})
+    monkeypatch.setattr(rl, "write", lambda name: writes.append(name) or tmp_path / "ledger.csv")
+    monkeypatch.setattr(rl, "load_grid", lambda name: object())
+    mf.run_grid(tmp_path, "lr_sensitivity_bf16", {}, 1, (0, 108), [])  # the shard: runs 0, 108, 216, 324
+    assert ran == [names[108], names[324]]
+    assert "2 more in its ledger (logs elsewhere; --rerun-ledger runs them again)" in capsys.readouterr().out
+    assert len(writes) >= 2  # after each finished run, not only at the end
+    ran.clear()
+    mf.run_grid(tmp_path, "lr_sensitivity_bf16", {}, 1, (0, 108), [], rerun_ledger=True)
+    assert ran == [names[0], names[108], names[216], names[324]]
+    ran.clear()
+    capsys.readouterr()
+    changed = {"seeds": manifest.GRIDS["lr_sensitivity_bf16"][0]["seeds"].split()[0]}  # its first seed only
+    mf.run_grid(tmp_path, "lr_sensitivity_bf16", changed, 1, (0, 1), [])  # a setting changed: not the declared grid
+    assert names[0] in ran and "in its ledger" not in capsys.readouterr().out

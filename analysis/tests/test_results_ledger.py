@@ -186,3 +186,12 @@ def test_rewriting_the_ledger_keeps_the_runs_whose_logs_are_elsewhere(tmp_path):
                              {"Q": 2.68e-3})
     text = rl.write("lr_sensitivity_bf16", root=tmp_path, results=results).read_text()
     assert "32 of its 432 declared runs" in text and len(rl.loads(text).runs) == 32
+
+
+def test_recorded_names_the_runs_the_ledger_holds(tmp_path):
+    results = tmp_path / "results"
+    assert rl.recorded("lr_sensitivity_bf16", results=results) == set()
+    _bf16_slice(tmp_path, {"A": 3e-3, "B": 1.5e-7, "C": 3e-3})
+    rl.write("lr_sensitivity_bf16", root=tmp_path, results=results)
+    got = rl.recorded("lr_sensitivity_bf16", results=results)
+    assert len(got) == 24 and got == {p.parent.name for p in (tmp_path / "runs/lr_sensitivity_bf16").glob("*/log.h5")}
