@@ -147,6 +147,8 @@ def run_grid(build: Path, name: str, overrides: dict, jobs: int, shard: tuple[in
 
     recorded = results_ledger.recorded(name) if declared and not rerun_ledger else set()
     todo = [(k, e) for j, (k, e) in enumerate(runs.items()) if j % n == i]
+    for k, e in todo:
+        set_aside_if_off_declaration(k, e)
     here = [(k, e) for k, e in todo if not finished(ROOT / e["out"])]
     left = [(k, e) for k, e in here if Path(k).name not in recorded]
     print(f"[grid] {name}: {len(runs)} runs, shard {i}/{n}: {len(todo)}, {len(todo) - len(here)} finished before"
@@ -208,6 +210,31 @@ def parse_shard(text: str) -> tuple[int, int]:
     if not 0 <= i < n:
         raise ValueError(f"--shard {text}: need 0 <= I < N")
     return i, n
+
+
+def set_aside_if_off_declaration(name: str, exp: dict) -> None:
+    """A finished run whose log ran bf16 under another mode than its arguments declare (a run made before the grid
+    declared one: `auto` chooses by machine and load) is moved to <run dir>.bf16-<its mode>, kept, and run again."""
+    args = exp["args"]
+    if "--bf16-mode" not in args[:-1] or not finished(ROOT / exp["out"]):
+        return
+    want = args[len(args) - 1 - args[::-1].index("--bf16-mode") + 1]
+    import h5py
+
+    with h5py.File(ROOT / exp["out"], "r") as f:
+        got = f["summary"].attrs.get("bf16_mode", b"")
+    got = got.decode() if isinstance(got, bytes) else str(got)
+    if got == want:
+        return
+    src = ROOT / exp.get("out_arg", exp["out"])
+    dest = src.with_name(f"{src.name}.bf16-{got or 'unknown'}")
+    k = 1
+    while dest.exists():
+        k += 1
+        dest = src.with_name(f"{src.name}.bf16-{got or 'unknown'}-{k}")
+    src.rename(dest)
+    print(f"[grid] {name}: its log ran bf16 {got or '(mode not logged)'}, the grid declares {want}: moved to {dest.name}, "
+          f"run again", flush=True)
 
 
 def writable_root(runs: dict) -> None:

@@ -88,10 +88,15 @@ def dumps(name: str, runs: list[lr_grid.Run], where: str, written: str | None = 
 
 
 def recorded(name: str, results: Path = RESULTS) -> set[str]:
-    """The names of the runs grid `name`'s ledger holds (empty when it has none): the grid runner skips them when
-    their logs are not here, so that a grid resumed on another machine does not run them again."""
+    """The names of the runs grid `name`'s ledger holds (empty when it has none) under the declared arithmetic: the
+    grid runner skips them when their logs are not here, so that a grid resumed on another machine does not run them
+    again."""
     path = ledger_path(name, results)
-    return {r.run for r in loads(path.read_text()).runs} if path.exists() else set()
+    if not path.exists():
+        return set()
+    runs = loads(path.read_text()).runs
+    off = {r.run for r in off_declaration(name, runs)}  # run again here, under the declared arithmetic
+    return {r.run for r in runs if r.run not in off}
 
 
 @dataclass
@@ -114,7 +119,7 @@ def loads(text: str) -> Ledger:
 def write(name: str, root: Path = ROOT, results: Path = RESULTS) -> Path:
     """Writes analysis/results/<name>.csv from the grid's logs here, keeping the runs the ledger already holds whose
     logs are elsewhere (another machine's); refuses when no finished run is here."""
-    g = load_grid(name, root, results)
+    g = load_grid(name, root, results, as_declared=False)  # every finished run, as it ran
     if g is None:
         raise SystemExit(f"results_ledger: no finished run of grid {name} under {grid_root(name, root)}")
     path = ledger_path(name, results)
@@ -136,9 +141,27 @@ class GridRuns:
         return [n for n in names if n not in got]
 
 
-def load_grid(name: str, root: Path = ROOT, results: Path = RESULTS) -> GridRuns | None:
+def declared_bf16_modes(name: str) -> dict[str, str]:
+    """{run: the bf16 mode its arguments declare} for the runs of grid `name` that declare one (--bf16-mode)."""
+    out = {}
+    for d, e in manifest.grid(name).items():
+        a = e["args"]
+        if "--bf16-mode" in a[:-1]:
+            out[Path(d).name] = a[len(a) - 1 - a[::-1].index("--bf16-mode") + 1]
+    return out
+
+
+def off_declaration(name: str, runs: list) -> list:
+    """The runs among `runs` whose arithmetic is not the one their grid declares: a bf16 mode other than the declared
+    one (a run paired with another under a different arithmetic would put that difference into the comparison)."""
+    modes = declared_bf16_modes(name)
+    return [r for r in runs if r.run in modes and r.bf16_mode != modes[r.run]]
+
+
+def load_grid(name: str, root: Path = ROOT, results: Path = RESULTS, as_declared: bool = True) -> GridRuns | None:
     """The grid's finished runs: those whose logs are here, and from its ledger those whose logs are not (a run in
-    both is read from its log); None when neither is here. The source names both counts."""
+    both is read from its log); None when neither is here. The source names both counts. as_declared: without the
+    runs whose arithmetic is not the declared one (off_declaration; the source says how many were left out)."""
     declared = declared_runs(name)
     where = grid_root(name, root)
     logs = [r for r in (lr_grid.load(p) for p in lr_grid.find_logs([str(where)])) if r is not None] \
@@ -148,6 +171,10 @@ def load_grid(name: str, root: Path = ROOT, results: Path = RESULTS) -> GridRuns
     led = loads(path.read_text()) if path.exists() else None
     have = {r.run for r in logs}
     extra = [r for r in led.runs if r.run in set(declared) and r.run not in have] if led else []
+    off = off_declaration(name, logs + extra) if as_declared else []
+    if off:
+        bad = {id(r) for r in off}
+        logs, extra = [r for r in logs if id(r) not in bad], [r for r in extra if id(r) not in bad]
     if not logs and not extra:
         return None
     rel = where.relative_to(root) if where.is_relative_to(root) else where
@@ -156,7 +183,9 @@ def load_grid(name: str, root: Path = ROOT, results: Path = RESULTS) -> GridRuns
         stamp = "; ".join(led.header[1:3]) if len(led.header) >= 3 else ""
         parts.append(f"the ledger analysis/results/{path.name} ({len(extra)} runs{'; ' + stamp if stamp else ''})")
     n = len(logs) + len(extra)
-    return GridRuns(name, logs + extra, f"{' and '.join(parts)}: {n} of {len(declared)} runs", len(declared))
+    left_out = (f"; left out, not under the declared arithmetic: {', '.join(f'{r.run} (bf16 {r.bf16_mode})' for r in off)}"
+                if off else "")
+    return GridRuns(name, logs + extra, f"{' and '.join(parts)}: {n} of {len(declared)} runs{left_out}", len(declared))
 
 
 def main(argv: list[str]) -> int:
