@@ -162,7 +162,7 @@ def run_grid(build: Path, name: str, overrides: dict, jobs: int, shard: tuple[in
         if declared and len(bad) < len(done):  # a finished run is in the ledger at once: a lost machine loses no result
             try:
                 results_ledger.write(name)
-            except (OSError, KeyError, ValueError) as err:  # a log another run is writing: the next write has it
+            except (Exception, SystemExit) as err:  # noqa: BLE001 - e.g. a log another run is writing: the next has it
                 print(f"[grid] {name}: ledger not rewritten now ({err}); it is after the next run", flush=True)
         return bad
 
@@ -183,8 +183,12 @@ def run_grid(build: Path, name: str, overrides: dict, jobs: int, shard: tuple[in
           flush=True)
     # The results ledger (analysis/results/<grid>.csv, to be committed): the grid's finished runs so far, so that its
     # results outlive the logs. Only for the declared grid (settings appended with KEY+=, e.g. a device, allowed).
-    if declared and left and results_ledger.load_grid(name) is not None:
-        print(f"[grid] {name}: ledger {results_ledger.write(name).relative_to(ROOT)} (commit it)", flush=True)
+    if declared and left:
+        try:
+            print(f"[grid] {name}: ledger {results_ledger.write(name).relative_to(ROOT)} (commit it)", flush=True)
+        except (Exception, SystemExit) as err:  # noqa: BLE001 - the runs are done and their logs kept: say so, go on
+            print(f"[grid] {name}: ledger not written ({err}): `python3 analysis/results_ledger.py write {name}`",
+                  flush=True)
 
 
 def parse_sets(items: list[str]) -> dict:
@@ -212,29 +216,49 @@ def parse_shard(text: str) -> tuple[int, int]:
     return i, n
 
 
-def set_aside_if_off_declaration(name: str, exp: dict) -> None:
-    """A finished run whose log ran bf16 under another mode than its arguments declare (a run made before the grid
-    declared one: `auto` chooses by machine and load) is moved to <run dir>.bf16-<its mode>, kept, and run again."""
-    args = exp["args"]
-    if "--bf16-mode" not in args[:-1] or not finished(ROOT / exp["out"]):
-        return
-    want = args[len(args) - 1 - args[::-1].index("--bf16-mode") + 1]
-    import h5py
+def logged_bf16_modes(log: Path) -> set[str]:
+    """The bf16 modes a run's log says it ran under: the configuration's (auto's choice, written at the start) and,
+    for a finished run, the summary's (its last process's); empty when the log cannot be read yet."""
+    import gaugelab_log as gl
 
-    with h5py.File(ROOT / exp["out"], "r") as f:
-        got = f["summary"].attrs.get("bf16_mode", b"")
-    got = got.decode() if isinstance(got, bytes) else str(got)
-    if got == want:
+    try:
+        with gl.open_log(log) as f:
+            cfg = gl.provenance(f).get("config", {})
+            summ = gl.summary(f) if "summary" in f else {}
+    except Exception:  # noqa: BLE001 - a log being written or cut off: the trainer's --resume decides about it
+        return set()
+    if isinstance(cfg, str):
+        import json
+
+        cfg = json.loads(cfg)
+    modes = {str(cfg.get("bf16-mode", "")), str(summ.get("bf16_mode", ""))}
+    return {m.decode() if isinstance(m, bytes) else m for m in modes if m and m != "-"}
+
+
+def set_aside_if_off_declaration(name: str, exp: dict) -> None:
+    """A run, finished or not, whose log ran bf16 under another mode than its arguments declare (a run started before
+    the grid declared one: `auto` chooses by machine and load) is moved out of the grid's folder, to
+    <grid root>.set-aside/<run>.bf16-<its mode> with its output, kept, and run again from the start."""
+    want = manifest.flag_value(exp["args"], "--bf16-mode")
+    log = ROOT / exp["out"]
+    if want is None or not log.exists():
+        return
+    got = sorted(logged_bf16_modes(log) - {want})
+    if not got:
         return
     src = ROOT / exp.get("out_arg", exp["out"])
-    dest = src.with_name(f"{src.name}.bf16-{got or 'unknown'}")
-    k = 1
+    aside = src.parent.with_name(f"{src.parent.name}.set-aside")
+    aside.mkdir(parents=True, exist_ok=True)
+    dest, k = aside / f"{src.name}.bf16-{'+'.join(got)}", 1
     while dest.exists():
         k += 1
-        dest = src.with_name(f"{src.name}.bf16-{got or 'unknown'}-{k}")
+        dest = aside / f"{src.name}.bf16-{'+'.join(got)}-{k}"
     src.rename(dest)
-    print(f"[grid] {name}: its log ran bf16 {got or '(mode not logged)'}, the grid declares {want}: moved to {dest.name}, "
-          f"run again", flush=True)
+    txt = src.with_name(f"{src.name}.txt")
+    if txt.exists():
+        txt.rename(dest.with_name(f"{dest.name}.txt"))
+    print(f"[grid] {name}: its log ran bf16 {'+'.join(got)}, the grid declares {want}: moved to "
+          f"{dest.relative_to(ROOT) if dest.is_relative_to(ROOT) else dest}, run again", flush=True)
 
 
 def writable_root(runs: dict) -> None:

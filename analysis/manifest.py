@@ -239,6 +239,14 @@ PRECISION_ARMS = {"bf16-native": ["--precision", "bf16", "--bf16-mode", "native"
                   "fp32": ["--precision", "fp32"]}
 
 
+def flag_value(args: list[str], flag: str) -> str | None:
+    """The value an argument list gives `flag` (the last one given, as the trainer reads it), or None."""
+    for i in range(len(args) - 2, -1, -1):
+        if args[i] == flag:
+            return args[i + 1]
+    return None
+
+
 def _words(v) -> list[str]:
     return v.replace(",", " ").split() if isinstance(v, str) else list(v)
 
@@ -334,8 +342,8 @@ GRIDS = {
                                "optimizers": "adamw", "seeds": "42 123 456", "extra": "--qk-gauge-init 1"}, _lr_grid),
     # the seed's own regime: bf16 autocast (master weights, multipliers and AdamW's state in float32, as the seed's),
     # no biases; A, B, C against the magnitude controls Dcap, QK-Clip and QK-norm; 8 seeds x 9 lrs bracketing every
-    # optimum (_BF16_LRS) = 432 runs (288 of them the first grid's), ~1.5 CPU-min each under emulated bf16 (--bf16-mode auto's choice on
-    # a CPU without bf16 matmul; 60 steps measured at 8.7 CPU-s, native 109)
+    # optimum (_BF16_LRS) = 432 runs (288 of them the first grid's), ~1.5 CPU-min each under emulated bf16 (_BF16_CPU;
+    # on the development machine, without bf16 matmul, 60 steps measured at 8.7 CPU-s, native 109)
     "lr_sensitivity_bf16": ({**_LR_DEFAULTS, "root": "runs/lr_sensitivity_bf16", "conditions": "A B C Dcap QKclip Q",
                              "optimizers": "adamw", "seeds": "42 123 456 789 1001 2002 3003 4004",
                              "lrs": _BF16_LRS, "extra": f"{_BF16_CPU} --bias false"}, _lr_grid),
@@ -360,7 +368,7 @@ GRIDS = {
     # (summary `stable`), 20 seeds per arm for A, B, C (one-sided Fisher power 0.85 at failure rates 1/3 vs 0, printed
     # beside the verdict). 60 runs of 20 000 steps (~50 CPU-min each under emulated bf16 on this CPU; 10M tokens, ~7
     # epochs of the corpus), checkpointed every 1 000 steps: resumable across days, SHARD=i/n across machines; on a
-    # GPU add --set extra+="--device cuda" and --jobs 8.
+    # GPU add --set extra+="--device cuda" and --jobs 8 (emulated bf16 there too: the grid's one arithmetic).
     "late_instability_bf16": ({**_LR_DEFAULTS, "root": "runs/late_instability_bf16", "conditions": "A B C",
                                "optimizers": "adamw", "seeds": SEEDS_20, "lrs": SEED000_LR, "min_lr": SEED000_MIN_LR,
                                "extra": f"{_BF16_CPU} --bias false --max-iters {SEED000_ITERS} --warmup-iters "

@@ -16,6 +16,7 @@ import csv
 import datetime as _dt
 import io
 import math
+import os
 import sys
 from dataclasses import dataclass, fields
 from pathlib import Path
@@ -124,7 +125,9 @@ def write(name: str, root: Path = ROOT, results: Path = RESULTS) -> Path:
         raise SystemExit(f"results_ledger: no finished run of grid {name} under {grid_root(name, root)}")
     path = ledger_path(name, results)
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(dumps(name, g.runs, g.source.rsplit(":", 1)[0]))
+    tmp = path.with_name(f".{path.name}.tmp")  # whole or not at all: a machine lost mid-write keeps the last ledger
+    tmp.write_text(dumps(name, g.runs, g.source.rsplit(":", 1)[0]))
+    os.replace(tmp, path)
     return path
 
 
@@ -143,12 +146,8 @@ class GridRuns:
 
 def declared_bf16_modes(name: str) -> dict[str, str]:
     """{run: the bf16 mode its arguments declare} for the runs of grid `name` that declare one (--bf16-mode)."""
-    out = {}
-    for d, e in manifest.grid(name).items():
-        a = e["args"]
-        if "--bf16-mode" in a[:-1]:
-            out[Path(d).name] = a[len(a) - 1 - a[::-1].index("--bf16-mode") + 1]
-    return out
+    modes = {Path(d).name: manifest.flag_value(e["args"], "--bf16-mode") for d, e in manifest.grid(name).items()}
+    return {k: v for k, v in modes.items() if v is not None}
 
 
 def off_declaration(name: str, runs: list) -> list:

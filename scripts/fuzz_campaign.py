@@ -168,7 +168,13 @@ class Campaign:
         return executions
 
     def ledger(self, t: str) -> Path:
-        return self.ledgers / f"{t}.tsv"
+        path = self.ledgers / f"{t}.tsv"
+        old = self.dir / t / "ledger.tsv"  # where a campaign kept it before the ledgers moved into the source tree
+        if old.exists() and not path.exists():
+            path.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(old, path)
+            print(f"  {t}: its ledger {old} is now {path} (commit it)", flush=True)
+        return path
 
     def recover(self, t: str) -> None:
         """Records a run that the campaign did not (it was killed while the run went on)."""

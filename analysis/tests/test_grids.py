@@ -204,8 +204,19 @@ def test_the_runner_sets_aside_and_reruns_a_run_made_under_another_bf16_mode(tmp
     grid_logs.run_log(root / names[1], "C", 2.68e-3, 42, 5.6, bf16_mode="emulated")  # as declared
     mf.run_grid(tmp_path, "lr_sensitivity_bf16_null", {}, 1, (0, 8), [])  # the shard: runs 0 and 8
     assert ran == [names[0]] + [names[8]]
-    assert (root / f"{names[0]}.bf16-native" / "log.h5").exists() and not (root / names[0]).exists()
+    aside = root.with_name(f"{root.name}.set-aside")  # out of the grid's folder, which the figures read whole
+    assert (aside / f"{names[0]}.bf16-native" / "log.h5").exists() and not (root / names[0]).exists()
     assert "its log ran bf16 native, the grid declares emulated: moved to" in capsys.readouterr().out
     ran.clear()
+    # An unfinished run that auto started native (its configuration says so), to be resumed under emulated: set aside
+    import h5py
+    import json
+
+    log = grid_logs.run_log(root / names[9], "C", 2.68e-3, 123, 5.6, bf16_mode="emulated")
+    with h5py.File(log, "r+") as f:
+        cfg = json.loads(f.attrs["config_json"])
+        f.attrs["config_json"] = json.dumps({**cfg, "bf16-mode": "native"})
+        f["summary"].attrs["completed"] = 0
     mf.run_grid(tmp_path, "lr_sensitivity_bf16_null", {}, 1, (1, 8), [])  # runs 1 and 9: 1 kept, as declared
     assert ran == [names[9]] and (root / names[1] / "log.h5").exists()
+    assert (aside / f"{names[9]}.bf16-native" / "log.h5").exists()
