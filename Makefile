@@ -75,8 +75,8 @@ test-asan: build-asan
 fuzz:
 	@BUILD=$(ASAN_BUILD) bash scripts/fuzz.sh $(FUZZ_SECONDS)
 
-# The resumable campaign: each target toward FUZZ_GOAL executions, one niced worker, the corpus and ledger in
-# $(ASAN_BUILD)/fuzz-campaign; Ctrl-C stops it and the same command resumes it. FUZZ_CAMPAIGN_ARGS: more flags
+# The resumable campaign: each target toward FUZZ_GOAL executions, one niced worker, the corpus in
+# $(ASAN_BUILD)/fuzz-campaign, the ledgers in fuzz/campaign (commit them); Ctrl-C stops it and the same command resumes it. FUZZ_CAMPAIGN_ARGS: more flags
 # (--targets a,b --hours H; scripts/fuzz_campaign.py --help).
 fuzz-campaign:
 	@$(ANALYSIS_PY) scripts/fuzz_campaign.py --build $(ASAN_BUILD) --goal $(FUZZ_GOAL) $(FUZZ_CAMPAIGN_ARGS)
@@ -116,7 +116,7 @@ lr-grid: deps build
 	@$(ANALYSIS_PY) analysis/figures/fig_lr_sensitivity.py runs/lr_sensitivity runs/lr_sensitivity_offset
 
 # The seed's own regime (bf16 autocast, no biases): A B C Dcap QKclip Q x 9 lrs x 8 seeds, 432 runs, ~1.5 CPU-min
-# each under emulated bf16, --bf16-mode auto's choice on a CPU without bf16 matmul (~13x that native; resumable, SHARD=i/n for several machines), and its thread-count null (16 runs), then its
+# each under emulated bf16, which the grid declares (native is ~13x that on a CPU without bf16 matmul; resumable, SHARD=i/n for several machines), and its thread-count null (16 runs), then its
 # figure and table; each grid run writes its results ledger analysis/results/<grid>.csv (commit it).
 lr-grid-bf16: deps build
 	@BUILD=$(BUILD) bash gpt2/experiments/lr_sensitivity.sh --seed-regime

@@ -126,24 +126,45 @@ def run_experiments(build: Path, only: set[str] | None, force: bool, jobs: int, 
                 on_done(set(ready))
 
 
-def run_grid(build: Path, name: str, overrides: dict, jobs: int, shard: tuple[int, int], launch: list[str]) -> None:
+def run_grid(build: Path, name: str, overrides: dict, jobs: int, shard: tuple[int, int], launch: list[str],
+             rerun_ledger: bool = False) -> None:
     """Runs grid `name` of the manifest (its needed corpora first): every n-th run from the i-th of its declared
     order (shard (i, n)), skipping finished runs, resuming interrupted ones, `jobs` at a time, each run's output
-    in <run dir>.txt. A run that fails stops the grid after the runs under way (their state is kept)."""
+    in <run dir>.txt. A run that fails stops the grid after the runs under way (their state is kept).
+
+    The declared grid (no setting changed, only appended with KEY+=) keeps its results ledger
+    (analysis/results/<grid>.csv, committed) up to date after every finished run, and skips the runs that ledger
+    already holds whose logs are elsewhere (another machine's: logs are never committed and machines are not kept),
+    unless rerun_ledger."""
     runs = manifest.grid(name, overrides)
     writable_root(runs)
     needs = set(manifest.GRID_NEEDS.get(name, [])) if "data" not in overrides else set()  # their own corpus else
     if needs:
         run_experiments(build, needs, False, jobs)
     i, n = shard
+    declared = all(k.endswith("+") for k in overrides)  # the ledger holds the declared grid's runs only
+    import results_ledger
+
+    recorded = results_ledger.recorded(name) if declared and not rerun_ledger else set()
     todo = [(k, e) for j, (k, e) in enumerate(runs.items()) if j % n == i]
-    left = [(k, e) for k, e in todo if not finished(ROOT / e["out"])]
-    print(f"[grid] {name}: {len(runs)} runs, shard {i}/{n}: {len(todo)}, {len(todo) - len(left)} finished before", flush=True)
+    for k, e in todo:
+        set_aside_if_off_declaration(k, e)
+    here = [(k, e) for k, e in todo if not finished(ROOT / e["out"])]
+    left = [(k, e) for k, e in here if Path(k).name not in recorded]
+    print(f"[grid] {name}: {len(runs)} runs, shard {i}/{n}: {len(todo)}, {len(todo) - len(here)} finished before"
+          + (f", {len(here) - len(left)} more in its ledger (logs elsewhere; --rerun-ledger runs them again)"
+             if len(here) > len(left) else ""), flush=True)
     binary = build / "gaugelab"
     failed: list[str] = []
 
     def failures(done) -> list[str]:
-        return [f.result()[0] for f in done if f.result()[2].returncode != 0]
+        bad = [f.result()[0] for f in done if f.result()[2].returncode != 0]
+        if declared and len(bad) < len(done):  # a finished run is in the ledger at once: a lost machine loses no result
+            try:
+                results_ledger.write(name)
+            except (Exception, SystemExit) as err:  # noqa: BLE001 - e.g. a log another run is writing: the next has it
+                print(f"[grid] {name}: ledger not rewritten now ({err}); it is after the next run", flush=True)
+        return bad
 
     with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
         running: set = set()
@@ -162,10 +183,12 @@ def run_grid(build: Path, name: str, overrides: dict, jobs: int, shard: tuple[in
           flush=True)
     # The results ledger (analysis/results/<grid>.csv, to be committed): the grid's finished runs so far, so that its
     # results outlive the logs. Only for the declared grid (settings appended with KEY+=, e.g. a device, allowed).
-    if all(k.endswith("+") for k in overrides):
-        import results_ledger
-
-        print(f"[grid] {name}: ledger {results_ledger.write(name).relative_to(ROOT)} (commit it)", flush=True)
+    if declared and left:
+        try:
+            print(f"[grid] {name}: ledger {results_ledger.write(name).relative_to(ROOT)} (commit it)", flush=True)
+        except (Exception, SystemExit) as err:  # noqa: BLE001 - the runs are done and their logs kept: say so, go on
+            print(f"[grid] {name}: ledger not written ({err}): `python3 analysis/results_ledger.py write {name}`",
+                  flush=True)
 
 
 def parse_sets(items: list[str]) -> dict:
@@ -191,6 +214,51 @@ def parse_shard(text: str) -> tuple[int, int]:
     if not 0 <= i < n:
         raise ValueError(f"--shard {text}: need 0 <= I < N")
     return i, n
+
+
+def logged_bf16_modes(log: Path) -> set[str]:
+    """The bf16 modes a run's log says it ran under: the configuration's (auto's choice, written at the start) and,
+    for a finished run, the summary's (its last process's); empty when the log cannot be read yet."""
+    import gaugelab_log as gl
+
+    try:
+        with gl.open_log(log) as f:
+            cfg = gl.provenance(f).get("config", {})
+            summ = gl.summary(f) if "summary" in f else {}
+    except Exception:  # noqa: BLE001 - a log being written or cut off: the trainer's --resume decides about it
+        return set()
+    if isinstance(cfg, str):
+        import json
+
+        cfg = json.loads(cfg)
+    modes = {str(cfg.get("bf16-mode", "")), str(summ.get("bf16_mode", ""))}
+    return {m.decode() if isinstance(m, bytes) else m for m in modes if m and m != "-"}
+
+
+def set_aside_if_off_declaration(name: str, exp: dict) -> None:
+    """A run, finished or not, whose log ran bf16 under another mode than its arguments declare (a run started before
+    the grid declared one: `auto` chooses by machine and load) is moved out of the grid's folder, to
+    <grid root>.set-aside/<run>.bf16-<its mode> with its output, kept, and run again from the start."""
+    want = manifest.flag_value(exp["args"], "--bf16-mode")
+    log = ROOT / exp["out"]
+    if want is None or not log.exists():
+        return
+    got = sorted(logged_bf16_modes(log) - {want})
+    if not got:
+        return
+    src = ROOT / exp.get("out_arg", exp["out"])
+    aside = src.parent.with_name(f"{src.parent.name}.set-aside")
+    aside.mkdir(parents=True, exist_ok=True)
+    dest, k = aside / f"{src.name}.bf16-{'+'.join(got)}", 1
+    while dest.exists():
+        k += 1
+        dest = aside / f"{src.name}.bf16-{'+'.join(got)}-{k}"
+    src.rename(dest)
+    txt = src.with_name(f"{src.name}.txt")
+    if txt.exists():
+        txt.rename(dest.with_name(f"{dest.name}.txt"))
+    print(f"[grid] {name}: its log ran bf16 {'+'.join(got)}, the grid declares {want}: moved to "
+          f"{dest.relative_to(ROOT) if dest.is_relative_to(ROOT) else dest}, run again", flush=True)
 
 
 def writable_root(runs: dict) -> None:
@@ -250,6 +318,8 @@ def main() -> int:
     ap.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                     help="with --grid: change one of its settings (e.g. seeds='1 2 3', extra='--device cuda')")
     ap.add_argument("--shard", default="0/1", help="with --grid: run every N-th run from the I-th (I/N)")
+    ap.add_argument("--rerun-ledger", action="store_true",
+                    help="with --grid: run again the runs its results ledger holds whose logs are not here")
     ap.add_argument("--launch", default="", help="with --grid: a prefix for each run (e.g. 'torchrun --nproc_per_node=8 "
                     "--no-python')")
     a = ap.parse_args()
@@ -262,7 +332,7 @@ def main() -> int:
         except ValueError as e:
             ap.error(str(e))
         try:
-            run_grid(ROOT / a.build, a.grid, sets, a.jobs, shard, a.launch.split())
+            run_grid(ROOT / a.build, a.grid, sets, a.jobs, shard, a.launch.split(), a.rerun_ledger)
         except ValueError as e:
             ap.error(str(e))
         return 0

@@ -239,6 +239,14 @@ PRECISION_ARMS = {"bf16-native": ["--precision", "bf16", "--bf16-mode", "native"
                   "fp32": ["--precision", "fp32"]}
 
 
+def flag_value(args: list[str], flag: str) -> str | None:
+    """The value an argument list gives `flag` (the last one given, as the trainer reads it), or None."""
+    for i in range(len(args) - 2, -1, -1):
+        if args[i] == flag:
+            return args[i + 1]
+    return None
+
+
 def _words(v) -> list[str]:
     return v.replace(",", " ").split() if isinstance(v, str) else list(v)
 
@@ -312,6 +320,13 @@ _BF16_LRS = "3.73e-4 1e-3 2.68e-3 7.2e-3 1.93e-2 5.18e-2 0.139 0.373 1.0"
 # 2.68e-3 is that grid's lr nearest to it in log-distance (0.65 decade); it is also where A, B and C had their best
 # loss there (FIGURES.md), the nearest the grid comes to the seed's tuned protocol. It is in the bracketing grid too.
 SEED_REGIME_LR = "2.68e-3"
+# The CPU bf16 grids' arithmetic, declared 2026-11-30: emulated bf16 (matmul inputs and outputs rounded around float32
+# GEMMs, as autocast does), named rather than left to `--bf16-mode auto`. A grid pairs its runs by seed across
+# conditions, thread counts and machines, so all of them must run one arithmetic, and auto's choice is the machine's and
+# its load's: the null grid's C_lr2.68e-3_s123_t2 ran native beside its emulated pair on the development machine (whose
+# every other run chose emulated), and a machine with AVX512-BF16 chooses native. Emulated is what all but that one of
+# these grids' first 57 runs used; native against emulated is the bf16_emulation_check grid's comparison.
+_BF16_CPU = "--precision bf16 --bf16-mode emulated"
 # Seed 000's protocol (its §5.1, gpt2/configs/gpt2-124m-owt.ini): AdamW at 6e-4, cosine to 6e-5, warm-up 2 000 of
 # 20 000 iterations, bf16. The late-instability experiment runs that lr and schedule, step for step.
 SEED000_LR, SEED000_MIN_LR, SEED000_ITERS, SEED000_WARMUP = "6e-4", "6e-5", "20000", "2000"
@@ -327,11 +342,11 @@ GRIDS = {
                                "optimizers": "adamw", "seeds": "42 123 456", "extra": "--qk-gauge-init 1"}, _lr_grid),
     # the seed's own regime: bf16 autocast (master weights, multipliers and AdamW's state in float32, as the seed's),
     # no biases; A, B, C against the magnitude controls Dcap, QK-Clip and QK-norm; 8 seeds x 9 lrs bracketing every
-    # optimum (_BF16_LRS) = 432 runs (288 of them the first grid's), ~1.5 CPU-min each under emulated bf16 (--bf16-mode auto's choice on
-    # a CPU without bf16 matmul; 60 steps measured at 8.7 CPU-s, native 109)
+    # optimum (_BF16_LRS) = 432 runs (288 of them the first grid's), ~1.5 CPU-min each under emulated bf16 (_BF16_CPU;
+    # on the development machine, without bf16 matmul, 60 steps measured at 8.7 CPU-s, native 109)
     "lr_sensitivity_bf16": ({**_LR_DEFAULTS, "root": "runs/lr_sensitivity_bf16", "conditions": "A B C Dcap QKclip Q",
                              "optimizers": "adamw", "seeds": "42 123 456 789 1001 2002 3003 4004",
-                             "lrs": _BF16_LRS, "extra": "--precision bf16 --bias false"}, _lr_grid),
+                             "lrs": _BF16_LRS, "extra": f"{_BF16_CPU} --bias false"}, _lr_grid),
     # the bf16 grid's real null: condition C at the seed-regime lr, 8 seeds (the grid's), each under --threads 1 and
     # --threads 2: another split of the CPU kernels' reductions, the same math, paired by seed (16 runs, ~25 CPU-min
     # emulated). Should the two thread counts give bit-identical runs on a machine, the null reads exactly 0 there
@@ -339,7 +354,7 @@ GRIDS = {
     "lr_sensitivity_bf16_null": ({**_LR_DEFAULTS, "root": "runs/lr_sensitivity_bf16_null", "conditions": "C",
                                   "optimizers": "adamw", "seeds": "42 123 456 789 1001 2002 3003 4004",
                                   "lrs": SEED_REGIME_LR, "threads": "1 2",
-                                  "extra": "--precision bf16 --bias false"}, _lr_grid),
+                                  "extra": f"{_BF16_CPU} --bias false"}, _lr_grid),
     # the check that emulated bf16 is the seed's regime (declared 2026-11-29, before any of its runs): A and C at the
     # seed-regime lr, 4 seeds, each under native bf16 (ATen's bf16 kernels, ~13x slower than emulated on a CPU without
     # bf16 matmul) and emulated bf16, 200 steps (the drift builds from the first steps; 600 native steps would cost
@@ -353,10 +368,10 @@ GRIDS = {
     # (summary `stable`), 20 seeds per arm for A, B, C (one-sided Fisher power 0.85 at failure rates 1/3 vs 0, printed
     # beside the verdict). 60 runs of 20 000 steps (~50 CPU-min each under emulated bf16 on this CPU; 10M tokens, ~7
     # epochs of the corpus), checkpointed every 1 000 steps: resumable across days, SHARD=i/n across machines; on a
-    # GPU add --set extra+="--device cuda" and --jobs 8.
+    # GPU add --set extra+="--device cuda" and --jobs 8 (emulated bf16 there too: the grid's one arithmetic).
     "late_instability_bf16": ({**_LR_DEFAULTS, "root": "runs/late_instability_bf16", "conditions": "A B C",
                                "optimizers": "adamw", "seeds": SEEDS_20, "lrs": SEED000_LR, "min_lr": SEED000_MIN_LR,
-                               "extra": f"--precision bf16 --bias false --max-iters {SEED000_ITERS} --warmup-iters "
+                               "extra": f"{_BF16_CPU} --bias false --max-iters {SEED000_ITERS} --warmup-iters "
                                         f"{SEED000_WARMUP} --eval-every 1000 --ckpt-every 1000 --log-heads-every 100"},
                               _lr_grid),
     # the same regime on a GPU, a larger model (gpt2/configs/lr-sensitivity-gpu.ini: 6 x 384, context 512, 1000 steps)

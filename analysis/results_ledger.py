@@ -16,6 +16,7 @@ import csv
 import datetime as _dt
 import io
 import math
+import os
 import sys
 from dataclasses import dataclass, fields
 from pathlib import Path
@@ -87,6 +88,18 @@ def dumps(name: str, runs: list[lr_grid.Run], where: str, written: str | None = 
     return out.getvalue()
 
 
+def recorded(name: str, results: Path = RESULTS) -> set[str]:
+    """The names of the runs grid `name`'s ledger holds (empty when it has none) under the declared arithmetic: the
+    grid runner skips them when their logs are not here, so that a grid resumed on another machine does not run them
+    again."""
+    path = ledger_path(name, results)
+    if not path.exists():
+        return set()
+    runs = loads(path.read_text()).runs
+    off = {r.run for r in off_declaration(name, runs)}  # run again here, under the declared arithmetic
+    return {r.run for r in runs if r.run not in off}
+
+
 @dataclass
 class Ledger:
     runs: list
@@ -107,12 +120,14 @@ def loads(text: str) -> Ledger:
 def write(name: str, root: Path = ROOT, results: Path = RESULTS) -> Path:
     """Writes analysis/results/<name>.csv from the grid's logs here, keeping the runs the ledger already holds whose
     logs are elsewhere (another machine's); refuses when no finished run is here."""
-    g = load_grid(name, root, results)
+    g = load_grid(name, root, results, as_declared=False)  # every finished run, as it ran
     if g is None:
         raise SystemExit(f"results_ledger: no finished run of grid {name} under {grid_root(name, root)}")
     path = ledger_path(name, results)
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(dumps(name, g.runs, g.source.rsplit(":", 1)[0]))
+    tmp = path.with_name(f".{path.name}.tmp")  # whole or not at all: a machine lost mid-write keeps the last ledger
+    tmp.write_text(dumps(name, g.runs, g.source.rsplit(":", 1)[0]))
+    os.replace(tmp, path)
     return path
 
 
@@ -129,9 +144,23 @@ class GridRuns:
         return [n for n in names if n not in got]
 
 
-def load_grid(name: str, root: Path = ROOT, results: Path = RESULTS) -> GridRuns | None:
+def declared_bf16_modes(name: str) -> dict[str, str]:
+    """{run: the bf16 mode its arguments declare} for the runs of grid `name` that declare one (--bf16-mode)."""
+    modes = {Path(d).name: manifest.flag_value(e["args"], "--bf16-mode") for d, e in manifest.grid(name).items()}
+    return {k: v for k, v in modes.items() if v is not None}
+
+
+def off_declaration(name: str, runs: list) -> list:
+    """The runs among `runs` whose arithmetic is not the one their grid declares: a bf16 mode other than the declared
+    one (a run paired with another under a different arithmetic would put that difference into the comparison)."""
+    modes = declared_bf16_modes(name)
+    return [r for r in runs if r.run in modes and r.bf16_mode != modes[r.run]]
+
+
+def load_grid(name: str, root: Path = ROOT, results: Path = RESULTS, as_declared: bool = True) -> GridRuns | None:
     """The grid's finished runs: those whose logs are here, and from its ledger those whose logs are not (a run in
-    both is read from its log); None when neither is here. The source names both counts."""
+    both is read from its log); None when neither is here. The source names both counts. as_declared: without the
+    runs whose arithmetic is not the declared one (off_declaration; the source says how many were left out)."""
     declared = declared_runs(name)
     where = grid_root(name, root)
     logs = [r for r in (lr_grid.load(p) for p in lr_grid.find_logs([str(where)])) if r is not None] \
@@ -141,6 +170,10 @@ def load_grid(name: str, root: Path = ROOT, results: Path = RESULTS) -> GridRuns
     led = loads(path.read_text()) if path.exists() else None
     have = {r.run for r in logs}
     extra = [r for r in led.runs if r.run in set(declared) and r.run not in have] if led else []
+    off = off_declaration(name, logs + extra) if as_declared else []
+    if off:
+        bad = {id(r) for r in off}
+        logs, extra = [r for r in logs if id(r) not in bad], [r for r in extra if id(r) not in bad]
     if not logs and not extra:
         return None
     rel = where.relative_to(root) if where.is_relative_to(root) else where
@@ -149,7 +182,9 @@ def load_grid(name: str, root: Path = ROOT, results: Path = RESULTS) -> GridRuns
         stamp = "; ".join(led.header[1:3]) if len(led.header) >= 3 else ""
         parts.append(f"the ledger analysis/results/{path.name} ({len(extra)} runs{'; ' + stamp if stamp else ''})")
     n = len(logs) + len(extra)
-    return GridRuns(name, logs + extra, f"{' and '.join(parts)}: {n} of {len(declared)} runs", len(declared))
+    left_out = (f"; left out, not under the declared arithmetic: {', '.join(f'{r.run} (bf16 {r.bf16_mode})' for r in off)}"
+                if off else "")
+    return GridRuns(name, logs + extra, f"{' and '.join(parts)}: {n} of {len(declared)} runs{left_out}", len(declared))
 
 
 def main(argv: list[str]) -> int:

@@ -7,7 +7,9 @@
 
 Each target runs alone (one worker, niced), in chunks of --chunk-seconds, in DIR/<target>/corpus (default
 DIR: BUILD/fuzz-campaign, outside the source tree), until its ledger reaches --goal executions or --hours of
-wall time are spent; the targets are taken in the order given. DIR/<target>/ledger.tsv has a row per run:
+wall time are spent; the targets are taken in the order given. LEDGERS/<target>.tsv (default: the source tree's
+fuzz/campaign/, committed, since machines are not kept: a campaign resumed on a new machine goes on counting from
+it, in a new corpus) has a row per run:
 its executions (libFuzzer's final `stat::number_of_executed_units`, or, for a run that ended without final
 stats, its last `#N` progress line: a lower bound), wall and CPU seconds, exit status and corpus size; a
 target's count is the sum over its rows, over every resumption. Stop it with Ctrl-C (the running target is
@@ -114,7 +116,7 @@ def hours(s: float) -> str:
     return f"{s / 3600:.2f}"
 
 
-def table(campaign: Path, targets: list[str], goal: int) -> str:
+def table(campaign: Path, ledgers: Path, targets: list[str], goal: int) -> str:
     """The campaign's state as a Markdown table, one row per target; the CPU time still needed is the
     executions left divided by the rate the ledger measured (executions per CPU second)."""
     out = [f"| target | executions | {goal:,} reached | runs | wall h | CPU h | exec/s (wall) | exec per CPU s "
@@ -122,7 +124,7 @@ def table(campaign: Path, targets: list[str], goal: int) -> str:
            "|---|---:|:-:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for t in targets:
         d = campaign / t
-        rows = read_ledger(d / "ledger.tsv")
+        rows = read_ledger(ledgers / f"{t}.tsv")
         s = totals(rows)
         timed = [r for r in rows if r["cpu_seconds"] > 0]  # a run recorded after the campaign was killed has no CPU time
         cpu = sum(r["cpu_seconds"] for r in timed)
@@ -141,6 +143,7 @@ class Campaign:
     def __init__(self, args: argparse.Namespace):
         self.build = Path(args.build)
         self.dir = Path(args.dir) if args.dir else self.build / "fuzz-campaign"
+        self.ledgers = Path(args.ledgers)
         self.regressions = Path(args.regressions)
         self.goal = args.goal
         self.chunk = args.chunk_seconds
@@ -161,8 +164,17 @@ class Campaign:
         # The mark goes first: a campaign killed between the two leaves the run uncounted (the count stays a
         # lower bound), never counted twice.
         (d / "running").unlink(missing_ok=True)
-        append_ledger(d / "ledger.tsv", seconds, cpu, executions, counted, rc, file_count(d / "corpus"))
+        append_ledger(self.ledger(t), seconds, cpu, executions, counted, rc, file_count(d / "corpus"))
         return executions
+
+    def ledger(self, t: str) -> Path:
+        path = self.ledgers / f"{t}.tsv"
+        old = self.dir / t / "ledger.tsv"  # where a campaign kept it before the ledgers moved into the source tree
+        if old.exists() and not path.exists():
+            path.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(old, path)
+            print(f"  {t}: its ledger {old} is now {path} (commit it)", flush=True)
+        return path
 
     def recover(self, t: str) -> None:
         """Records a run that the campaign did not (it was killed while the run went on)."""
@@ -237,7 +249,7 @@ class Campaign:
         sizes = [p.stat().st_size for p in (seeds / t).iterdir()] if (seeds / t).is_dir() else []
         max_len = max(sizes + [65536])
         while not self.stop:
-            done = totals(read_ledger(d / "ledger.tsv"))["executions"]
+            done = totals(read_ledger(self.ledger(t)))["executions"]
             if done >= self.goal:
                 print(f"  {t}: {done:,} executions, goal {self.goal:,} reached")
                 return True
@@ -296,6 +308,9 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--build", default=os.environ.get("BUILD", "build-asan"), help="the sanitizer build")
     ap.add_argument("--dir", help="the campaign's directory (default BUILD/fuzz-campaign)")
+    ap.add_argument("--ledgers", default=str(ROOT / "fuzz" / "campaign"),
+                    help="where each target's ledger (TARGET.tsv) is kept (default: the source tree's fuzz/campaign, "
+                         "to be committed)")
     ap.add_argument("--regressions", default=str(ROOT / "fuzz" / "regressions"),
                     help="where a finding's input is copied (default: the source tree's fuzz/regressions)")
     ap.add_argument("--targets", default=",".join(TARGETS), help="comma-separated, in the order they run")
@@ -324,6 +339,7 @@ def main() -> int:
         signal.signal(signal.SIGINT, c.interrupt)
         signal.signal(signal.SIGTERM, c.interrupt)
         c.dir.mkdir(parents=True, exist_ok=True)
+        c.ledgers.mkdir(parents=True, exist_ok=True)
         print(f"fuzz-campaign: goal {args.goal:,} executions per target, in {c.dir}, on {os.cpu_count()} cores")
         seeds = c.seeds()
         clean = True
@@ -332,7 +348,7 @@ def main() -> int:
                 break
             clean = c.run_target(t, seeds) and clean
         print(f"fuzz-campaign: {'stopped' if c.stop else 'done'}; resume with the same command")
-    print(table(c.dir, targets, args.goal))
+    print(table(c.dir, c.ledgers, targets, args.goal))
     return 0 if args.table or clean else 1
 
 

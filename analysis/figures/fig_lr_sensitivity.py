@@ -265,9 +265,24 @@ def read_runs(items: list[str]) -> tuple[list[Run], int]:
             runs += results_ledger.loads(Path(it).read_text()).runs
             continue
         loaded = [lr_grid.load(p) for p in lr_grid.find_logs([it])]
-        runs += [r for r in loaded if r is not None]
+        done = [r for r in loaded if r is not None]
+        grid = grid_of(Path(it))
+        off = results_ledger.off_declaration(grid, done) if grid else []
+        if off:  # a run under another arithmetic than its grid declares is not compared with the others
+            print(f"fig_lr_sensitivity: left out of {it}, not under the declared arithmetic: "
+                  + ", ".join(f"{r.run} (bf16 {r.bf16_mode})" for r in off), file=sys.stderr)
+        runs += [r for r in done if all(r is not o for o in off)]
         left += sum(r is None for r in loaded)
     return runs, left
+
+
+def grid_of(folder: Path) -> str | None:
+    """The grid of the manifest whose runs' folder `folder` is, or None."""
+    here = folder.resolve()
+    for name in manifest.GRIDS:
+        if (results_ledger.ROOT / manifest.GRIDS[name][0]["root"]).resolve() == here:
+            return name
+    return None
 
 
 def plot(runs: list[Run], L0: float) -> None:

@@ -64,12 +64,12 @@ def campaign(tmp_path: Path, *args, mode="ok", max_runs=None, new=1, replay="ok"
     if max_runs is not None:
         env["FAKE_MAX"] = str(max_runs)
     cmd = [sys.executable, str(SCRIPT), "--build", str(tmp_path / "build"), "--dir", str(tmp_path / "camp"),
-           "--regressions", str(tmp_path / "regressions"), "--nice", "0", *map(str, args)]
+           "--ledgers", str(tmp_path / "ledgers"), "--regressions", str(tmp_path / "regressions"), "--nice", "0", *map(str, args)]
     return subprocess.run(cmd, capture_output=True, text=True, timeout=60, env=env)
 
 
 def ledger(tmp_path: Path, t: str) -> list[dict]:
-    return fuzz_campaign.read_ledger(tmp_path / "camp" / t / "ledger.tsv")
+    return fuzz_campaign.read_ledger(tmp_path / "ledgers" / f"{t}.tsv")
 
 
 def test_executions_are_read_from_final_stats_else_the_last_progress_line():
@@ -99,6 +99,20 @@ def test_resumptions_sum_in_the_ledger_and_the_goal_stops_a_target(tmp_path):
     r = campaign(tmp_path, "--targets", "options", "--goal", 1500)
     assert r.returncode == 0
     assert [row["executions"] for row in ledger(tmp_path, "options")] == [400, 400, 200, 500]
+    assert "-runs=500" in (tmp_path / "args.txt").read_text().splitlines()[-1]
+
+
+def test_a_new_machine_goes_on_counting_from_the_committed_ledger_in_a_new_corpus(tmp_path):
+    make_build(tmp_path)
+    r = campaign(tmp_path, "--targets", "options", "--goal", 1000, max_runs=600)
+    assert r.returncode == 0, r.stderr
+    import shutil
+    shutil.rmtree(tmp_path / "camp")  # the machine is replaced: the corpus and logs are gone, the ledger is not
+    r = campaign(tmp_path, "--targets", "options", "--goal", 1500, max_runs=600)
+    assert r.returncode == 0, r.stderr
+    rows = ledger(tmp_path, "options")
+    assert [row["executions"] for row in rows] == [600, 400, 500]
+    assert [row["corpus"] for row in rows] == [1, 2, 1]  # the third run's corpus started anew
     assert "-runs=500" in (tmp_path / "args.txt").read_text().splitlines()[-1]
 
 
@@ -167,6 +181,7 @@ def test_bad_arguments_are_one_line_errors(tmp_path):
     r = campaign(tmp_path, "--goal", 1.5)
     assert r.returncode == 2 and "--goal must be a whole number" in r.stderr
     (tmp_path / "camp" / "options").mkdir(parents=True)
-    (tmp_path / "camp" / "options" / "ledger.tsv").write_text("garbage\n")
+    (tmp_path / "ledgers").mkdir()
+    (tmp_path / "ledgers" / "options.tsv").write_text("garbage\n")
     r = campaign(tmp_path, "--targets", "options", "--table")
     assert r.returncode == 2 and "is not a campaign ledger" in r.stderr

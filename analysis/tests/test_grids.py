@@ -30,7 +30,7 @@ def test_seed_regime_grid_is_the_declared_one():
     runs = manifest.grid("lr_sensitivity_bf16")
     assert len(runs) == 6 * 9 * 8
     for e in runs.values():
-        assert e["args"][-4:] == ["--precision", "bf16", "--bias", "false"]
+        assert e["args"][-6:] == ["--precision", "bf16", "--bf16-mode", "emulated", "--bias", "false"]
     seeds = [e["args"][e["args"].index("--seed") + 1] for e in runs.values()]
     first = len(runs) // 8
     assert set(seeds[:first]) == {"42"}, "seeds outermost: the first seed's runs come first"
@@ -150,3 +150,73 @@ def test_the_demo_slice_is_closed_and_leaves_out_only_the_heavy_experiments():
     for script, fig in manifest.figures().items():  # a figure is drawn by the demo iff it reads only the slice
         assert (script in demo) == (set(fig.inputs) <= exps), script
     assert any(s not in demo for s in manifest.figures()) and any(s in demo for s in manifest.figures())
+
+
+def test_the_runner_skips_the_runs_its_ledger_holds_and_ledgers_each_finished_run(tmp_path, monkeypatch, capsys):
+    """Machines are not kept and logs are never committed: a grid resumed elsewhere does not run again what its
+    committed ledger holds (unless asked), and each run that finishes is in the ledger at once."""
+    import make_figures as mf
+    import results_ledger as rl
+
+    names = rl.declared_runs("lr_sensitivity_bf16")
+    ran, writes = [], []
+
+    def fake_run(binary, k, e, launch=None, to_file=False):
+        ran.append(Path(k).name)
+        return k, 0.0, subprocess.CompletedProcess([], 0)
+
+    monkeypatch.setattr(mf, "ROOT", tmp_path)  # no log of the grid is here
+    monkeypatch.setattr(mf, "run_experiments", lambda *a, **k: None)
+    monkeypatch.setattr(mf, "run_one", fake_run)
+    monkeypatch.setattr(rl, "recorded", lambda name: {names[0], names[216]})
+    monkeypatch.setattr(rl, "write", lambda name: writes.append(name) or tmp_path / "ledger.csv")
+    monkeypatch.setattr(rl, "load_grid", lambda name: object())
+    mf.run_grid(tmp_path, "lr_sensitivity_bf16", {}, 1, (0, 108), [])  # the shard: runs 0, 108, 216, 324
+    assert ran == [names[108], names[324]]
+    assert "2 more in its ledger (logs elsewhere; --rerun-ledger runs them again)" in capsys.readouterr().out
+    assert len(writes) >= 2  # after each finished run, not only at the end
+    ran.clear()
+    mf.run_grid(tmp_path, "lr_sensitivity_bf16", {}, 1, (0, 108), [], rerun_ledger=True)
+    assert ran == [names[0], names[108], names[216], names[324]]
+    ran.clear()
+    capsys.readouterr()
+    changed = {"seeds": manifest.GRIDS["lr_sensitivity_bf16"][0]["seeds"].split()[0]}  # its first seed only
+    mf.run_grid(tmp_path, "lr_sensitivity_bf16", changed, 1, (0, 1), [])  # a setting changed: not the declared grid
+    assert names[0] in ran and "in its ledger" not in capsys.readouterr().out
+
+
+def test_the_runner_sets_aside_and_reruns_a_run_made_under_another_bf16_mode(tmp_path, monkeypatch, capsys):
+    import grid_logs
+    import make_figures as mf
+    import results_ledger as rl
+
+    names = rl.declared_runs("lr_sensitivity_bf16_null")
+    ran = []
+    monkeypatch.setattr(mf, "ROOT", tmp_path)
+    monkeypatch.setattr(mf, "run_experiments", lambda *a, **k: None)
+    monkeypatch.setattr(mf, "run_one", lambda b, k, e, launch=None, to_file=False:
+                        ran.append(Path(k).name) or (k, 0.0, subprocess.CompletedProcess([], 0)))
+    monkeypatch.setattr(rl, "recorded", lambda name: set())
+    monkeypatch.setattr(rl, "write", lambda name: tmp_path / "ledger.csv")
+    monkeypatch.setattr(rl, "load_grid", lambda name: object())
+    root = tmp_path / "runs" / "lr_sensitivity_bf16_null"
+    grid_logs.run_log(root / names[0], "C", 2.68e-3, 42, 5.6, bf16_mode="native")    # auto chose native there
+    grid_logs.run_log(root / names[1], "C", 2.68e-3, 42, 5.6, bf16_mode="emulated")  # as declared
+    mf.run_grid(tmp_path, "lr_sensitivity_bf16_null", {}, 1, (0, 8), [])  # the shard: runs 0 and 8
+    assert ran == [names[0]] + [names[8]]
+    aside = root.with_name(f"{root.name}.set-aside")  # out of the grid's folder, which the figures read whole
+    assert (aside / f"{names[0]}.bf16-native" / "log.h5").exists() and not (root / names[0]).exists()
+    assert "its log ran bf16 native, the grid declares emulated: moved to" in capsys.readouterr().out
+    ran.clear()
+    # An unfinished run that auto started native (its configuration says so), to be resumed under emulated: set aside
+    import h5py
+    import json
+
+    log = grid_logs.run_log(root / names[9], "C", 2.68e-3, 123, 5.6, bf16_mode="emulated")
+    with h5py.File(log, "r+") as f:
+        cfg = json.loads(f.attrs["config_json"])
+        f.attrs["config_json"] = json.dumps({**cfg, "bf16-mode": "native"})
+        f["summary"].attrs["completed"] = 0
+    mf.run_grid(tmp_path, "lr_sensitivity_bf16_null", {}, 1, (1, 8), [])  # runs 1 and 9: 1 kept, as declared
+    assert ran == [names[9]] and (root / names[1] / "log.h5").exists()
+    assert (aside / f"{names[9]}.bf16-native" / "log.h5").exists()

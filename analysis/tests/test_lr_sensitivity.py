@@ -144,3 +144,22 @@ def test_the_signed_logit_maximum_is_shown_where_logged_else_max_abs_marked(tmp_
     plain = [grid_logs.run_log(tmp_path / f"p{s}", "A", 0.1, s, 5.0) for s in range(3)]
     assert lrs.logit_cell(_runs(signed)) == "-1"
     assert lrs.logit_cell(_runs(plain)) == "|·| 50"
+
+
+def test_the_figure_leaves_out_a_run_its_grid_did_not_declare_the_arithmetic_of(tmp_path, monkeypatch, capsys):
+    import grid_logs
+    import manifest
+    import results_ledger
+
+    monkeypatch.setattr(results_ledger, "ROOT", tmp_path)
+    null = tmp_path / "runs" / "lr_sensitivity_bf16_null"
+    grid_logs.quadratic_grid(null, "C", [manifest.SEED_REGIME_LR], [42, 123], {"C": 2.68e-3}, threads=1)
+    grid_logs.quadratic_grid(null, "C", [manifest.SEED_REGIME_LR], [42], {"C": 2.68e-3}, threads=2)
+    grid_logs.quadratic_grid(null, "C", [manifest.SEED_REGIME_LR], [123], {"C": 2.68e-3}, threads=2,
+                             bf16_mode="native")
+    runs, left = lrs.read_runs([str(null)])
+    assert sorted(r.run for r in runs) == ["C_lr2.68e-3_s123_t1", "C_lr2.68e-3_s42_t1", "C_lr2.68e-3_s42_t2"]
+    assert "not under the declared arithmetic: C_lr2.68e-3_s123_t2 (bf16 native)" in capsys.readouterr().err
+    other = tmp_path / "elsewhere"  # a folder that is no grid's: read as it is
+    grid_logs.quadratic_grid(other, "C", [manifest.SEED_REGIME_LR], [123], {"C": 2.68e-3}, bf16_mode="native")
+    assert len(lrs.read_runs([str(other)])[0]) == 1

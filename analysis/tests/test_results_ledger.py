@@ -186,3 +186,42 @@ def test_rewriting_the_ledger_keeps_the_runs_whose_logs_are_elsewhere(tmp_path):
                              {"Q": 2.68e-3})
     text = rl.write("lr_sensitivity_bf16", root=tmp_path, results=results).read_text()
     assert "32 of its 432 declared runs" in text and len(rl.loads(text).runs) == 32
+
+
+def test_recorded_names_the_runs_the_ledger_holds(tmp_path):
+    results = tmp_path / "results"
+    assert rl.recorded("lr_sensitivity_bf16", results=results) == set()
+    _bf16_slice(tmp_path, {"A": 3e-3, "B": 1.5e-7, "C": 3e-3})
+    rl.write("lr_sensitivity_bf16", root=tmp_path, results=results)
+    got = rl.recorded("lr_sensitivity_bf16", results=results)
+    assert len(got) == 24 and got == {p.parent.name for p in (tmp_path / "runs/lr_sensitivity_bf16").glob("*/log.h5")}
+
+
+
+def test_a_run_under_another_arithmetic_than_declared_is_left_out_named_and_run_again(tmp_path):
+    """The CPU bf16 grids declare emulated bf16: a run that ran native (auto's choice on its machine) is not compared
+    with its emulated pairs, is named where the run set is printed, stays in the ledger as it ran, and is not among
+    the runs the grid runner skips."""
+    results = tmp_path / "results"
+    null = tmp_path / "runs" / "lr_sensitivity_bf16_null"
+    grid_logs.quadratic_grid(null, "C", [manifest.SEED_REGIME_LR], SEEDS8[:2], {"C": 2.68e-3}, threads=1)
+    grid_logs.quadratic_grid(null, "C", [manifest.SEED_REGIME_LR], SEEDS8[:1], {"C": 2.68e-3}, threads=2)
+    grid_logs.quadratic_grid(null, "C", [manifest.SEED_REGIME_LR], SEEDS8[1:2], {"C": 2.68e-3}, threads=2,
+                             bf16_mode="native")
+    g = rl.load_grid("lr_sensitivity_bf16_null", root=tmp_path, results=results)
+    off = f"C_lr{manifest.SEED_REGIME_LR}_s{SEEDS8[1]}_t2"
+    assert len(g.runs) == 3 and off not in {r.run for r in g.runs}
+    assert g.source.endswith(f"3 of 16 runs; left out, not under the declared arithmetic: {off} (bf16 native)")
+    text = rl.write("lr_sensitivity_bf16_null", root=tmp_path, results=results).read_text()
+    assert len(rl.loads(text).runs) == 4  # the ledger keeps every run as it ran
+    assert rl.recorded("lr_sensitivity_bf16_null", results=results) == {r.run for r in g.runs}
+    shutil.rmtree(tmp_path / "runs")  # another machine: from the ledger alone, the same run is left out
+    g = rl.load_grid("lr_sensitivity_bf16_null", root=tmp_path, results=results)
+    assert len(g.runs) == 3 and g.source.endswith(f"left out, not under the declared arithmetic: {off} (bf16 native)")
+
+
+def test_the_cpu_bf16_grids_declare_one_arithmetic_for_every_run():
+    for name in ("lr_sensitivity_bf16", "lr_sensitivity_bf16_null", "late_instability_bf16"):
+        modes = rl.declared_bf16_modes(name)
+        assert set(modes) == set(rl.declared_runs(name)) and set(modes.values()) == {"emulated"}, name
+    assert set(rl.declared_bf16_modes("bf16_emulation_check").values()) == {"native", "emulated"}
