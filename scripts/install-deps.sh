@@ -38,16 +38,17 @@ GPT2_TIKTOKEN_SHA256=${GPT2_TIKTOKEN_SHA256:-"306cd27f03c1a714eca7108e03d66b7dc0
 say() { printf '[install-deps] %s\n' "$*"; }
 
 # The Debian packages in two parts. First, what the torch-free half configures, builds and draws its figures with
-# (ccache among them: found only later, it would change the compile commands and rebuild that half).
+# (ccache among them: found only later, it would change the compile commands and rebuild that half; python3-dev too,
+# which may upgrade the interpreter the figures run under: not while they run).
 apt_first=(
   build-essential cmake ninja-build ccache pkg-config
   libeigen3-dev libhdf5-dev libboost-program-options-dev catch2 libdlib-dev libpcre2-dev nlohmann-json3-dev zlib1g-dev
-  python3-h5py python3-matplotlib python3-numpy
+  python3-h5py python3-matplotlib python3-numpy python3-dev
 )
 # Then what only the LibTorch half (Spectra, Gloo), the Python module, the tests and the notebooks need, and the
 # venv's own module: installed with the venv (GAUGELAB_DEPS_PART=python), beside the torch-free build on a new machine.
 apt_later=(
-  hdf5-tools libspectra-dev libgloo-dev pybind11-dev python3-dev python3-pytest python3-pytest-xdist python3-venv
+  hdf5-tools libspectra-dev libgloo-dev pybind11-dev python3-pytest python3-pytest-xdist python3-venv
   jupyter-nbconvert python3-ipykernel python3-nbformat
 )
 PART=${GAUGELAB_DEPS_PART:-all}
@@ -76,8 +77,16 @@ fi
 if [ ${#missing[@]} -gt 0 ]; then
   say "installing Debian packages: ${missing[*]}"
   export DEBIAN_FRONTEND=noninteractive
-  apt-get update -qq
-  apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  # One apt at a time: the second part runs in the background, and an interrupted set-up's may still be going when
+  # it is started again (apt itself would fail at once on its lock); waits up to 15 minutes for the other.
+  exec 9> /var/lib/apt/gaugelab-install.lock
+  flock -w 900 9 || { say "another install of gaugelab's Debian packages has held the lock for 15 min; retry with: make deps"; exit 1; }
+  mapfile -t missing < <(missing_of "${missing[@]}")  # what the other install left to do
+  if [ ${#missing[@]} -gt 0 ]; then
+    apt-get update -qq
+    apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  fi
+  exec 9>&-
 fi
 
 if [ "${GAUGELAB_NO_TORCH:-0}" = 1 ]; then
