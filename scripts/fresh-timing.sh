@@ -5,8 +5,9 @@
 # Usage: scripts/fresh-timing.sh [WORK_DIR]   (default: a new temporary folder; the clone is made from this
 # checkout's HEAD, so uncommitted changes are not measured). FRESH_TEST=0: stop after the demo.
 # FRESH_BARE=1: a new user's home as well (HOME=WORK_DIR/home, empty): the venv with the PyPI torch wheel, pip's
-# cache and the assets are downloaded and installed inside the clock. The Debian packages stay as they are (removing
-# them would break this machine): the line "Debian packages" says how many were already present.
+# cache and the assets are downloaded and installed inside the clock. The Debian packages stay as they are: those of
+# install-deps.sh that are missing are installed inside the clock (as root); the line "Debian packages" says how
+# many were present and how many of the project's were missing.
 set -euo pipefail
 src=$(cd "$(dirname "$0")/.." && pwd)
 work=${1:-$(mktemp -d)}
@@ -22,7 +23,7 @@ fi
 t0=$(date +%s)
 line() { printf '%-44s %6d s   (load %s, %s cores)\n' "$1" "$(( $2 ))" "$(cut -d' ' -f1-3 /proc/loadavg)" "$(nproc)"; }
 echo "fresh clone of $(git rev-parse --short HEAD) in $clone, ccache off, HOME=$HOME$([ "${FRESH_BARE:-0}" = 1 ] && echo ' (empty: the venv, pip cache and assets inside the clock)')"
-echo "Debian packages: $(dpkg-query -W -f='${Status}\n' 2>/dev/null | grep -c 'install ok installed') installed before the clock (not counted)"
+echo "Debian packages: $(dpkg-query -W -f='${Status}\n' 2>/dev/null | grep -c 'install ok installed') installed before the clock; those of scripts/install-deps.sh missing: $(GAUGELAB_DEPS_PART=all bash -c '. <(sed -n "/^apt_first=(/,/^)/p;/^apt_later=(/,/^)/p" scripts/install-deps.sh); for p in "${apt_first[@]}" "${apt_later[@]}"; do dpkg-query -W -f="\${Status}" "$p" 2>/dev/null | grep -q "install ok installed" || echo "$p"; done' | wc -l) (installed inside the clock, as root)"
 # the first figure: watch figures/ while make demo runs
 first=""
 ( make demo > "$work/demo.log" 2>&1; echo $? > "$work/demo.rc" ) &

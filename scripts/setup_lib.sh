@@ -1,6 +1,7 @@
 # The set-up beside the build, as functions (sourced by scripts/build-overlapped.sh and scripts/demo.sh).
 # On a machine whose venv has no torch yet, the torch wheel's download and install (a few GB, minutes on a new
-# machine) run in the background while the torch-free half, which needs only the Debian packages, is configured
+# machine), with the Debian packages only the rest needs, run in the background while the torch-free half, which
+# needs only its own Debian packages (scripts/install-deps.sh: apt_first), is configured
 # without LibTorch and built; then the build is configured with LibTorch (the torch-free half's compile commands
 # do not change, so nothing of it is rebuilt: tests/CMakeLists.txt's torch-free target) and the rest is built.
 # Where torch is already installed, the set-up is checked in the foreground and the build configured once.
@@ -16,13 +17,14 @@ setup_say() { echo "[set-up] $(( $(date +%s) - setup_t0 )) s: $*"; }
 # Whether the venv's torch imports (then nothing needs to overlap).
 setup_torch_present() { "$VENV/bin/python" -W ignore -c 'import torch' >/dev/null 2>&1; }
 
-# The Debian packages (the compilers and libraries of the torch-free half), in the foreground.
+# The Debian packages of the torch-free half (its compilers, libraries and the figures' Python stack), in the foreground.
 setup_system() {
   GAUGELAB_VENV="$VENV" GAUGELAB_DEPS_PART=system bash scripts/install-deps.sh ||
     { echo "set-up failed at the Debian packages; retry with: make deps" >&2; return 1; }
 }
 
-# The venv, its torch wheel and the assets, in the background; its output goes to $1.log, its exit status to $1.rc.
+# The other Debian packages, the venv, its torch wheel and the assets, in the background; its output goes to $1,
+# its exit status to $1.rc.
 setup_python_start() {
   local log=$1
   mkdir -p "$(dirname "$log")"
