@@ -49,13 +49,17 @@ fs::path resolved(const std::string& p) {
 }
 
 // Where the directory entry `p` names lives: its parent resolved, its last name kept. For a link that is the
-// link's own place, which removing or replacing a directory above it deletes, wherever the link leads.
+// link's own place, which removing or replacing a directory above it deletes, wherever the link leads. The parent
+// is resolved as the file system walks it, not lexically: in `link/../x` the `..` is the parent of where `link`
+// leads. A last name `.` or `..` names a directory, not an entry of its own: that is resolved whole.
 fs::path entry_of(const std::string& p) {
   std::error_code ec;
-  fs::path a = fs::absolute(p, ec).lexically_normal();
-  if (!a.has_filename() && a.has_parent_path()) a = a.parent_path();
-  if (!a.has_parent_path() || a.parent_path() == a) return a;
-  return resolved(a.parent_path().string()) / a.filename();
+  fs::path a = fs::absolute(p, ec);
+  while (!a.has_filename() && a.has_parent_path() && a.parent_path() != a) a = a.parent_path();  // "dir/": dir
+  const fs::path name = a.filename();
+  if (name.empty() || name == "." || name == ".." || !a.has_parent_path() || a.parent_path() == a)
+    return resolved(a.string());
+  return resolved(a.parent_path().string()) / name;
 }
 
 // Whether `inner` lies strictly below the directory `outer` (both resolved).
