@@ -48,22 +48,34 @@ fs::path resolved(const std::string& p) {
   return r;
 }
 
-// Where the directory entry `p` names lives: its parent resolved, its last name kept. For a link that is the
-// link's own place, which removing or replacing a directory above it deletes, wherever the link leads.
-fs::path entry_of(const std::string& p) {
-  std::error_code ec;
-  fs::path a = fs::absolute(p, ec).lexically_normal();
-  if (!a.has_filename() && a.has_parent_path()) a = a.parent_path();
-  if (!a.has_parent_path() || a.parent_path() == a) return a;
-  return resolved(a.parent_path().string()) / a.filename();
-}
-
 // Whether `inner` lies strictly below the directory `outer` (both resolved).
 bool lies_below(const fs::path& inner, const fs::path& outer) {
   auto i = inner.begin(), o = outer.begin();
   for (; o != outer.end(); ++o, ++i)
     if (i == inner.end() || *i != *o) return false;
   return i != inner.end();
+}
+
+// Whether walking `p` as the file system does passes through an entry (a link, a directory, the file itself) that
+// lies strictly below `out` (resolved): removing or replacing `out` would delete that entry, and with a link the
+// way to the input, wherever the link leads. Each name is looked up in the directory the walk has reached, its
+// links followed, so `link/..` is the parent of where `link` leads and `link/.` is the link's target, both reached
+// through the link's own entry.
+bool walk_passes_below(const std::string& p, const fs::path& out) {
+  std::error_code ec;
+  const fs::path a = fs::absolute(p, ec);
+  fs::path at = a.root_path();
+  for (const fs::path& name : a.relative_path()) {
+    if (name.empty() || name == ".") continue;
+    if (name == "..") {
+      at = at.has_relative_path() ? at.parent_path() : at;  // `at` is resolved: its parent is the physical one
+      continue;
+    }
+    const fs::path entry = at / name;
+    if (lies_below(entry, out)) return true;
+    at = resolved(entry.string());
+  }
+  return false;
 }
 
 }  // namespace
@@ -83,8 +95,8 @@ void refuse_output_over_inputs(const std::string& path, const std::vector<std::s
     const bool same = out == in || (out_exists && in_exists && fs::equivalent(out, in, eq));
     if (same)
       throw UsageError(flag + " " + path + " is this command's input " + input + " (write the result elsewhere)");
-    // The input itself below the output, or a link to it there (replacing the output would delete the link).
-    if (lies_below(in, out) || lies_below(entry_of(input), out))
+    // The input itself below the output, or a link on the way to it there (replacing the output would delete it).
+    if (lies_below(in, out) || walk_passes_below(input, out))
       throw UsageError(flag + " " + path + " holds this command's input " + input + " (write the result elsewhere)");
     if (fs::is_directory(in, ec) && lies_below(out, in))
       throw UsageError(flag + " " + path + (out_exists ? " is a file of" : " lies inside") + " this command's input " +
