@@ -1,7 +1,7 @@
 // --precision bf16 --bf16-mode emulated (gpt2/model/bf16_round.hpp) as a user meets it: on the tiny CPU
 // configuration (gpt2/configs/tiny-cpu.ini) its first step follows native bf16 autocast far more closely than float32
-// does, its per-step losses stay far nearer native's than another seed's, it is bit-deterministic run to run, and the
-// path taken is printed and recorded. Child processes of build/gaugelab, one thread, 30 steps.
+// does, an arithmetic difference carries its trajectory far less than another seed does, it is bit-deterministic
+// run to run, and the path taken is printed and recorded. Child processes of build/gaugelab, one thread, 30 steps.
 #include <cmath>
 #include <filesystem>
 #include <string>
@@ -71,16 +71,17 @@ TEST_CASE("bf16 emulation: the first step follows native bf16 autocast far more 
   // difference in the gradients, however small, moves the trajectories apart to much the same distance within a few
   // steps, whichever arithmetic made it (mean |emulated - native| over 30 steps, against mean |fp32 - native|: 9.8e-5
   // and 1.2e-4 on the development machine, which has no native bf16 matmul; 1.08e-4 and 9.5e-5 on an AMD EPYC with
-  // AVX512-BF16, whose native bf16 GEMMs differ: which of the two is nearer is the machine's, not the emulation's). What the per-step losses
-  // can show is that emulation moves a trajectory far less than what every comparison of the instrument pairs over:
-  // another seed (here seed 4 under native bf16: 0.148 on that EPYC). A hundredth of it is the bound.
-  const Run other_seed = tiny_run("native_seed4", "--precision bf16 --bf16-mode native", nullptr, 4);
+  // AVX512-BF16, whose native bf16 GEMMs differ: which of the two is nearer is the machine's, not the emulation's).
+  // So the per-step losses do not test the emulation's fidelity (step 1's gradient above does); what they bound is
+  // how far an arithmetic difference carries a trajectory, against what every comparison of the instrument pairs
+  // over, another seed (0.148 on that EPYC): a hundredth of it. fp32 meets the same bound.
+  const Run other_seed = tiny_run("emulated_seed4", "--precision bf16 --bf16-mode emulated", nullptr, 4);
   const double d_emulated = mean_abs_diff(emulated.loss, native.loss), d_fp32 = mean_abs_diff(fp32.loss, native.loss);
   const double d_seed = mean_abs_diff(other_seed.loss, native.loss);
   INFO("mean |emulated - native| " << d_emulated << ", mean |fp32 - native| " << d_fp32 << ", mean |seed 4 - seed 3| "
                                    << d_seed);
-  CHECK(d_emulated > 0);
   CHECK(d_emulated * 100 <= d_seed);
+  CHECK(d_fp32 * 100 <= d_seed);
   // The path is printed with the settings and recorded in the log (options and summary).
   CHECK(said.find("bf16 emulated (as given)") != std::string::npos);
   const io::RunLogReader log(kRoot + "/emulated/log.h5");
