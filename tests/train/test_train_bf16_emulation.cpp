@@ -1,7 +1,7 @@
 // --precision bf16 --bf16-mode emulated (gpt2/model/bf16_round.hpp) as a user meets it: on the tiny CPU
 // configuration (gpt2/configs/tiny-cpu.ini) its first step follows native bf16 autocast far more closely than float32
-// does, it is bit-deterministic run to run, and the path taken is printed and recorded. Child processes of
-// build/gaugelab, one thread, 30 steps.
+// does, an arithmetic difference carries its trajectory far less than another seed does, it is bit-deterministic
+// run to run, and the path taken is printed and recorded. Child processes of build/gaugelab, one thread, 30 steps.
 #include <cmath>
 #include <filesystem>
 #include <string>
@@ -28,13 +28,14 @@ struct Run {
 };
 
 // One run of the tiny configuration with `precision` flags; its per-step training losses and gradient norms.
-Run tiny_run(const std::string& name, const std::string& precision, std::string* output = nullptr) {
+Run tiny_run(const std::string& name, const std::string& precision, std::string* output = nullptr, int seed = 3) {
   const std::string out = kRoot + "/" + name;
   fs::remove_all(out);
   const test::ProcessResult r = test::run_gaugelab(
       "train --config " + std::string(GAUGELAB_SOURCE_DIR) + "/gpt2/configs/tiny-cpu.ini --out " + out +
-      " --condition A --seed 3 --max-iters " + std::to_string(kSteps) + " --warmup-iters 5 --eval-every " +
-      std::to_string(kSteps) + " --eval-batches 1 --ckpt-every 0 --peak-tflops 1 --threads 1 " + precision);
+      " --condition A --seed " + std::to_string(seed) + " --max-iters " + std::to_string(kSteps) +
+      " --warmup-iters 5 --eval-every " + std::to_string(kSteps) +
+      " --eval-batches 1 --ckpt-every 0 --peak-tflops 1 --threads 1 " + precision);
   INFO(r.output);
   REQUIRE(r.status == 0);
   if (output != nullptr) *output = r.output;
@@ -68,11 +69,19 @@ TEST_CASE("bf16 emulation: the first step follows native bf16 autocast far more 
   CHECK(g_emulated * 5 <= g_fp32);
   // Later steps hold different parameters: AdamW divides each coordinate's step by its own gradient scale, so any
   // difference in the gradients, however small, moves the trajectories apart to much the same distance within a few
-  // steps (measured over 30 steps: mean |emulated - native| 9.8e-5, mean |fp32 - native| 1.2e-4, although step 1's
-  // gradient is 24x closer). Per-step losses then bound emulation only loosely: no farther from native than fp32.
+  // steps, whichever arithmetic made it (mean |emulated - native| over 30 steps, against mean |fp32 - native|: 9.8e-5
+  // and 1.2e-4 on the development machine, which has no native bf16 matmul; 1.08e-4 and 9.5e-5 on an AMD EPYC with
+  // AVX512-BF16, whose native bf16 GEMMs differ: which of the two is nearer is the machine's, not the emulation's).
+  // So the per-step losses do not test the emulation's fidelity (step 1's gradient above does); what they bound is
+  // how far an arithmetic difference carries a trajectory, against what every comparison of the instrument pairs
+  // over, another seed (0.148 on that EPYC): a hundredth of it. fp32 meets the same bound.
+  const Run other_seed = tiny_run("emulated_seed4", "--precision bf16 --bf16-mode emulated", nullptr, 4);
   const double d_emulated = mean_abs_diff(emulated.loss, native.loss), d_fp32 = mean_abs_diff(fp32.loss, native.loss);
-  INFO("mean |emulated - native| " << d_emulated << ", mean |fp32 - native| " << d_fp32);
-  CHECK(d_emulated <= d_fp32);
+  const double d_seed = mean_abs_diff(other_seed.loss, native.loss);
+  INFO("mean |emulated - native| " << d_emulated << ", mean |fp32 - native| " << d_fp32 << ", mean |seed 4 - seed 3| "
+                                   << d_seed);
+  CHECK(d_emulated * 100 <= d_seed);
+  CHECK(d_fp32 * 100 <= d_seed);
   // The path is printed with the settings and recorded in the log (options and summary).
   CHECK(said.find("bf16 emulated (as given)") != std::string::npos);
   const io::RunLogReader log(kRoot + "/emulated/log.h5");
