@@ -137,6 +137,9 @@ def run_grid(build: Path, name: str, overrides: dict, jobs: int, shard: tuple[in
     already holds whose logs are elsewhere (another machine's: logs are never committed and machines are not kept),
     unless rerun_ledger."""
     runs = manifest.grid(name, overrides)
+    if manifest.GRID_REQUIRES.get(name) == "cpu-bf16" and not manifest.cpu_has_bf16():
+        raise ValueError(f"grid {name} runs only on a CPU with bf16 matmul ({' or '.join(manifest.CPU_BF16_FLAGS)} among "
+                         "/proc/cpuinfo's flags); this machine's has neither")
     writable_root(runs)
     needs = set(manifest.GRID_NEEDS.get(name, [])) if "data" not in overrides else set()  # their own corpus else
     if needs:

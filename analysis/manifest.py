@@ -363,6 +363,14 @@ GRIDS = {
                               "optimizers": "adamw", "seeds": "42 123 456 789", "lrs": SEED_REGIME_LR,
                               "precisions": "bf16-native bf16-emulated",
                               "extra": "--bias false --max-iters 200 --eval-every 200 --ckpt-every 200"}, _lr_grid),
+    # the same check where native bf16 is the hardware's (declared 2026-11-30, before any of its runs): the CPU's bf16
+    # dot products (AVX512-BF16 or AMX), which accumulate in float32 as a GPU's tensor cores do, rather than ATen's
+    # bf16 kernels on a CPU without them. The same runs and rule as bf16_emulation_check; the runner refuses it on a
+    # CPU without bf16 matmul (GRID_REQUIRES), so its ledger holds only runs made where the claim can show.
+    "bf16_emulation_check_hw": ({**_LR_DEFAULTS, "root": "runs/bf16_emulation_check_hw", "conditions": "A C",
+                                 "optimizers": "adamw", "seeds": "42 123 456 789", "lrs": SEED_REGIME_LR,
+                                 "precisions": "bf16-native bf16-emulated",
+                                 "extra": "--bias false --max-iters 200 --eval-every 200 --ckpt-every 200"}, _lr_grid),
     # seed 000's late instability as a declared experiment: bf16, no biases, the seed's lr and schedule step for step
     # (6e-4 cosine to 6e-5, warm-up 2 000 of 20 000 steps) on the grid's CPU model; failure by the trainer's spike rule
     # (summary `stable`), 20 seeds per arm for A, B, C (one-sided Fisher power 0.85 at failure rates 1/3 vs 0, printed
@@ -408,7 +416,22 @@ GRID_NEEDS = {"lr_sensitivity": ["shakespeare_data"], "lr_sensitivity_offset": [
               "lr_sensitivity_bf16": ["shakespeare_data"], "lr_sensitivity_demo": ["shakespeare_data"],
               "lr_sensitivity_bf16_null": ["shakespeare_data"], "late_instability_bf16": ["shakespeare_data"],
               "lr_sensitivity_gpu": ["shakespeare_data"], "lr_sensitivity_gpu_math": ["shakespeare_data"],
-              "bf16_emulation_check": ["shakespeare_data"]}
+              "bf16_emulation_check": ["shakespeare_data"], "bf16_emulation_check_hw": ["shakespeare_data"]}
+# What a grid's machine must have for its runs to mean what the grid declares; the runner refuses it elsewhere.
+# "cpu-bf16": a CPU with bf16 matmul instructions (avx512_bf16 or amx_bf16 among /proc/cpuinfo's flags).
+GRID_REQUIRES = {"bf16_emulation_check_hw": "cpu-bf16"}
+CPU_BF16_FLAGS = ("avx512_bf16", "amx_bf16")
+
+
+def cpu_has_bf16(cpuinfo: str | None = None) -> bool:
+    """Whether this machine's CPU has bf16 matmul instructions (CPU_BF16_FLAGS), from /proc/cpuinfo's flags."""
+    if cpuinfo is None:
+        try:
+            cpuinfo = Path("/proc/cpuinfo").read_text()
+        except OSError:
+            return False
+    flags = next((ln.split(":", 1)[1].split() for ln in cpuinfo.splitlines() if ln.startswith("flags")), [])
+    return any(f in flags for f in CPU_BF16_FLAGS)
 
 
 def grid(name: str, overrides: dict | None = None) -> dict:

@@ -220,3 +220,20 @@ def test_the_runner_sets_aside_and_reruns_a_run_made_under_another_bf16_mode(tmp
     mf.run_grid(tmp_path, "lr_sensitivity_bf16_null", {}, 1, (1, 8), [])  # runs 1 and 9: 1 kept, as declared
     assert ran == [names[9]] and (root / names[1] / "log.h5").exists()
     assert (aside / f"{names[9]}.bf16-native" / "log.h5").exists()
+
+
+def test_the_hardware_emulation_check_runs_only_on_a_cpu_with_bf16_matmul(tmp_path, monkeypatch):
+    import make_figures as mf
+
+    assert manifest.cpu_has_bf16("flags\t\t: fpu sse2 avx2 avx512f avx512_bf16 avx512_vnni\n")
+    assert manifest.cpu_has_bf16("flags\t\t: fpu sse2 amx_bf16 amx_tile\n")
+    assert not manifest.cpu_has_bf16("flags\t\t: fpu sse2 avx2 avx512f avx512_vnni\n")
+    assert not manifest.cpu_has_bf16("processor : 0\n")
+    hw, sw = manifest.grid("bf16_emulation_check_hw"), manifest.grid("bf16_emulation_check")
+    assert [Path(k).name for k in hw] == [Path(k).name for k in sw]  # the same runs, in their own folder
+    assert [e["args"] for e in hw.values()] == [e["args"] for e in sw.values()]
+    monkeypatch.setattr(manifest, "cpu_has_bf16", lambda cpuinfo=None: False)
+    monkeypatch.setattr(mf, "ROOT", tmp_path)
+    with pytest.raises(ValueError, match="runs only on a CPU with bf16 matmul"):
+        mf.run_grid(tmp_path, "bf16_emulation_check_hw", {}, 1, (0, 1), [])
+    assert not (tmp_path / "runs").exists()  # refused before anything is made
