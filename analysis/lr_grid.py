@@ -62,6 +62,9 @@ class Run:
     sqk_max: float = math.nan
     run: str = ""                      # the run's directory name inside its grid's root
     git_sha: str = ""
+    cpu_bf16: str = ""                 # the CPU's bf16 matmul instructions ("avx512_bf16 amx_bf16"), "-" for none,
+                                       # "" in a log from before it was logged
+    device: str = ""                   # --device as run ("cpu", "cuda:0"); "" in a log from before it was read here
 
     def __post_init__(self):
         if math.isnan(self.attn_max) and len(self.attn) and np.isfinite(self.attn).any():
@@ -88,6 +91,29 @@ def _max_over_heads(h: dict, name: str) -> np.ndarray:
     if name in h and len(h.get("step", [])) and np.isfinite(h[name]).any():
         return np.nanmax(h[name], axis=(1, 2))
     return np.full(len(h.get("step", [])), math.nan)
+
+
+def bf16_modes(cfg: dict, summ: dict) -> str:
+    """How a run's bf16 ran, from its log: the configuration's mode (auto's choice, written at the start) and the
+    summary's (its last process's), joined with '+' when they differ (a run resumed under another mode); "unknown"
+    for a bf16 run that logged neither; "-" for float32. One reading for the runner and the analysis alike."""
+    modes = {str(m) for m in (cfg.get("bf16-mode", ""), summ.get("bf16_mode", "")) if m not in ("", "auto", None)}
+    precision = str(summ.get("precision", cfg.get("precision", "")))
+    if precision != "bf16":
+        return "-" if precision else "+".join(sorted(modes - {"-"})) or ""
+    return "+".join(sorted(modes - {"-"})) or "unknown"
+
+
+def logged_bf16_modes(path: Path) -> str | None:
+    """bf16_modes of the log at `path`, finished or not; None when it cannot be read (being written, cut off)."""
+    try:
+        with gl.open_log(path) as f:
+            prov = gl.provenance(f)
+            summ = gl.summary(f) if "summary" in f else {}
+    except Exception:  # noqa: BLE001 - a log that cannot be read now is not judged now
+        return None
+    cfg = prov.get("config", {})
+    return bf16_modes(json.loads(cfg) if isinstance(cfg, str) else cfg, summ)
 
 
 def load(path: Path) -> Run | None:
@@ -123,7 +149,8 @@ def load(path: Path) -> Run | None:
                stable=bool(int(summ.get("stable", 0 if diverged else 1))) and not diverged,
                n_spikes=int(summ.get("n_spikes", 0)), steps=int(summ.get("steps", 0)),
                precision=str(summ.get("precision", cfg.get("precision", ""))),
-               bf16_mode=str(summ.get("bf16_mode", "")),
+               bf16_mode=bf16_modes(cfg, summ), cpu_bf16=str(summ.get("cpu_bf16", "")),
+               device=str(cfg.get("device", "")),
                threads=int(cfg.get("threads", prov.get("threads", 0)) or 0),
                attn_signed_max=float(np.nanmax(signed)) if np.isfinite(signed).any() else math.nan,
                run=Path(path).parent.name if Path(path).name == "log.h5" else Path(path).stem,

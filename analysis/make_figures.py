@@ -25,6 +25,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "analysis"))
 
+import lr_grid  # noqa: E402
 import manifest  # noqa: E402
 
 
@@ -136,6 +137,9 @@ def run_grid(build: Path, name: str, overrides: dict, jobs: int, shard: tuple[in
     (analysis/results/<grid>.csv, committed) up to date after every finished run, and skips the runs that ledger
     already holds whose logs are elsewhere (another machine's: logs are never committed and machines are not kept),
     unless rerun_ledger."""
+    if name in manifest.GRID_REQUIRES and overrides:  # its runs must be the declared ones, on the declared machine
+        raise ValueError(f"grid {name} takes no --set ({', '.join(overrides)}): its runs are declared for "
+                         f"{manifest.GRID_REQUIRES[name]} as they are")
     runs = manifest.grid(name, overrides)
     if manifest.GRID_REQUIRES.get(name) == "cpu-bf16" and not manifest.cpu_has_bf16():
         raise ValueError(f"grid {name} runs only on a CPU with bf16 matmul ({' or '.join(manifest.CPU_BF16_FLAGS)} among "
@@ -151,7 +155,7 @@ def run_grid(build: Path, name: str, overrides: dict, jobs: int, shard: tuple[in
     recorded = results_ledger.recorded(name) if declared and not rerun_ledger else set()
     todo = [(k, e) for j, (k, e) in enumerate(runs.items()) if j % n == i]
     for k, e in todo:
-        set_aside_if_off_declaration(k, e)
+        set_aside_if_off_declaration(name, k, e)
     here = [(k, e) for k, e in todo if not finished(ROOT / e["out"])]
     left = [(k, e) for k, e in here if Path(k).name not in recorded]
     print(f"[grid] {name}: {len(runs)} runs, shard {i}/{n}: {len(todo)}, {len(todo) - len(here)} finished before"
@@ -219,49 +223,52 @@ def parse_shard(text: str) -> tuple[int, int]:
     return i, n
 
 
-def logged_bf16_modes(log: Path) -> set[str]:
-    """The bf16 modes a run's log says it ran under: the configuration's (auto's choice, written at the start) and,
-    for a finished run, the summary's (its last process's); empty when the log cannot be read yet."""
-    import gaugelab_log as gl
-
-    try:
-        with gl.open_log(log) as f:
-            cfg = gl.provenance(f).get("config", {})
-            summ = gl.summary(f) if "summary" in f else {}
-    except Exception:  # noqa: BLE001 - a log being written or cut off: the trainer's --resume decides about it
-        return set()
-    if isinstance(cfg, str):
-        import json
-
-        cfg = json.loads(cfg)
-    modes = {str(cfg.get("bf16-mode", "")), str(summ.get("bf16_mode", ""))}
-    return {m.decode() if isinstance(m, bytes) else m for m in modes if m and m != "-"}
+def held_open(path: Path) -> bool:
+    """Whether a process on this machine has `path` open (a run still writing its log): /proc/*/fd, Linux."""
+    target = os.path.realpath(path)
+    for fd_dir in Path("/proc").glob("[0-9]*/fd"):
+        try:
+            if any(os.path.realpath(fd) == target for fd in fd_dir.iterdir()):
+                return True
+        except OSError:  # a process that ended, or one not ours to read
+            continue
+    return False
 
 
-def set_aside_if_off_declaration(name: str, exp: dict) -> None:
-    """A run, finished or not, whose log ran bf16 under another mode than its arguments declare (a run started before
-    the grid declared one: `auto` chooses by machine and load) is moved out of the grid's folder, to
-    <grid root>.set-aside/<run>.bf16-<its mode> with its output, kept, and run again from the start."""
+def set_aside_if_off_declaration(grid: str, name: str, exp: dict) -> None:
+    """A run not made as its grid declares is moved out of the grid's folder, to <grid root>.set-aside/<run>.<why>
+    with its output, kept, and run again from the start: a log, finished or not, that ran bf16 under another mode than
+    its arguments declare (lr_grid.bf16_modes: a run started before the grid declared one, since `auto` chooses by
+    machine and load; a bf16 run that logged no mode), or a finished run that results_ledger.off_declaration leaves
+    out (e.g. one that does not show the CPU its grid requires). A log some process still has open is left alone."""
     want = manifest.flag_value(exp["args"], "--bf16-mode")
     log = ROOT / exp["out"]
-    if want is None or not log.exists():
+    if not log.exists():
         return
-    got = sorted(logged_bf16_modes(log) - {want})
-    if not got:
+    got = lr_grid.logged_bf16_modes(log) if want is not None else None
+    why = f"bf16-{got}" if got is not None and got != want else ""
+    if not why and manifest.GRID_REQUIRES.get(grid) and finished(log):
+        import results_ledger
+
+        run = lr_grid.load(log)
+        why = "off-declaration" if run is not None and results_ledger.off_declaration(grid, [run]) else ""
+    if not why or held_open(log):
         return
     src = ROOT / exp.get("out_arg", exp["out"])
     aside = src.parent.with_name(f"{src.parent.name}.set-aside")
     aside.mkdir(parents=True, exist_ok=True)
-    dest, k = aside / f"{src.name}.bf16-{'+'.join(got)}", 1
+    dest, k = aside / f"{src.name}.{why}", 1
     while dest.exists():
         k += 1
-        dest = aside / f"{src.name}.bf16-{'+'.join(got)}-{k}"
+        dest = aside / f"{src.name}.{why}-{k}"
     src.rename(dest)
     txt = src.with_name(f"{src.name}.txt")
     if txt.exists():
         txt.rename(dest.with_name(f"{dest.name}.txt"))
-    print(f"[grid] {name}: its log ran bf16 {'+'.join(got)}, the grid declares {want}: moved to "
-          f"{dest.relative_to(ROOT) if dest.is_relative_to(ROOT) else dest}, run again", flush=True)
+    said = f"its log ran bf16 {got}, the grid declares {want}" if why.startswith("bf16-") else \
+        f"it was not made as the grid declares ({manifest.GRID_REQUIRES.get(grid)})"
+    print(f"[grid] {name}: {said}: moved to {dest.relative_to(ROOT) if dest.is_relative_to(ROOT) else dest}, run again",
+          flush=True)
 
 
 def writable_root(runs: dict) -> None:

@@ -17,6 +17,7 @@ import datetime as _dt
 import io
 import math
 import os
+import tempfile
 import sys
 from dataclasses import dataclass, fields
 from pathlib import Path
@@ -33,7 +34,7 @@ RESULTS = ROOT / "analysis" / "results"
 # go at the end: a ledger written before one was added has a prefix of these and still reads.
 COLUMNS = ("run", "cond", "key", "title", "reference", "index", "muon", "offset", "lr", "seed", "precision", "threads",
            "steps", "diverged", "stop", "stable", "n_spikes", "first_loss", "final_val", "best_val", "drift",
-           "eff_imbalance", "attn_max", "attn_signed_max", "sqk_max", "git_sha", "bf16_mode")
+           "eff_imbalance", "attn_max", "attn_signed_max", "sqk_max", "git_sha", "bf16_mode", "cpu_bf16", "device")
 _TYPES = {f.name: f.type for f in fields(lr_grid.Run)}
 
 
@@ -96,7 +97,7 @@ def recorded(name: str, results: Path = RESULTS) -> set[str]:
     if not path.exists():
         return set()
     runs = loads(path.read_text()).runs
-    off = {r.run for r in off_declaration(name, runs)}  # run again here, under the declared arithmetic
+    off = {r.run for r, _ in off_declaration(name, runs)}  # run again here, as declared
     return {r.run for r in runs if r.run not in off}
 
 
@@ -125,9 +126,17 @@ def write(name: str, root: Path = ROOT, results: Path = RESULTS) -> Path:
         raise SystemExit(f"results_ledger: no finished run of grid {name} under {grid_root(name, root)}")
     path = ledger_path(name, results)
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp")  # whole or not at all: a machine lost mid-write keeps the last ledger
-    tmp.write_text(dumps(name, g.runs, g.source.rsplit(":", 1)[0]))
-    os.replace(tmp, path)
+    # whole or not at all: a machine lost mid-write keeps the last ledger, and two writers never share a temp file
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w") as f:
+            f.write(dumps(name, g.runs, g.source.rsplit(":", 1)[0]))
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
     return path
 
 
@@ -150,11 +159,20 @@ def declared_bf16_modes(name: str) -> dict[str, str]:
     return {k: v for k, v in modes.items() if v is not None}
 
 
-def off_declaration(name: str, runs: list) -> list:
-    """The runs among `runs` whose arithmetic is not the one their grid declares: a bf16 mode other than the declared
-    one (a run paired with another under a different arithmetic would put that difference into the comparison)."""
+def off_declaration(name: str, runs: list) -> list[tuple]:
+    """(run, why) for the runs among `runs` not made as their grid declares: a bf16 mode other than the declared one (a
+    run paired with another under a different arithmetic would put that difference into the comparison), or, for a
+    grid that requires a CPU with bf16 matmul (manifest.GRID_REQUIRES), a run that does not show it ran on one."""
     modes = declared_bf16_modes(name)
-    return [r for r in runs if r.run in modes and r.bf16_mode != modes[r.run]]
+    needs_cpu_bf16 = manifest.GRID_REQUIRES.get(name) == "cpu-bf16"
+    out = []
+    for r in runs:
+        if r.run in modes and r.bf16_mode != modes[r.run]:
+            out.append((r, f"bf16 {r.bf16_mode or 'unknown'}"))
+        elif needs_cpu_bf16 and (r.cpu_bf16 in ("", "-") or not r.device.startswith("cpu")):
+            out.append((r, f"not on a CPU with bf16 matmul: cpu_bf16 {r.cpu_bf16 or 'not logged'}, "
+                           f"device {r.device or 'not logged'}"))
+    return out
 
 
 def load_grid(name: str, root: Path = ROOT, results: Path = RESULTS, as_declared: bool = True) -> GridRuns | None:
@@ -172,7 +190,7 @@ def load_grid(name: str, root: Path = ROOT, results: Path = RESULTS, as_declared
     extra = [r for r in led.runs if r.run in set(declared) and r.run not in have] if led else []
     off = off_declaration(name, logs + extra) if as_declared else []
     if off:
-        bad = {id(r) for r in off}
+        bad = {id(r) for r, _ in off}
         logs, extra = [r for r in logs if id(r) not in bad], [r for r in extra if id(r) not in bad]
     if not logs and not extra:
         return None
@@ -182,8 +200,7 @@ def load_grid(name: str, root: Path = ROOT, results: Path = RESULTS, as_declared
         stamp = "; ".join(led.header[1:3]) if len(led.header) >= 3 else ""
         parts.append(f"the ledger analysis/results/{path.name} ({len(extra)} runs{'; ' + stamp if stamp else ''})")
     n = len(logs) + len(extra)
-    left_out = (f"; left out, not under the declared arithmetic: {', '.join(f'{r.run} (bf16 {r.bf16_mode})' for r in off)}"
-                if off else "")
+    left_out = (f"; left out, not made as declared: {', '.join(f'{r.run} ({why})' for r, why in off)}" if off else "")
     return GridRuns(name, logs + extra, f"{' and '.join(parts)}: {n} of {len(declared)} runs{left_out}", len(declared))
 
 

@@ -262,17 +262,20 @@ def read_runs(items: list[str]) -> tuple[list[Run], int]:
     runs, left = [], 0
     for it in items:
         if it.endswith(".csv"):
-            runs += results_ledger.loads(Path(it).read_text()).runs
-            continue
-        loaded = [lr_grid.load(p) for p in lr_grid.find_logs([it])]
-        done = [r for r in loaded if r is not None]
-        grid = grid_of(Path(it))
+            led = results_ledger.loads(Path(it).read_text())
+            done = led.runs
+            named = led.header[0].split()[1] if led.header and led.header[0].startswith("grid ") else None
+            grid = named if named in manifest.GRIDS else None
+        else:
+            loaded = [lr_grid.load(p) for p in lr_grid.find_logs([it])]
+            done = [r for r in loaded if r is not None]
+            left += sum(r is None for r in loaded)
+            grid = grid_of(Path(it))
         off = results_ledger.off_declaration(grid, done) if grid else []
-        if off:  # a run under another arithmetic than its grid declares is not compared with the others
-            print(f"fig_lr_sensitivity: left out of {it}, not under the declared arithmetic: "
-                  + ", ".join(f"{r.run} (bf16 {r.bf16_mode})" for r in off), file=sys.stderr)
-        runs += [r for r in done if all(r is not o for o in off)]
-        left += sum(r is None for r in loaded)
+        if off:  # a run not made as its grid declares is not compared with the others
+            print(f"fig_lr_sensitivity: left out of {it}, not made as declared: "
+                  + ", ".join(f"{r.run} ({why})" for r, why in off), file=sys.stderr)
+        runs += [r for r in done if all(r is not o for o, _ in off)]
     return runs, left
 
 

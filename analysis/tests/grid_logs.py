@@ -19,14 +19,14 @@ INDEX = {"A": 0, "B": 1, "C": 2, "Q": 6}
 def run_log(run_dir: Path, key: str, lr: float, seed: int, final_val: float, drift: float = 1e-3,
             precision: str = "bf16", threads: int = 1, diverged: bool = False, stable: bool = True,
             signed_logit: float | None = None, first_loss: float = 9.9, steps: int = 20,
-            bf16_mode: str | None = None) -> Path:
+            bf16_mode: str | None = None, cpu_bf16: str = "", device: str = "cpu") -> Path:
     """One finished run: its summary as the trainer writes it, a loss series and heads samples; a bf16 run's mode
     by default the CPU bf16 grids' declared "emulated"."""
     if bf16_mode is None:
         bf16_mode = "emulated" if precision == "bf16" else ""
     run_dir.mkdir(parents=True, exist_ok=True)
     path = run_dir / "log.h5"
-    cfg = {"lr": lr, "seed": seed, "precision": precision, "threads": threads, "condition": key}
+    cfg = {"lr": lr, "seed": seed, "precision": precision, "threads": threads, "condition": key, "device": device}
     with h5py.File(path, "w", libver="latest") as f:
         write_root(f, "gpt2/train", f"gaugelab train --lr {lr} --seed {seed} --condition {key}", cfg, seed, threads)
         f.attrs["git_sha"] = "abc1234"
@@ -53,6 +53,8 @@ def run_log(run_dir: Path, key: str, lr: float, seed: int, final_val: float, dri
                 "steps": steps, "precision": precision}
         if bf16_mode:
             summ["bf16_mode"] = bf16_mode
+        if cpu_bf16:
+            summ["cpu_bf16"] = cpu_bf16
         if diverged:
             summ["stop_reason"] = "non-finite loss"
         for k, v in summ.items():
@@ -62,7 +64,8 @@ def run_log(run_dir: Path, key: str, lr: float, seed: int, final_val: float, dri
 
 def quadratic_grid(root: Path, keys, lrs, seeds, best_lr: dict, curvature: float = 0.3, drift: dict | None = None,
                    precision: str = "bf16", noise: float = 0.01, threads: int | None = None,
-                   arm: str = "", bf16_mode: str | None = None) -> list[Path]:
+                   arm: str = "", bf16_mode: str | None = None, cpu_bf16: str = "",
+                   device: str = "cpu") -> list[Path]:
     """A grid whose final loss is 5 + curvature·(log10 lr − log10 best_lr[key])² + seed noise, one run per cell, named
     as manifest._lr_grid names them (<key>_lr<lr>_s<seed>[_t<threads>][_<arm>]); `arm` a manifest.PRECISION_ARMS
     word ("bf16-native" logs bf16_mode native); without one a bf16 run logs bf16_mode `bf16_mode`, by default the
@@ -78,5 +81,6 @@ def quadratic_grid(root: Path, keys, lrs, seeds, best_lr: dict, curvature: float
                 d = (drift or {}).get(k, 1e-3) * (1 + rng.random())
                 name = f"{k}_lr{lr}_s{seed}" + (f"_t{threads}" if threads else "") + (f"_{arm}" if arm else "")
                 out.append(run_log(root / name, k, float(lr), seed, v, drift=d, precision=precision,
-                                   threads=threads or 1, bf16_mode=arm.removeprefix("bf16-") if arm else bf16_mode))
+                                   threads=threads or 1, bf16_mode=arm.removeprefix("bf16-") if arm else bf16_mode,
+                                   cpu_bf16=cpu_bf16, device=device))
     return out

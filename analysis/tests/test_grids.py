@@ -219,7 +219,7 @@ def test_the_runner_sets_aside_and_reruns_a_run_made_under_another_bf16_mode(tmp
         f["summary"].attrs["completed"] = 0
     mf.run_grid(tmp_path, "lr_sensitivity_bf16_null", {}, 1, (1, 8), [])  # runs 1 and 9: 1 kept, as declared
     assert ran == [names[9]] and (root / names[1] / "log.h5").exists()
-    assert (aside / f"{names[9]}.bf16-native" / "log.h5").exists()
+    assert (aside / f"{names[9]}.bf16-emulated+native" / "log.h5").exists()  # config native, summary emulated
 
 
 def test_the_hardware_emulation_check_runs_only_on_a_cpu_with_bf16_matmul(tmp_path, monkeypatch):
@@ -237,3 +237,35 @@ def test_the_hardware_emulation_check_runs_only_on_a_cpu_with_bf16_matmul(tmp_pa
     with pytest.raises(ValueError, match="runs only on a CPU with bf16 matmul"):
         mf.run_grid(tmp_path, "bf16_emulation_check_hw", {}, 1, (0, 1), [])
     assert not (tmp_path / "runs").exists()  # refused before anything is made
+    monkeypatch.setattr(manifest, "cpu_has_bf16", lambda cpuinfo=None: True)
+    for sets in ({"root": "runs/elsewhere"}, {"extra+": "--device cuda"}):  # its runs as declared, or none
+        with pytest.raises(ValueError, match="takes no --set"):
+            mf.run_grid(tmp_path, "bf16_emulation_check_hw", sets, 1, (0, 1), [])
+
+
+def test_the_runner_sets_aside_a_finished_run_its_grid_leaves_out(tmp_path, monkeypatch, capsys):
+    import grid_logs
+    import make_figures as mf
+    import results_ledger as rl
+
+    names = rl.declared_runs("bf16_emulation_check_hw")
+    ran = []
+    monkeypatch.setattr(manifest, "cpu_has_bf16", lambda cpuinfo=None: True)
+    monkeypatch.setattr(mf, "ROOT", tmp_path)
+    monkeypatch.setattr(mf, "run_experiments", lambda *a, **k: None)
+    monkeypatch.setattr(mf, "run_one", lambda b, k, e, launch=None, to_file=False:
+                        ran.append(Path(k).name) or (k, 0.0, subprocess.CompletedProcess([], 0)))
+    monkeypatch.setattr(rl, "recorded", lambda name: set())
+    monkeypatch.setattr(rl, "write", lambda name: tmp_path / "ledger.csv")
+    root = tmp_path / "runs" / "bf16_emulation_check_hw"
+    mode = names[0].rsplit("_bf16-", 1)[1]
+    grid_logs.run_log(root / names[0], "A", 2.68e-3, 42, 5.6, bf16_mode=mode, cpu_bf16="-")  # no bf16 matmul shown
+    grid_logs.run_log(root / names[1], "A", 2.68e-3, 42, 5.6, bf16_mode=names[1].rsplit("_bf16-", 1)[1],
+                      cpu_bf16="avx512_bf16")
+    mf.run_grid(tmp_path, "bf16_emulation_check_hw", {}, 1, (0, 8), [])  # runs 0 and 8
+    assert ran == [names[0], names[8]]
+    assert (root.with_name(f"{root.name}.set-aside") / f"{names[0]}.off-declaration" / "log.h5").exists()
+    assert "it was not made as the grid declares (cpu-bf16)" in capsys.readouterr().out
+    ran.clear()
+    mf.run_grid(tmp_path, "bf16_emulation_check_hw", {}, 1, (1, 8), [])  # runs 1 and 9: 1 kept
+    assert ran == [names[9]]

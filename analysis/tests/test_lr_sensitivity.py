@@ -159,7 +159,7 @@ def test_the_figure_leaves_out_a_run_its_grid_did_not_declare_the_arithmetic_of(
                              bf16_mode="native")
     runs, left = lrs.read_runs([str(null)])
     assert sorted(r.run for r in runs) == ["C_lr2.68e-3_s123_t1", "C_lr2.68e-3_s42_t1", "C_lr2.68e-3_s42_t2"]
-    assert "not under the declared arithmetic: C_lr2.68e-3_s123_t2 (bf16 native)" in capsys.readouterr().err
+    assert "not made as declared: C_lr2.68e-3_s123_t2 (bf16 native)" in capsys.readouterr().err
     other = tmp_path / "elsewhere"  # a folder that is no grid's: read as it is
     grid_logs.quadratic_grid(other, "C", [manifest.SEED_REGIME_LR], [123], {"C": 2.68e-3}, bf16_mode="native")
     assert len(lrs.read_runs([str(other)])[0]) == 1

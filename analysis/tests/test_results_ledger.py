@@ -130,10 +130,10 @@ def test_the_emulation_check_keeps_natives_drift_or_says_it_does_not(tmp_path):
 def test_a_ledger_from_before_the_bf16_mode_column_still_reads(tmp_path):
     _bf16_slice(tmp_path, {"A": 3e-3, "B": 1.5e-7, "C": 3e-3})
     text = rl.write("lr_sensitivity_bf16", root=tmp_path, results=tmp_path / "results").read_text()
-    assert rl.COLUMNS[-1] == "bf16_mode"
-    old = "\n".join(ln if ln.startswith("#") or not ln else ln.rsplit(",", 1)[0] for ln in text.splitlines())
+    assert rl.COLUMNS[-3:] == ("bf16_mode", "cpu_bf16", "device")
+    old = "\n".join(ln if ln.startswith("#") or not ln else ln.rsplit(",", 3)[0] for ln in text.splitlines())
     runs = rl.loads(old).runs
-    assert len(runs) == 24 and all(r.bf16_mode == "" for r in runs)
+    assert len(runs) == 24 and all(r.bf16_mode == "" and r.cpu_bf16 == "" and r.device == "" for r in runs)
 
 
 def test_late_instability_verdict_counts_spike_rule_failures(tmp_path):
@@ -211,13 +211,13 @@ def test_a_run_under_another_arithmetic_than_declared_is_left_out_named_and_run_
     g = rl.load_grid("lr_sensitivity_bf16_null", root=tmp_path, results=results)
     off = f"C_lr{manifest.SEED_REGIME_LR}_s{SEEDS8[1]}_t2"
     assert len(g.runs) == 3 and off not in {r.run for r in g.runs}
-    assert g.source.endswith(f"3 of 16 runs; left out, not under the declared arithmetic: {off} (bf16 native)")
+    assert g.source.endswith(f"3 of 16 runs; left out, not made as declared: {off} (bf16 native)")
     text = rl.write("lr_sensitivity_bf16_null", root=tmp_path, results=results).read_text()
     assert len(rl.loads(text).runs) == 4  # the ledger keeps every run as it ran
     assert rl.recorded("lr_sensitivity_bf16_null", results=results) == {r.run for r in g.runs}
     shutil.rmtree(tmp_path / "runs")  # another machine: from the ledger alone, the same run is left out
     g = rl.load_grid("lr_sensitivity_bf16_null", root=tmp_path, results=results)
-    assert len(g.runs) == 3 and g.source.endswith(f"left out, not under the declared arithmetic: {off} (bf16 native)")
+    assert len(g.runs) == 3 and g.source.endswith(f"left out, not made as declared: {off} (bf16 native)")
 
 
 def test_the_cpu_bf16_grids_declare_one_arithmetic_for_every_run():
@@ -225,3 +225,38 @@ def test_the_cpu_bf16_grids_declare_one_arithmetic_for_every_run():
         modes = rl.declared_bf16_modes(name)
         assert set(modes) == set(rl.declared_runs(name)) and set(modes.values()) == {"emulated"}, name
     assert set(rl.declared_bf16_modes("bf16_emulation_check").values()) == {"native", "emulated"}
+
+
+
+def test_the_hardware_check_counts_only_runs_that_show_a_cpu_with_bf16_matmul(tmp_path):
+    """Its rule lives where the run set is read: a run that logged no bf16 matmul flags, or ran on a GPU, is left out
+    with the reason, from logs and from the ledger alike; the row says "not run here" until the runs that count are."""
+    hw = next(c for c in t1.REGIME if "hardware" in c.label)
+    root = tmp_path / "runs" / "bf16_emulation_check_hw"
+    for arm in ("bf16-native", "bf16-emulated"):
+        grid_logs.quadratic_grid(root, "AC", [manifest.SEED_REGIME_LR], SEEDS8[:4], {k: 2.68e-3 for k in "AC"},
+                                 arm=arm, drift={"A": 3e-3, "C": 3e-3}, cpu_bf16="-")
+    g = rl.load_grid("bf16_emulation_check_hw", root=tmp_path, results=tmp_path / "results")
+    assert g is None or not g.runs
+    _, verdict = figure_index.regime_row(hw, tmp_path, tmp_path / "results")
+    assert verdict.startswith("not run here")
+    shutil.rmtree(root)
+    for arm in ("bf16-native", "bf16-emulated"):
+        grid_logs.quadratic_grid(root, "AC", [manifest.SEED_REGIME_LR], SEEDS8[:4], {k: 2.68e-3 for k in "AC"},
+                                 arm=arm, drift={"A": 3e-3, "C": 3e-3}, cpu_bf16="avx512_bf16")
+    grid_logs.run_log(root / f"A_lr{manifest.SEED_REGIME_LR}_s{SEEDS8[0]}_bf16-native", "A", 2.68e-3, SEEDS8[0], 5.0,
+                      drift=3e-3, bf16_mode="native", cpu_bf16="avx512_bf16", device="cuda:0")
+    g = rl.load_grid("bf16_emulation_check_hw", root=tmp_path, results=tmp_path / "results")
+    assert len(g.runs) == 15 and "device cuda:0" in g.source
+    rl.write("bf16_emulation_check_hw", root=tmp_path, results=tmp_path / "results")
+    shutil.rmtree(tmp_path / "runs")  # from the ledger alone: the same run is left out, for the same reason
+    g = rl.load_grid("bf16_emulation_check_hw", root=tmp_path, results=tmp_path / "results")
+    assert len(g.runs) == 15 and "not on a CPU with bf16 matmul" in g.source
+
+
+def test_one_reading_of_how_a_runs_bf16_ran():
+    assert lr_grid.bf16_modes({"bf16-mode": "emulated", "precision": "bf16"}, {"bf16_mode": "emulated"}) == "emulated"
+    assert lr_grid.bf16_modes({"bf16-mode": "native"}, {"bf16_mode": "emulated", "precision": "bf16"}) == \
+        "emulated+native"  # resumed under another mode
+    assert lr_grid.bf16_modes({"bf16-mode": "auto", "precision": "bf16"}, {}) == "unknown"  # started, nothing logged
+    assert lr_grid.bf16_modes({"precision": "fp32"}, {"bf16_mode": "-"}) == "-"
