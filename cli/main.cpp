@@ -123,7 +123,7 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (verb == "--version") {
-    std::cout << "gaugelab " << gaugelab::io::kVersion << " (" << gaugelab::io::kGitSha << ")\n";
+    std::cout << "gaugelab " << gaugelab::io::kVersion << " (" << gaugelab::io::git_sha() << ")\n";
     return 0;
   }
   if (verb == "--probe-batch") {

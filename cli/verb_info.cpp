@@ -19,7 +19,7 @@ int verb_info(const Args& args) {
   io::Options opts("info", "Prints the build (version, git sha, build type), the cores OpenMP sees and, "
                            "when built with the GPT-2 tier, the LibTorch version and devices.");
   if (!opts.parse(args)) return 0;
-  std::cout << "gaugelab   " << io::kVersion << " (git " << io::kGitSha << ", " << io::kBuildType << ")\n"
+  std::cout << "gaugelab   " << io::kVersion << " (git " << io::git_sha() << ", " << io::kBuildType << ")\n"
             << "cores      " << io::available_cores() << "\n";
 #ifdef GAUGELAB_WITH_TORCH
   std::cout << gpt2::torch_info();

@@ -143,7 +143,7 @@ RunLog RunLog::create(const std::string& path, const Provenance& prov, bool forc
   s->lock = WriterLock::acquire(s->staging);
   const hid_t root = s->file.get();
   h5::write_attr(root, "gaugelab_version", std::string(kVersion), path);
-  h5::write_attr(root, "git_sha", std::string(kGitSha), path);
+  h5::write_attr(root, "git_sha", std::string(git_sha()), path);
   h5::write_attr(root, "kind", prov.kind, path);
   h5::write_attr(root, "command", shell_join(prov.argv), path);
   h5::write_attr(root, "config_json", prov.config.dump(), path);

@@ -90,7 +90,7 @@ TEST_CASE("run log: every part of the schema round-trips through the C++ reader"
   RunLogReader r(path);
   const RootAttrs root = r.root();
   CHECK(root.gaugelab_version == kVersion);
-  CHECK(root.git_sha == kGitSha);
+  CHECK(root.git_sha == git_sha());
   CHECK(root.kind == "toy/relu");
   CHECK(root.command == "gaugelab toy relu --lr 0.1 --name 'a b' --note 'it'\\''s'");
   CHECK(root.config() == example_provenance().config);
