@@ -65,6 +65,7 @@ class Run:
     cpu_bf16: str = ""                 # the CPU's bf16 matmul instructions ("avx512_bf16 amx_bf16"), "-" for none,
                                        # "" in a log from before it was logged
     device: str = ""                   # --device as run ("cpu", "cuda:0"); "" in a log from before it was read here
+    processes: int = 0                 # how many processes made the run (a resumed run: more than 1); 0 not read
 
     def __post_init__(self):
         if math.isnan(self.attn_max) and len(self.attn) and np.isfinite(self.attn).any():
@@ -150,7 +151,7 @@ def load(path: Path) -> Run | None:
                n_spikes=int(summ.get("n_spikes", 0)), steps=int(summ.get("steps", 0)),
                precision=str(summ.get("precision", cfg.get("precision", ""))),
                bf16_mode=bf16_modes(cfg, summ), cpu_bf16=str(summ.get("cpu_bf16", "")),
-               device=str(cfg.get("device", "")),
+               device=str(cfg.get("device", "")), processes=int(summ.get("processes", 0) or 0),
                threads=int(cfg.get("threads", prov.get("threads", 0)) or 0),
                attn_signed_max=float(np.nanmax(signed)) if np.isfinite(signed).any() else math.nan,
                run=Path(path).parent.name if Path(path).name == "log.h5" else Path(path).stem,

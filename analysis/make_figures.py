@@ -223,50 +223,56 @@ def parse_shard(text: str) -> tuple[int, int]:
     return i, n
 
 
-def held_open(path: Path) -> bool:
-    """Whether a process on this machine has `path` open (a run still writing its log): /proc/*/fd, Linux."""
-    target = os.path.realpath(path)
-    for fd_dir in Path("/proc").glob("[0-9]*/fd"):
-        try:
-            if any(os.path.realpath(fd) == target for fd in fd_dir.iterdir()):
-                return True
-        except OSError:  # a process that ended, or one not ours to read
-            continue
-    return False
-
-
 def set_aside_if_off_declaration(grid: str, name: str, exp: dict) -> None:
     """A run not made as its grid declares is moved out of the grid's folder, to <grid root>.set-aside/<run>.<why>
     with its output, kept, and run again from the start: a log, finished or not, that ran bf16 under another mode than
     its arguments declare (lr_grid.bf16_modes: a run started before the grid declared one, since `auto` chooses by
     machine and load; a bf16 run that logged no mode), or a finished run that results_ledger.off_declaration leaves
-    out (e.g. one that does not show the CPU its grid requires). A log some process still has open is left alone."""
+    out (e.g. one that does not show the CPU its grid requires). A run whose trainer is live (it holds its directory's
+    lock, io::WriterLock) is left alone, and said so."""
+    import fcntl
+
     want = manifest.flag_value(exp["args"], "--bf16-mode")
     log = ROOT / exp["out"]
     if not log.exists():
         return
     got = lr_grid.logged_bf16_modes(log) if want is not None else None
-    why = f"bf16-{got}" if got is not None and got != want else ""
-    if not why and manifest.GRID_REQUIRES.get(grid) and finished(log):
+    why, said = "", ""
+    if got is not None and got != want:
+        why, said = f"bf16-{got}", f"its log ran bf16 {got}, the grid declares {want}"
+    elif manifest.GRID_REQUIRES.get(grid) and finished(log):
         import results_ledger
 
-        run = lr_grid.load(log)
-        why = "off-declaration" if run is not None and results_ledger.off_declaration(grid, [run]) else ""
-    if not why or held_open(log):
+        try:
+            run = lr_grid.load(log)
+        except Exception as err:  # noqa: BLE001 - a log that cannot be read whole is not judged here
+            print(f"[grid] {name}: its log cannot be read whole ({err}); left as it is", flush=True)
+            return
+        off = results_ledger.off_declaration(grid, [run]) if run is not None else []
+        if off:
+            why, said = "off-declaration", f"it was not made as the grid declares: {off[0][1]}"
+    if not why:
         return
     src = ROOT / exp.get("out_arg", exp["out"])
-    aside = src.parent.with_name(f"{src.parent.name}.set-aside")
-    aside.mkdir(parents=True, exist_ok=True)
-    dest, k = aside / f"{src.name}.{why}", 1
-    while dest.exists():
-        k += 1
-        dest = aside / f"{src.name}.{why}-{k}"
-    src.rename(dest)
+    fd = os.open(src, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # the trainer's own lock on its run directory
+        except BlockingIOError:
+            print(f"[grid] {name}: {said}, but its trainer is running: left as it is", flush=True)
+            return
+        aside = src.parent.with_name(f"{src.parent.name}.set-aside")
+        aside.mkdir(parents=True, exist_ok=True)
+        dest, k = aside / f"{src.name}.{why}", 1
+        while dest.exists():
+            k += 1
+            dest = aside / f"{src.name}.{why}-{k}"
+        src.rename(dest)
+    finally:
+        os.close(fd)
     txt = src.with_name(f"{src.name}.txt")
     if txt.exists():
         txt.rename(dest.with_name(f"{dest.name}.txt"))
-    said = f"its log ran bf16 {got}, the grid declares {want}" if why.startswith("bf16-") else \
-        f"it was not made as the grid declares ({manifest.GRID_REQUIRES.get(grid)})"
     print(f"[grid] {name}: {said}: moved to {dest.relative_to(ROOT) if dest.is_relative_to(ROOT) else dest}, run again",
           flush=True)
 

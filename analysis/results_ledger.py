@@ -34,7 +34,8 @@ RESULTS = ROOT / "analysis" / "results"
 # go at the end: a ledger written before one was added has a prefix of these and still reads.
 COLUMNS = ("run", "cond", "key", "title", "reference", "index", "muon", "offset", "lr", "seed", "precision", "threads",
            "steps", "diverged", "stop", "stable", "n_spikes", "first_loss", "final_val", "best_val", "drift",
-           "eff_imbalance", "attn_max", "attn_signed_max", "sqk_max", "git_sha", "bf16_mode", "cpu_bf16", "device")
+           "eff_imbalance", "attn_max", "attn_signed_max", "sqk_max", "git_sha", "bf16_mode", "cpu_bf16", "device",
+           "processes")
 _TYPES = {f.name: f.type for f in fields(lr_grid.Run)}
 
 
@@ -133,7 +134,13 @@ def write(name: str, root: Path = ROOT, results: Path = RESULTS) -> Path:
             f.write(dumps(name, g.runs, g.source.rsplit(":", 1)[0]))
             f.flush()
             os.fsync(f.fileno())
+        os.chmod(tmp, 0o644)  # as a file written plainly (mkstemp's is 0600)
         os.replace(tmp, path)
+        dfd = os.open(path.parent, os.O_RDONLY)
+        try:
+            os.fsync(dfd)  # the rename itself on disk
+        finally:
+            os.close(dfd)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
@@ -155,7 +162,8 @@ class GridRuns:
 
 def declared_bf16_modes(name: str) -> dict[str, str]:
     """{run: the bf16 mode its arguments declare} for the runs of grid `name` that declare one (--bf16-mode)."""
-    modes = {Path(d).name: manifest.flag_value(e["args"], "--bf16-mode") for d, e in manifest.grid(name).items()}
+    modes = {Path(d).name: manifest.flag_value(e["args"], "--bf16-mode") for d, e in manifest.grid(name).items()
+             if manifest.flag_value(e["args"], "--precision") == "bf16"}  # a float32 run has no bf16 mode to keep
     return {k: v for k, v in modes.items() if v is not None}
 
 
@@ -172,6 +180,9 @@ def off_declaration(name: str, runs: list) -> list[tuple]:
         elif needs_cpu_bf16 and (r.cpu_bf16 in ("", "-") or not r.device.startswith("cpu")):
             out.append((r, f"not on a CPU with bf16 matmul: cpu_bf16 {r.cpu_bf16 or 'not logged'}, "
                            f"device {r.device or 'not logged'}"))
+        elif needs_cpu_bf16 and r.processes != 1:  # the CPU and device are its last process's: one process only
+            out.append((r, f"made in {r.processes or 'an unknown number of'} processes, of which only the last "
+                           "logged its CPU"))
     return out
 
 

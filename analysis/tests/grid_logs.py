@@ -19,7 +19,7 @@ INDEX = {"A": 0, "B": 1, "C": 2, "Q": 6}
 def run_log(run_dir: Path, key: str, lr: float, seed: int, final_val: float, drift: float = 1e-3,
             precision: str = "bf16", threads: int = 1, diverged: bool = False, stable: bool = True,
             signed_logit: float | None = None, first_loss: float = 9.9, steps: int = 20,
-            bf16_mode: str | None = None, cpu_bf16: str = "", device: str = "cpu") -> Path:
+            bf16_mode: str | None = None, cpu_bf16: str = "", device: str = "cpu", processes: int = 1) -> Path:
     """One finished run: its summary as the trainer writes it, a loss series and heads samples; a bf16 run's mode
     by default the CPU bf16 grids' declared "emulated"."""
     if bf16_mode is None:
@@ -50,7 +50,7 @@ def run_log(run_dir: Path, key: str, lr: float, seed: int, final_val: float, dri
                 "optimizer": "adamw", "seed": seed, "final_val_loss": final_val, "best_val_loss": final_val,
                 "final_drift_max": drift, "final_eff_imbalance_max": 0.3, "n_spikes": 0 if stable else 12,
                 "stable": int(stable and not diverged), "diverged": int(diverged), "completed": int(not diverged),
-                "steps": steps, "precision": precision}
+                "steps": steps, "precision": precision, "processes": processes}
         if bf16_mode:
             summ["bf16_mode"] = bf16_mode
         if cpu_bf16:

@@ -1,5 +1,6 @@
 """cmake/build_sha.cmake, run at every build: the git sha a binary reports is the commit it was built from (a new
-commit after the build directory was configured included), "-dirty" when tracked files differ from it, and the
+commit after the build directory was configured included), "-dirty" when a build input differs from it (new
+files among them), and the
 file is rewritten only when that text changes (so an unchanged commit recompiles nothing)."""
 from __future__ import annotations
 
@@ -34,8 +35,9 @@ def test_the_sha_follows_each_commit_and_says_dirty(tmp_path):
     repo, out = tmp_path / "repo", tmp_path / "build_sha.cpp"
     repo.mkdir()
     git(repo, "init", "-q")
-    (repo / "a.txt").write_text("1\n")
-    git(repo, "add", "a.txt")
+    (repo / "src").mkdir()
+    (repo / "src" / "a.cpp").write_text("int a = 1;\n")
+    git(repo, "add", "src/a.cpp")
     git(repo, "commit", "-qm", "one")
     run(repo, out)
     first = git(repo, "rev-parse", "--short=12", "HEAD")
@@ -43,16 +45,25 @@ def test_the_sha_follows_each_commit_and_says_dirty(tmp_path):
     stamp = out.stat().st_mtime_ns
     run(repo, out)  # the same commit: the file is left as it is
     assert out.stat().st_mtime_ns == stamp
-    (repo / "a.txt").write_text("2\n")
+    (repo / "src" / "a.cpp").write_text("int a = 2;\n")  # a changed source
     run(repo, out)
     assert sha_of(out) == f"{first}-dirty"
     git(repo, "commit", "-qam", "two")
     run(repo, out)
     second = git(repo, "rev-parse", "--short=12", "HEAD")
     assert second != first and sha_of(out) == second
-    (repo / "new.txt").write_text("untracked\n")  # an untracked file is not a change to the built sources
+    (repo / "new.txt").write_text("untracked\n")  # a file outside the build's folders is not a build input
+    (repo / "analysis").mkdir()
+    (repo / "analysis" / "ledger.csv").write_text("a\n")
+    git(repo, "add", "analysis/ledger.csv")
+    git(repo, "commit", "-qm", "three")
+    third = git(repo, "rev-parse", "--short=12", "HEAD")
+    (repo / "analysis" / "ledger.csv").write_text("b\n")  # a results ledger rewritten by a grid: not either
     run(repo, out)
-    assert sha_of(out) == second
+    assert sha_of(out) == third
+    (repo / "src" / "x.cpp").write_text("int x;\n")  # a new source the libraries' globs compile in: dirty
+    run(repo, out)
+    assert sha_of(out) == f"{third}-dirty"
     plain = tmp_path / "plain"  # a source tree outside any git checkout
     plain.mkdir()
     run(plain, out)

@@ -265,7 +265,22 @@ def test_the_runner_sets_aside_a_finished_run_its_grid_leaves_out(tmp_path, monk
     mf.run_grid(tmp_path, "bf16_emulation_check_hw", {}, 1, (0, 8), [])  # runs 0 and 8
     assert ran == [names[0], names[8]]
     assert (root.with_name(f"{root.name}.set-aside") / f"{names[0]}.off-declaration" / "log.h5").exists()
-    assert "it was not made as the grid declares (cpu-bf16)" in capsys.readouterr().out
+    assert "it was not made as the grid declares: not on a CPU with bf16 matmul: cpu_bf16 -" in capsys.readouterr().out
     ran.clear()
     mf.run_grid(tmp_path, "bf16_emulation_check_hw", {}, 1, (1, 8), [])  # runs 1 and 9: 1 kept
     assert ran == [names[9]]
+    # a run its trainer still holds (the directory lock io::WriterLock takes) is left where it is, and said so
+    import fcntl
+    import os
+
+    grid_logs.run_log(root / names[2], "C", 2.68e-3, 42, 5.6, bf16_mode=names[2].rsplit("_bf16-", 1)[1], cpu_bf16="-")
+    fd = os.open(root / names[2], os.O_RDONLY | os.O_DIRECTORY)
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    try:
+        ran.clear()
+        capsys.readouterr()
+        mf.run_grid(tmp_path, "bf16_emulation_check_hw", {}, 1, (2, 8), [])  # runs 2 and 10
+    finally:
+        os.close(fd)
+    assert (root / names[2] / "log.h5").exists() and "but its trainer is running: left as it is" in capsys.readouterr().out
+    assert ran == [names[10]]

@@ -130,10 +130,11 @@ def test_the_emulation_check_keeps_natives_drift_or_says_it_does_not(tmp_path):
 def test_a_ledger_from_before_the_bf16_mode_column_still_reads(tmp_path):
     _bf16_slice(tmp_path, {"A": 3e-3, "B": 1.5e-7, "C": 3e-3})
     text = rl.write("lr_sensitivity_bf16", root=tmp_path, results=tmp_path / "results").read_text()
-    assert rl.COLUMNS[-3:] == ("bf16_mode", "cpu_bf16", "device")
-    old = "\n".join(ln if ln.startswith("#") or not ln else ln.rsplit(",", 3)[0] for ln in text.splitlines())
+    assert rl.COLUMNS[-4:] == ("bf16_mode", "cpu_bf16", "device", "processes")
+    old = "\n".join(ln if ln.startswith("#") or not ln else ln.rsplit(",", 4)[0] for ln in text.splitlines())
     runs = rl.loads(old).runs
-    assert len(runs) == 24 and all(r.bf16_mode == "" and r.cpu_bf16 == "" and r.device == "" for r in runs)
+    assert len(runs) == 24 and all(r.bf16_mode == "" and r.cpu_bf16 == "" and r.device == "" and r.processes == 0
+                                   for r in runs)
 
 
 def test_late_instability_verdict_counts_spike_rule_failures(tmp_path):
@@ -252,6 +253,12 @@ def test_the_hardware_check_counts_only_runs_that_show_a_cpu_with_bf16_matmul(tm
     shutil.rmtree(tmp_path / "runs")  # from the ledger alone: the same run is left out, for the same reason
     g = rl.load_grid("bf16_emulation_check_hw", root=tmp_path, results=tmp_path / "results")
     assert len(g.runs) == 15 and "not on a CPU with bf16 matmul" in g.source
+    # a resumed run logs only its last process's CPU: one process or it does not count
+    grid_logs.run_log(tmp_path / "runs" / "bf16_emulation_check_hw" / f"C_lr{manifest.SEED_REGIME_LR}_s{SEEDS8[1]}"
+                      "_bf16-native", "C", 2.68e-3, SEEDS8[1], 5.0, drift=3e-3, bf16_mode="native",
+                      cpu_bf16="avx512_bf16", processes=2)
+    g = rl.load_grid("bf16_emulation_check_hw", root=tmp_path, results=tmp_path / "results")
+    assert len(g.runs) == 14 and "made in 2 processes, of which only the last logged its CPU" in g.source
 
 
 def test_one_reading_of_how_a_runs_bf16_ran():
