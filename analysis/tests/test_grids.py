@@ -16,6 +16,23 @@ ROOT = Path(__file__).resolve().parents[2]
 BUILD = Path(os.environ.get("GAUGELAB_BUILD_DIR", ROOT / "build"))
 
 
+def fake_runner(monkeypatch, tmp_path: Path, ledger_holds=frozenset()) -> list[str]:
+    """make_figures.run_grid with its runs faked: the names it runs are appended to the returned list; no log of
+    the grid under tmp_path unless a test writes one; the ledger holds `ledger_holds` and is never written."""
+    import make_figures as mf
+    import results_ledger as rl
+
+    ran: list[str] = []
+    monkeypatch.setattr(mf, "ROOT", tmp_path)
+    monkeypatch.setattr(mf, "run_experiments", lambda *a, **k: None)
+    monkeypatch.setattr(mf, "run_one", lambda b, k, e, launch=None, to_file=False:
+                        ran.append(Path(k).name) or (k, 0.0, subprocess.CompletedProcess([], 0)))
+    monkeypatch.setattr(rl, "recorded", lambda name: set(ledger_holds))
+    monkeypatch.setattr(rl, "write", lambda name: tmp_path / "ledger.csv")
+    monkeypatch.setattr(rl, "load_grid", lambda name, *a, **k: object())
+    return ran
+
+
 @pytest.mark.parametrize("name", sorted(manifest.GRIDS))
 def test_every_grid_builds_unique_runs(name):
     over = {"data": "runs/data/owt"} if name in ("seed000_conditions", "seed000_frequency") else {}
@@ -159,18 +176,8 @@ def test_the_runner_skips_the_runs_its_ledger_holds_and_ledgers_each_finished_ru
     import results_ledger as rl
 
     names = rl.declared_runs("lr_sensitivity_bf16")
-    ran, writes = [], []
-
-    def fake_run(binary, k, e, launch=None, to_file=False):
-        ran.append(Path(k).name)
-        return k, 0.0, subprocess.CompletedProcess([], 0)
-
-    monkeypatch.setattr(mf, "ROOT", tmp_path)  # no log of the grid is here
-    monkeypatch.setattr(mf, "run_experiments", lambda *a, **k: None)
-    monkeypatch.setattr(mf, "run_one", fake_run)
-    monkeypatch.setattr(rl, "recorded", lambda name: {names[0], names[216]})
+    ran, writes = fake_runner(monkeypatch, tmp_path, {names[0], names[216]}), []
     monkeypatch.setattr(rl, "write", lambda name: writes.append(name) or tmp_path / "ledger.csv")
-    monkeypatch.setattr(rl, "load_grid", lambda name: object())
     mf.run_grid(tmp_path, "lr_sensitivity_bf16", {}, 1, (0, 108), [])  # the shard: runs 0, 108, 216, 324
     assert ran == [names[108], names[324]]
     assert "2 more in its ledger (logs elsewhere; --rerun-ledger runs them again)" in capsys.readouterr().out
@@ -191,14 +198,7 @@ def test_the_runner_sets_aside_and_reruns_a_run_made_under_another_bf16_mode(tmp
     import results_ledger as rl
 
     names = rl.declared_runs("lr_sensitivity_bf16_null")
-    ran = []
-    monkeypatch.setattr(mf, "ROOT", tmp_path)
-    monkeypatch.setattr(mf, "run_experiments", lambda *a, **k: None)
-    monkeypatch.setattr(mf, "run_one", lambda b, k, e, launch=None, to_file=False:
-                        ran.append(Path(k).name) or (k, 0.0, subprocess.CompletedProcess([], 0)))
-    monkeypatch.setattr(rl, "recorded", lambda name: set())
-    monkeypatch.setattr(rl, "write", lambda name: tmp_path / "ledger.csv")
-    monkeypatch.setattr(rl, "load_grid", lambda name: object())
+    ran = fake_runner(monkeypatch, tmp_path)
     root = tmp_path / "runs" / "lr_sensitivity_bf16_null"
     grid_logs.run_log(root / names[0], "C", 2.68e-3, 42, 5.6, bf16_mode="native")    # auto chose native there
     grid_logs.run_log(root / names[1], "C", 2.68e-3, 42, 5.6, bf16_mode="emulated")  # as declared
@@ -249,14 +249,8 @@ def test_the_runner_sets_aside_a_finished_run_its_grid_leaves_out(tmp_path, monk
     import results_ledger as rl
 
     names = rl.declared_runs("bf16_emulation_check_hw")
-    ran = []
     monkeypatch.setattr(manifest, "cpu_has_bf16", lambda cpuinfo=None: True)
-    monkeypatch.setattr(mf, "ROOT", tmp_path)
-    monkeypatch.setattr(mf, "run_experiments", lambda *a, **k: None)
-    monkeypatch.setattr(mf, "run_one", lambda b, k, e, launch=None, to_file=False:
-                        ran.append(Path(k).name) or (k, 0.0, subprocess.CompletedProcess([], 0)))
-    monkeypatch.setattr(rl, "recorded", lambda name: set())
-    monkeypatch.setattr(rl, "write", lambda name: tmp_path / "ledger.csv")
+    ran = fake_runner(monkeypatch, tmp_path)
     root = tmp_path / "runs" / "bf16_emulation_check_hw"
     mode = names[0].rsplit("_bf16-", 1)[1]
     grid_logs.run_log(root / names[0], "A", 2.68e-3, 42, 5.6, bf16_mode=mode, cpu_bf16="-")  # no bf16 matmul shown
