@@ -100,9 +100,10 @@ def bf16_modes(cfg: dict, summ: dict) -> str:
     for a bf16 run that logged neither; "-" for float32. One reading for the runner and the analysis alike."""
     modes = {str(m) for m in (cfg.get("bf16-mode", ""), summ.get("bf16_mode", "")) if m not in ("", "auto", None)}
     precision = str(summ.get("precision", cfg.get("precision", "")))
-    if precision != "bf16":
-        return "-" if precision else "+".join(sorted(modes - {"-"})) or ""
-    return "+".join(sorted(modes - {"-"})) or "unknown"
+    if precision not in ("bf16", ""):
+        return "-"
+    joined = "+".join(sorted(modes - {"-"}))
+    return joined or ("unknown" if precision == "bf16" else "")  # "": a log too old to say its precision
 
 
 def logged_bf16_modes(path: Path) -> str | None:

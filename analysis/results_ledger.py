@@ -107,6 +107,12 @@ class Ledger:
     runs: list
     header: list[str]   # the '#' lines, without the '#'
 
+    @property
+    def grid(self) -> str | None:
+        """The grid of the manifest its first header line names (dumps writes "grid NAME (...)"), or None."""
+        words = self.header[0].split() if self.header else []
+        return words[1] if len(words) > 1 and words[0] == "grid" and words[1] in manifest.GRIDS else None
+
 
 def loads(text: str) -> Ledger:
     header = [ln[1:].strip() for ln in text.splitlines() if ln.startswith("#")]

@@ -263,9 +263,7 @@ def read_runs(items: list[str]) -> tuple[list[Run], int]:
     for it in items:
         if it.endswith(".csv"):
             led = results_ledger.loads(Path(it).read_text())
-            done = led.runs
-            named = led.header[0].split()[1] if led.header and led.header[0].startswith("grid ") else None
-            grid = named if named in manifest.GRIDS else None
+            done, grid = led.runs, led.grid
         else:
             loaded = [lr_grid.load(p) for p in lr_grid.find_logs([it])]
             done = [r for r in loaded if r is not None]

@@ -217,6 +217,7 @@ def test_a_run_under_another_arithmetic_than_declared_is_left_out_named_and_run_
     assert g.source.endswith(f"3 of 16 runs; left out, not made as declared: {off} (bf16 native)")
     text = rl.write("lr_sensitivity_bf16_null", root=tmp_path, results=results).read_text()
     assert len(rl.loads(text).runs) == 4  # the ledger keeps every run as it ran
+    assert rl.loads(text).grid == "lr_sensitivity_bf16_null" and rl.loads(text.replace("# grid lr_sensitivity_bf16_null", "# grid nosuch", 1)).grid is None
     assert rl.recorded("lr_sensitivity_bf16_null", results=results) == {r.run for r in g.runs}
     shutil.rmtree(tmp_path / "runs")  # another machine: from the ledger alone, the same run is left out
     g = rl.load_grid("lr_sensitivity_bf16_null", root=tmp_path, results=results)
