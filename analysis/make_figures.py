@@ -127,6 +127,16 @@ def run_experiments(build: Path, only: set[str] | None, force: bool, jobs: int, 
                 on_done(set(ready))
 
 
+def cpu_bf16(build: Path) -> str:
+    """This machine's CPU bf16 matmul instructions as the build's trainer reads and logs them: `gaugelab info`'s
+    "cpu bf16" line ("avx512_bf16", "-" for none), or "" when the build cannot say (no binary, no such line)."""
+    try:
+        out = subprocess.run([str(build / "gaugelab"), "info"], capture_output=True, text=True, timeout=120).stdout
+    except (OSError, subprocess.SubprocessError):
+        return ""
+    return next((ln[len("cpu bf16"):].strip() for ln in out.splitlines() if ln.startswith("cpu bf16 ")), "")
+
+
 def run_grid(build: Path, name: str, overrides: dict, jobs: int, shard: tuple[int, int], launch: list[str],
              rerun_ledger: bool = False) -> None:
     """Runs grid `name` of the manifest (its needed corpora first): every n-th run from the i-th of its declared
@@ -141,9 +151,9 @@ def run_grid(build: Path, name: str, overrides: dict, jobs: int, shard: tuple[in
         raise ValueError(f"grid {name} takes no --set ({', '.join(overrides)}): its runs are declared for "
                          f"{manifest.GRID_REQUIRES[name]} as they are")
     runs = manifest.grid(name, overrides)
-    if manifest.GRID_REQUIRES.get(name) == "cpu-bf16" and not manifest.cpu_has_bf16():
-        raise ValueError(f"grid {name} runs only on a CPU with bf16 matmul ({' or '.join(manifest.CPU_BF16_FLAGS)} among "
-                         "/proc/cpuinfo's flags); this machine's has neither")
+    if manifest.GRID_REQUIRES.get(name) == "cpu-bf16" and (have := cpu_bf16(build)) in ("", "-"):
+        raise ValueError(f"grid {name} runs only on a CPU with bf16 matmul; `{build / 'gaugelab'} info` says "
+                         f"cpu bf16 {have or '(no such line)'}")
     writable_root(runs)
     needs = set(manifest.GRID_NEEDS.get(name, [])) if "data" not in overrides else set()  # their own corpus else
     if needs:

@@ -418,20 +418,9 @@ GRID_NEEDS = {"lr_sensitivity": ["shakespeare_data"], "lr_sensitivity_offset": [
               "lr_sensitivity_gpu": ["shakespeare_data"], "lr_sensitivity_gpu_math": ["shakespeare_data"],
               "bf16_emulation_check": ["shakespeare_data"], "bf16_emulation_check_hw": ["shakespeare_data"]}
 # What a grid's machine must have for its runs to mean what the grid declares; the runner refuses it elsewhere.
-# "cpu-bf16": a CPU with bf16 matmul instructions (avx512_bf16 or amx_bf16 among /proc/cpuinfo's flags).
+# "cpu-bf16": a CPU with bf16 matmul instructions, as the build's trainer reads them (src/io/cpu_features.hpp's
+# table; `gaugelab info` prints them, each run's summary records them as cpu_bf16).
 GRID_REQUIRES = {"bf16_emulation_check_hw": "cpu-bf16"}
-CPU_BF16_FLAGS = ("avx512_bf16", "amx_bf16")
-
-
-def cpu_has_bf16(cpuinfo: str | None = None) -> bool:
-    """Whether this machine's CPU has bf16 matmul instructions (CPU_BF16_FLAGS), from /proc/cpuinfo's flags."""
-    if cpuinfo is None:
-        try:
-            cpuinfo = Path("/proc/cpuinfo").read_text()
-        except OSError:
-            return False
-    flags = next((ln.split(":", 1)[1].split() for ln in cpuinfo.splitlines() if ln.startswith("flags")), [])
-    return any(f in flags for f in CPU_BF16_FLAGS)
 
 
 def grid(name: str, overrides: dict | None = None) -> dict:

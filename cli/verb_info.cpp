@@ -2,6 +2,7 @@
 #include <iostream>
 
 #include "io/build_info.hpp"
+#include "io/cpu_features.hpp"
 #include "io/options.hpp"
 #include "io/run_flags.hpp"
 #include "verbs.hpp"
@@ -16,11 +17,13 @@ int verb_info(const Args& args) {
 #ifndef GAUGELAB_WITH_TORCH
   exec_torch_build();  // the LibTorch half reports everything below and its LibTorch; returns if absent
 #endif
-  io::Options opts("info", "Prints the build (version, git sha, build type), the cores OpenMP sees and, "
-                           "when built with the GPT-2 tier, the LibTorch version and devices.");
+  io::Options opts("info", "Prints the build (version, git sha, build type), the cores OpenMP sees, the CPU's bf16 "
+                           "matmul instructions (- for none) and, when built with the GPT-2 tier, the LibTorch "
+                           "version and devices.");
   if (!opts.parse(args)) return 0;
   std::cout << "gaugelab   " << io::kVersion << " (git " << io::git_sha() << ", " << io::kBuildType << ")\n"
-            << "cores      " << io::available_cores() << "\n";
+            << "cores      " << io::available_cores() << "\n"
+            << "cpu bf16   " << io::cpu_bf16_matmul_flags() << "\n";
 #ifdef GAUGELAB_WITH_TORCH
   std::cout << gpt2::torch_info();
 #else

@@ -4,6 +4,7 @@ through declared keys; a finished run is skipped on a rerun and a shard takes ev
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -225,19 +226,27 @@ def test_the_runner_sets_aside_and_reruns_a_run_made_under_another_bf16_mode(tmp
 def test_the_hardware_emulation_check_runs_only_on_a_cpu_with_bf16_matmul(tmp_path, monkeypatch):
     import make_figures as mf
 
-    assert manifest.cpu_has_bf16("flags\t\t: fpu sse2 avx2 avx512f avx512_bf16 avx512_vnni\n")
-    assert manifest.cpu_has_bf16("flags\t\t: fpu sse2 amx_bf16 amx_tile\n")
-    assert not manifest.cpu_has_bf16("flags\t\t: fpu sse2 avx2 avx512f avx512_vnni\n")
-    assert not manifest.cpu_has_bf16("processor : 0\n")
+    # the build's own reading (src/io/cpu_features.hpp, tested there), from its `info` line
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    (fake / "gaugelab").write_text("#!/bin/sh\necho 'gaugelab   0.1.0'\necho 'cpu bf16   avx512_bf16 amx_bf16'\n")
+    (fake / "gaugelab").chmod(0o755)
+    assert mf.cpu_bf16(fake) == "avx512_bf16 amx_bf16"
+    (fake / "gaugelab").write_text("#!/bin/sh\necho 'cpu bf16   -'\n")
+    assert mf.cpu_bf16(fake) == "-"
+    (fake / "gaugelab").write_text("#!/bin/sh\necho 'gaugelab   0.1.0'\n")  # an older build: it cannot say
+    assert mf.cpu_bf16(fake) == ""
+    assert mf.cpu_bf16(tmp_path / "no-build") == ""
     hw, sw = manifest.grid("bf16_emulation_check_hw"), manifest.grid("bf16_emulation_check")
     assert [Path(k).name for k in hw] == [Path(k).name for k in sw]  # the same runs, in their own folder
     assert [e["args"] for e in hw.values()] == [e["args"] for e in sw.values()]
-    monkeypatch.setattr(manifest, "cpu_has_bf16", lambda cpuinfo=None: False)
     monkeypatch.setattr(mf, "ROOT", tmp_path)
-    with pytest.raises(ValueError, match="runs only on a CPU with bf16 matmul"):
-        mf.run_grid(tmp_path, "bf16_emulation_check_hw", {}, 1, (0, 1), [])
+    for says, shown in (("-", "cpu bf16 -"), ("", "cpu bf16 (no such line)")):
+        monkeypatch.setattr(mf, "cpu_bf16", lambda build, says=says: says)
+        with pytest.raises(ValueError, match=rf"runs only on a CPU with bf16 matmul; .* info` says {re.escape(shown)}"):
+            mf.run_grid(tmp_path, "bf16_emulation_check_hw", {}, 1, (0, 1), [])
     assert not (tmp_path / "runs").exists()  # refused before anything is made
-    monkeypatch.setattr(manifest, "cpu_has_bf16", lambda cpuinfo=None: True)
+    monkeypatch.setattr(mf, "cpu_bf16", lambda build: "avx512_bf16")
     for sets in ({"root": "runs/elsewhere"}, {"extra+": "--device cuda"}):  # its runs as declared, or none
         with pytest.raises(ValueError, match="takes no --set"):
             mf.run_grid(tmp_path, "bf16_emulation_check_hw", sets, 1, (0, 1), [])
@@ -249,7 +258,7 @@ def test_the_runner_sets_aside_a_finished_run_its_grid_leaves_out(tmp_path, monk
     import results_ledger as rl
 
     names = rl.declared_runs("bf16_emulation_check_hw")
-    monkeypatch.setattr(manifest, "cpu_has_bf16", lambda cpuinfo=None: True)
+    monkeypatch.setattr(mf, "cpu_bf16", lambda build: "avx512_bf16")
     ran = fake_runner(monkeypatch, tmp_path)
     root = tmp_path / "runs" / "bf16_emulation_check_hw"
     mode = names[0].rsplit("_bf16-", 1)[1]

@@ -4,9 +4,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <fstream>
 #include <functional>
-#include <sstream>
 #include <limits>
 
 #include <ATen/core/grad_mode.h>
@@ -63,20 +61,6 @@ std::string ms(double seconds) {
 }
 
 }  // namespace
-
-std::string cpu_bf16_matmul_flags() {
-  std::ifstream in("/proc/cpuinfo");
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.rfind("flags", 0) != 0) continue;
-    std::istringstream words(line.substr(line.find(':') == std::string::npos ? line.size() : line.find(':') + 1));
-    std::string w, found;
-    while (words >> w)
-      if (w == "avx512_bf16" || w == "amx_bf16") found += (found.empty() ? "" : " ") + w;
-    return found.empty() ? "-" : found;
-  }
-  return "-";
-}
 
 Bf16PathTiming time_bf16_paths(c10::Device device, std::int64_t rows, std::int64_t in, std::int64_t out) {
   at::NoGradGuard no_grad;

@@ -36,9 +36,4 @@ struct Bf16Path {
 Bf16Path choose_bf16_path(Bf16Mode mode, const ModelConfig& mc, std::int64_t batch_size, c10::Device device,
                           const std::function<double(double)>& mean_over_ranks);
 
-/// The CPU's bf16 matmul instructions among /proc/cpuinfo's flags ("avx512_bf16", "amx_bf16", space-separated), or
-/// "-" when it has neither (or the flags cannot be read): where native bf16 on the CPU is the hardware's dot products.
-/// Logged in each run's summary (cpu_bf16), so that a grid declared for such a CPU can check its runs.
-std::string cpu_bf16_matmul_flags();
-
 }  // namespace gaugelab::gpt2

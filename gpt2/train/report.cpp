@@ -17,6 +17,7 @@
 #include "gpt2/train/qk_balance.hpp"
 #include "gpt2/train/report.hpp"
 #include "gpt2/train/run_dir.hpp"
+#include "io/cpu_features.hpp"
 
 namespace gaugelab::gpt2 {
 
@@ -181,7 +182,7 @@ TrainResult finish_train(TrainRun& r, double seconds) {
   const PrecisionWords regime = precision_words(r.precision);  // the regime's two words, read together
   log.set_summary("precision", std::string(regime.precision));
   log.set_summary("bf16_mode", std::string(regime.bf16_path));  // native, emulated, or - for fp32
-  log.set_summary("cpu_bf16", cpu_bf16_matmul_flags());  // this CPU's bf16 matmul instructions, or -
+  log.set_summary("cpu_bf16", io::cpu_bf16_matmul_flags());  // this CPU's bf16 matmul instructions, or -
   log.set_summary("attention", std::string(word(o.attention)));
   // the CUDA caching allocator's peak since the start of this process (NaN on the CPU): a resumed run's is its own
   log.set_summary("peak_mem_gb", r.device.is_cuda() ? cuda_peak_memory_gb(r.device.index() < 0 ? 0 : r.device.index())

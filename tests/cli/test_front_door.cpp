@@ -3,6 +3,7 @@
 
 #include <string>
 
+#include "io/cpu_features.hpp"
 #include "support/child.hpp"
 #include "support/process.hpp"
 
@@ -22,6 +23,14 @@ TEST_CASE("front door: help and version succeed", "[cli]") {
   CHECK(r.output.find("train") != std::string::npos);
   CHECK(run("--version").status == 0);
   CHECK(run("info --help").status == 0);
+}
+
+// The line the grid runner reads (analysis/make_figures.py cpu_bf16) before a grid declared for a CPU with bf16
+// matmul: the trainer's own reading, which each run's summary records.
+TEST_CASE("front door: info names the CPU's bf16 matmul instructions as the trainer logs them", "[cli]") {
+  const Result r = run("info");
+  CHECK(r.status == 0);
+  CHECK(r.output.find("\ncpu bf16   " + gaugelab::io::cpu_bf16_matmul_flags() + "\n") != std::string::npos);
 }
 
 TEST_CASE("front door: usage errors exit 2 with one line naming the problem", "[cli]") {

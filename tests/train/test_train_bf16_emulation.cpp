@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "gpt2/train/matmul_peak.hpp"
+#include "io/cpu_features.hpp"
 #include "io/run_log_reader.hpp"
 #include "tests/support/process.hpp"
 #include "tests/gpt2/gpt2_catch.hpp"
@@ -90,7 +91,7 @@ TEST_CASE("bf16 emulation: the first step follows native bf16 autocast far more 
   // Where native bf16 is the hardware's: this CPU's bf16 matmul instructions, as /proc/cpuinfo names them, or "-".
   const std::string cpu_bf16 = std::get<std::string>(log.summary().at("cpu_bf16"));
   CHECK((cpu_bf16 == "-" || cpu_bf16 == "avx512_bf16" || cpu_bf16 == "amx_bf16" || cpu_bf16 == "avx512_bf16 amx_bf16"));
-  CHECK(cpu_bf16 == gpt2::cpu_bf16_matmul_flags());
+  CHECK(cpu_bf16 == io::cpu_bf16_matmul_flags());
   // The heads' signed logit maximum is logged beside the absolute one, and never exceeds it.
   const io::HeadsData abs_max = log.heads("attn_logit_max"), signed_max = log.heads("attn_logit_max_signed");
   REQUIRE(signed_max.values.size() == abs_max.values.size());
