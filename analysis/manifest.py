@@ -376,7 +376,8 @@ GRIDS = {
     # (summary `stable`), 20 seeds per arm for A, B, C (one-sided Fisher power 0.85 at failure rates 1/3 vs 0, printed
     # beside the verdict). 60 runs of 20 000 steps (~50 CPU-min each under emulated bf16 on this CPU; 10M tokens, ~7
     # epochs of the corpus), checkpointed every 1 000 steps: resumable across days, SHARD=i/n across machines; on a
-    # GPU add --set extra+="--device cuda" and --jobs 8 (emulated bf16 there too: the grid's one arithmetic).
+    # lent GPU scripts/gpu-grid.sh runs it first, 8 at a time, with GPU_SETS' device (emulated bf16 there too: the
+    # grid's one arithmetic).
     "late_instability_bf16": ({**_LR_DEFAULTS, "root": "runs/late_instability_bf16", "conditions": "A B C",
                                "optimizers": "adamw", "seeds": SEEDS_20, "lrs": SEED000_LR, "min_lr": SEED000_MIN_LR,
                                "extra": f"{_BF16_CPU} --bias false --max-iters {SEED000_ITERS} --warmup-iters "
@@ -421,6 +422,10 @@ GRID_NEEDS = {"lr_sensitivity": ["shakespeare_data"], "lr_sensitivity_offset": [
 # "cpu-bf16": a CPU with bf16 matmul instructions, as the build's trainer reads them (src/io/cpu_features.hpp's
 # table; `gaugelab info` prints them, each run's summary records them as cpu_bf16).
 GRID_REQUIRES = {"bf16_emulation_check_hw": "cpu-bf16"}
+# What a grid declared for the CPU appends on a lent GPU (scripts/gpu-grid.sh): settings added with KEY+ only, so its
+# runs stay the declared ones (the runner's ledger takes them, skips them elsewhere) and only the device changes;
+# the arithmetic stays the grid's one (emulated bf16 there too). The GPU grids declare their own device.
+GPU_SETS = {"late_instability_bf16": {"extra+": "--device cuda"}}
 
 
 def grid(name: str, overrides: dict | None = None) -> dict:

@@ -1,31 +1,54 @@
 #!/usr/bin/env bash
-# A time-boxed slice of the GPU learning-rate grids (analysis/manifest.py: lr_sensitivity_gpu, then
-# lr_sensitivity_gpu_math, the CUDA-stop test) on a lent GPU machine, in one prepared call: the runs not yet
-# finished, JOBS at a time on the card, stopped at BUDGET_S. Every finished run's log.h5 and printout go into one
-# archive at OUT's top, by their paths under runs/ (OUT/gpu-grid-runs-1.tar.gz; split into up to 6 of equal shares
-# past 15 MB: a lent machine returns 8 files of 16 MiB, 2 folders deep), refreshed after each grid; here
+# A time-boxed slice of the grids that need a GPU (analysis/manifest.py), on a lent GPU machine, in one prepared call:
+# by default late_instability_bf16 (seed 000's late instability: 60 runs of 20 000 steps, ~50 CPU-min each on the
+# development machine, not yet timed on a card), then lr_sensitivity_gpu and lr_sensitivity_gpu_math (the CUDA-stop
+# test); the runs not yet finished, JOBS at a time on the card, stopped at BUDGET_S. A grid declared for the CPU runs
+# with what manifest.GPU_SETS appends (its device), so its runs stay the declared ones. Every finished run's log.h5
+# and printout go into one archive at OUT's top, by their paths under runs/ (OUT/gpu-grid-runs-1.tar.gz; split into
+# up to 6 of equal shares past 15 MB: a lent machine returns 8 files of 16 MiB, 2 folders deep), refreshed after each
+# grid; here
 # `tar -xzf OUT/gpu-grid-runs-N.tar.gz` in the repository root puts them into runs/, and the grid resumes from
-# them next time (finished runs are skipped). OUT also holds each grid's printout (GRID.txt).
+# them next time (finished runs are skipped; `python3 analysis/results_ledger.py write GRID` puts them into its
+# ledger). OUT also holds each grid's printout (GRID.txt).
 #   scripts/gpu-grid.sh        (after make build; the prepared corpus runs/data/shakespeare carried along)
-# Environment: OUT (runs/gpu-grid-out), BUILD (build), BUDGET_S (420), JOBS (8), GRIDS ("lr_sensitivity_gpu
-# lr_sensitivity_gpu_math"), SEEDS (a subset of the grid's, e.g. "1 2 3 4": fills whole seeds first),
-# ANALYSIS_PY (/usr/bin/python3, with h5py), DEVICE (cuda; cpu runs the mechanics at a tiny size).
+# Environment: OUT (runs/gpu-grid-out), BUILD (build), BUDGET_S (420), JOBS (8), GRIDS ("late_instability_bf16
+# lr_sensitivity_gpu lr_sensitivity_gpu_math"), SEEDS (a subset of the grid's, e.g. "1 2 3 4": fills whole seeds
+# first), ANALYSIS_PY (/usr/bin/python3, with h5py), DEVICE (cuda; cpu runs the mechanics at a tiny size).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-runs/gpu-grid-out}
 BUILD=${BUILD:-build}
 BUDGET_S=${BUDGET_S:-420}
 JOBS=${JOBS:-8}
-GRIDS=${GRIDS:-"lr_sensitivity_gpu lr_sensitivity_gpu_math"}
+GRIDS=${GRIDS:-"late_instability_bf16 lr_sensitivity_gpu lr_sensitivity_gpu_math"}
 PY=${ANALYSIS_PY:-/usr/bin/python3}
 DEVICE=${DEVICE:-cuda}
+# each grid's root and, on a card, what a CPU-declared grid appends (manifest.GRIDS, GPU_SETS): one line of the root,
+# then a KEY=VALUE line per setting; an unknown grid is refused before anything runs
+plan() {
+  "$PY" - "$1" <<'PY'
+import sys
+sys.path.insert(0, "analysis")
+import manifest
+g = sys.argv[1]
+if g not in manifest.GRIDS:
+    sys.exit(f"gpu-grid: no grid {g!r} in analysis/manifest.py (GRIDS: {', '.join(manifest.GRIDS)})")
+print(manifest.GRIDS[g][0]["root"])
+for k, v in manifest.GPU_SETS.get(g, {}).items():
+    print(f"{k}={v}")
+PY
+}
+ROOTS=""
+for g in $GRIDS; do
+  p=$(plan "$g") || exit 2
+  ROOTS="$ROOTS ${p%%$'\n'*}"
+done
 [ -x "$BUILD/gaugelab" ] || { echo "gpu-grid: $BUILD/gaugelab is missing (make build)" >&2; exit 2; }
 [ -f runs/data/shakespeare/train.bin ] || { echo "gpu-grid: runs/data/shakespeare is missing (carry it)" >&2; exit 2; }
 mkdir -p "$OUT"
 t0=$(date +%s)
 sets=()
 [ -n "${SEEDS:-}" ] && sets+=(--set "seeds=$SEEDS")
-ROOTS="runs/lr_sensitivity_gpu runs/lr_sensitivity_gpu_math"
 if [ "$DEVICE" = cpu ]; then  # mechanics only: two tiny runs per grid, under runs/gpu-grid-mechanics
   sets+=(--set "seeds=1" --set "lrs=1e-2" --set "conditions=A B"
          --set "extra=--device cpu --precision fp32 --n-layer 1 --n-embd 32 --n-head 2 --block-size 32 --max-iters 4 --warmup-iters 1 --eval-every 4")
@@ -73,10 +96,15 @@ for g in $GRIDS; do
   left=$((BUDGET_S - ($(date +%s) - t0)))
   [ "$left" -gt 30 ] || break
   echo "[gpu-grid] $g: ${left}s left, $JOBS at a time"
-  root=(); [ "$DEVICE" = cpu ] && root=(--set "root=runs/gpu-grid-mechanics/$g")
+  root=() gsets=()
+  if [ "$DEVICE" = cpu ]; then
+    root=(--set "root=runs/gpu-grid-mechanics/$g")
+  else
+    while IFS= read -r kv; do gsets+=(--set "$kv"); done < <(plan "$g" | tail -n +2)
+  fi
   # its own process group, so that the budget stops the runner and every run it started (SIGTERM: a run
   # stops after its step; it is not finished, and is not copied back)
-  setsid "$PY" analysis/make_figures.py --build "$BUILD" --grid "$g" --jobs "$JOBS" "${sets[@]}" "${root[@]}" \
+  setsid "$PY" analysis/make_figures.py --build "$BUILD" --grid "$g" --jobs "$JOBS" "${sets[@]}" "${gsets[@]}" "${root[@]}" \
     > "$OUT/$g.txt" 2>&1 &
   pid=$!
   while kill -0 "$pid" 2>/dev/null && [ $(( $(date +%s) - t0 )) -lt "$BUDGET_S" ]; do sleep 2; done
