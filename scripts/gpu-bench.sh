@@ -17,7 +17,8 @@
 # BUDGET is skipped): kernel-check (beside the build; the timed rows wait for it), build (~200; runs with 30 s left:
 # ninja keeps what it built for the next call), parity 40, plain,
 # multipliers, multipliers_aten_lrm, plain_aten_ln 25 each, plain_graph, multipliers_graph 35, peer_compile 90,
-# profile_plain, profile_multipliers 35, plain_aten_ce, gaugefix_B 25, peer_eager 35, torchrun 35, fit 60, torch_ops 90.
+# profile_plain, profile_multipliers 35, plain_aten_ce, gaugefix_B 25, peer_eager 35, torchrun 35, fit 60, oom 25,
+# torch_ops 90.
 # Every command is limited to what is left and killed hard GRACE s after its SIGTERM. Rows: GPT-2 124M, bf16, STEPS
 # steps of BATCH x 1024 tokens, no checkpoint (--ckpt-every 0), on the corpus DATA, whose windows the nanoGPT peers
 # read too (tests/reference/nanogpt_ref.py --data). Twins (scripts/gpu_bench_rows.py): *_aten_lrm and *_graph
@@ -40,7 +41,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.." || exit 2
 t0=$(date +%s)
 ORDER=(kernel-check build parity plain multipliers multipliers_aten_lrm plain_aten_ln plain_graph multipliers_graph
-  peer_compile profile_plain profile_multipliers plain_aten_ce gaugefix_B peer_eager torchrun fit torch_ops)
+  peer_compile profile_plain profile_multipliers plain_aten_ce gaugefix_B peer_eager torchrun fit oom torch_ops)
 declare -A COST=([kernel-check]=0 [build]=30 [parity]=40 [plain_graph]=35 [multipliers_graph]=35 [peer_compile]=90
   [profile_plain]=35 [profile_multipliers]=35 [peer_eager]=35 [torchrun]=35 [fit]=60 [torch_ops]=90)
 OUT=${OUT:-runs/gpu-bench}
@@ -392,6 +393,19 @@ stage_fit() {  # --fit-micro-batch on at nanoGPT's 480-sequence step (the CPU: B
   [ $rc = 0 ] || { REASON=$(why_failed $rc "$WORK/ours_fit.txt"); return 1; }
   grep -h '^fitted ' "$WORK/ours_fit.txt" | sed 's/^/\n/' > "$WORK/fitted.txt"
   row_reason fit "$STEPS"
+}
+stage_oom() {  # a micro-batch far past the device's memory: exit 1 and one line naming the sizes and the flag to lower
+  # (gpu_bench_rows.py oom); on a card the allocation fails, on a CPU the activation estimate refuses it first
+  kernel_check_wait
+  [ -x "$BIN" ] || { REASON="$BIN is missing"; return 1; }
+  ensure_data || return 1
+  local big; big=$([ "$DEVICE" = cuda ] && echo 512 || echo 100000000)
+  run_cmd "$WORK/ours_oom.txt" "$BIN" train --data "$DATA" "${OURS_SIZE[@]}" --batch-size "$big" --grad-accum 1 \
+    --device "$DEVICE" --precision "$PRECISION" --max-iters 1 --warmup-iters 0 --eval-batches 1 --sample-tokens 0 \
+    --ckpt-every 0 --threads "$THREADS" --condition N --out "$WORK/ours_oom" --force
+  local rc=$?
+  [ $rc -lt 124 ] || { REASON=$(why_failed $rc "$WORK/ours_oom.txt"); return 1; }
+  REASON=$("$ANALYSIS_PY" scripts/gpu_bench_rows.py oom "$WORK/ours_oom.txt" "$DEVICE" "$rc" 2>&1)
 }
 stage_torch_ops() {  # gaugelab.torch's operators on the card (python/tests/test_torch_ops.py picks CUDA up)
   kernel_check_wait

@@ -6,6 +6,8 @@
     gpu_bench_rows.py twins                       the twin pairs, one "A B" a line
     gpu_bench_rows.py twin WORK A B STEPS         one twin check: PASS / FAIL / NOT-COMPARED and why (exit 0 / 1 / 2)
     gpu_bench_rows.py table WORK DEVICE PEAK STEPS   the markdown table of every row WORK/summary.txt names
+    gpu_bench_rows.py oom LOG DEVICE STATUS       the out-of-memory row: its error line and why it meets the contract
+                                                  or not (exit 0 / 1)
 
 Ours: WORK/ours_STAGE/log.h5 when h5py imports and the file opens (a row killed hard may leave it unreadable),
 else the progress lines of WORK/ours_STAGE.txt (`step N/M | loss X | ... | T tok/s`: the loss to 4 decimals,
@@ -211,8 +213,37 @@ def table(work, device, peak, steps):
     return "\n".join(out)
 
 
+# The out-of-memory contract (issue 45): a micro-batch far past the device's memory ends the run with exit 1 and one
+# error line that names the sizes and the flag to lower; no traceback, abort or raw CUDA error beside it. On a card
+# the allocation fails (train/micro_batch.cpp out_of_memory_error); on a CPU the activation estimate refuses it
+# before anything is allocated (check_activation_memory), since there the kernel's OOM killer would end the process.
+ERROR_LINE = re.compile(r"^gaugelab(?:-torch)? train: error: ")
+NOT_ONE_LINE = re.compile(r"Traceback|terminate called|Aborted|core dumped|Segmentation fault|^CUDA error|"
+                          r"^RuntimeError")
+
+
+def oom_text(text, device, status):
+    """(the row's reason, whether it met the contract) for a run's output `text` and exit `status`."""
+    errors = [ln for ln in text.splitlines() if ERROR_LINE.match(ln)]
+    said = errors[-1][:200] if errors else "no error line"
+    if status == 0:
+        return "exit 0: it trained, no out-of-memory seen", False
+    if status != 1:
+        return f"exit {status}, not 1: {said}", False
+    if len(errors) != 1:
+        return f"{len(errors)} error lines, not 1: {said}", False
+    bad = [ln for ln in text.splitlines() if NOT_ONE_LINE.search(ln)]
+    if bad:
+        return f"beside the error line: {bad[0][:120]}", False
+    names = "out of memory on cuda" if device == "cuda" else "needs about"
+    if names not in errors[0] or "--batch-size" not in errors[0]:
+        return f"the line does not say {names!r} and name --batch-size: {said}", False
+    return said, True
+
+
 def main(argv):
-    if not argv or argv[0] not in ("flags", "twins", "row", "twin", "table") or (len(argv) < 2 and argv[0] != "twins"):
+    verbs = ("flags", "twins", "row", "twin", "table", "oom")
+    if not argv or argv[0] not in verbs or (len(argv) < 2 and argv[0] != "twins"):
         print(__doc__, file=sys.stderr)
         return 2
     verb, work = argv[0], argv[1] if len(argv) > 1 else ""
@@ -225,6 +256,10 @@ def main(argv):
         text, rc = row_text(work, argv[2], int(argv[3]))
     elif verb == "twin":
         text, rc = twin_text(work, argv[2], argv[3], int(argv[4]))
+    elif verb == "oom":
+        with open(argv[1], errors="replace") as f:
+            text, ok = oom_text(f.read(), argv[2], int(argv[3]))
+        rc = 0 if ok else 1
     else:
         text, rc = table(work, argv[2], float(argv[3]), int(argv[4])), 0
     print(text)

@@ -2,7 +2,8 @@
 folder outside the repository that must come back whole, WORK under the temporary folder): one summary line per
 stage, at most 8 files within the return limits, a dead row that leaves the later rows running, stages skipped
 for the budget, a run SIGKILLed after its first row that still leaves its summary and a readable archive, and a
-second call (--remaining) that runs only what the first left open. Also the twin rules of
+second call (--remaining) that runs only what the first left open, and the out-of-memory row (its one-line rule on
+made-up outputs; on the CPU the activation estimate's refusal). Also the twin rules of
 scripts/gpu_bench_rows.py on made-up logs, and scripts/gpu-prefix.sh failing loudly (or not at all) on made-up
 packages. The bench runs need the build's gaugelab (GAUGELAB_BUILD_DIR, default build/) and a Python with torch
 (the venv); skipped with the reason otherwise."""
@@ -183,6 +184,42 @@ def test_twins_bit_equal_at_step_1_within_2e_2_at_the_last(tmp_path):
     fake_row(tmp_path, "plain_aten_ln", loss + np.r_[5e-4, np.zeros(18), 3e-2])
     text, rc = rows.twin_text(str(tmp_path), "plain_aten_ln", "plain", 20)
     assert rc == 1 and "step 1 |diff| 0.0005 <= 0.001" in text and "step 20 |diff| 0.03 > 0.02" in text, text
+
+
+CUDA_OOM = ("gaugelab train: error: out of memory on cuda:0 in a micro-batch of --batch-size 512 x 1024 tokens (CUDA "
+            "out of memory. Tried to allocate 96.00 GiB): lower --batch-size and raise --grad-accum (now 1) to keep the "
+            "batch, or shorten --block-size")
+
+
+def test_the_out_of_memory_row_holds_one_line_naming_the_sizes_and_the_flag():
+    settings = "data       runs/gpu-carry/data\nmodel      gpt2 124M\n"
+    said, ok = rows.oom_text(settings + CUDA_OOM + "\n", "cuda", 1)
+    assert ok and said == CUDA_OOM[:200], said
+    cpu = ("gaugelab train: error: one micro-batch of --batch-size 100000000 x 64 tokens needs about 3.95e+06 GB of "
+           "activations (the logits alone 3.86e+06 GB); this machine has 25.3 GB: lower --batch-size ...")
+    assert rows.oom_text(cpu, "cpu", 1)[1]
+    for text, device, status, why in [
+        (settings + "step 1/1 | loss 10.9\n", "cuda", 0, "exit 0: it trained"),
+        (CUDA_OOM, "cuda", 134, "exit 134, not 1"),
+        (CUDA_OOM + "\n" + CUDA_OOM, "cuda", 1, "2 error lines, not 1"),
+        ("terminate called after throwing an instance of 'c10::OutOfMemoryError'\n", "cuda", 1, "0 error lines"),
+        (CUDA_OOM + "\nTraceback (most recent call last):", "cuda", 1, "beside the error line: Traceback"),
+        ("CUDA error: out of memory\n" + CUDA_OOM, "cuda", 1, "beside the error line: CUDA error"),
+        (cpu, "cuda", 1, "does not say 'out of memory on cuda'"),  # the CPU's refusal is not the card's line
+        ("gaugelab train: error: out of memory on cuda:0 (CUDA out of memory)", "cuda", 1, "name --batch-size"),
+    ]:
+        said, ok = rows.oom_text(text, device, status)
+        assert not ok and why in said, (why, said)
+
+
+def test_the_out_of_memory_stage_on_the_cpu_is_refused_before_any_allocation(tmp_path):
+    need_build()
+    r = bench(tmp_path, STAGES="oom")
+    assert r.returncode == 0, r.stdout + r.stderr
+    got = stage_lines(tmp_path / "out" / "summary.txt")
+    assert re.search(r"oom passed gaugelab train: error: one micro-batch of --batch-size 100000000 x \d+ tokens "
+                     r"needs about", got["oom"]), got["oom"]
+    assert_returnable(tmp_path / "out")
 
 
 def test_rows_read_from_the_printed_lines_without_a_log_leave_bit_equality_undecided(tmp_path):
