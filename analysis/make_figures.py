@@ -152,8 +152,12 @@ def run_grid(build: Path, name: str, overrides: dict, jobs: int, shard: tuple[in
                          f"{manifest.GRID_REQUIRES[name]} as they are")
     runs = manifest.grid(name, overrides)
     if manifest.GRID_REQUIRES.get(name) == "cpu-bf16" and (have := cpu_bf16(build)) in ("", "-"):
-        raise ValueError(f"grid {name} runs only on a CPU with bf16 matmul; `{build / 'gaugelab'} info` says "
-                         f"cpu bf16 {have or '(no such line)'}")
+        if have == "-":
+            raise ValueError(f"grid {name} runs only on a CPU with bf16 matmul; `{build / 'gaugelab'} info` says "
+                             "cpu bf16 -")
+        raise ValueError(f"grid {name} runs only on a CPU with bf16 matmul, and `{build / 'gaugelab'} info` cannot "
+                         "tell: " + ("no such executable (make build)" if not (build / "gaugelab").exists() else
+                                     "it printed no 'cpu bf16' line (a build older than the line? make build)"))
     writable_root(runs)
     needs = set(manifest.GRID_NEEDS.get(name, [])) if "data" not in overrides else set()  # their own corpus else
     if needs:

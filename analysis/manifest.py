@@ -376,8 +376,8 @@ GRIDS = {
     # (summary `stable`), 20 seeds per arm for A, B, C (one-sided Fisher power 0.85 at failure rates 1/3 vs 0, printed
     # beside the verdict). 60 runs of 20 000 steps (~50 CPU-min each under emulated bf16 on this CPU; 10M tokens, ~7
     # epochs of the corpus), checkpointed every 1 000 steps: resumable across days, SHARD=i/n across machines; on a
-    # lent GPU scripts/gpu-grid.sh runs it first, 8 at a time, with GPU_SETS' device (emulated bf16 there too: the
-    # grid's one arithmetic).
+    # lent GPU scripts/gpu-grid.sh runs it first (GPU_GRIDS), several at a time, with GPU_SETS' device (emulated bf16
+    # there too: the grid's one arithmetic).
     "late_instability_bf16": ({**_LR_DEFAULTS, "root": "runs/late_instability_bf16", "conditions": "A B C",
                                "optimizers": "adamw", "seeds": SEEDS_20, "lrs": SEED000_LR, "min_lr": SEED000_MIN_LR,
                                "extra": f"{_BF16_CPU} --bias false --max-iters {SEED000_ITERS} --warmup-iters "
@@ -426,6 +426,11 @@ GRID_REQUIRES = {"bf16_emulation_check_hw": "cpu-bf16"}
 # runs stay the declared ones (the runner's ledger takes them, skips them elsewhere) and only the device changes;
 # the arithmetic stays the grid's one (emulated bf16 there too). The GPU grids declare their own device.
 GPU_SETS = {"late_instability_bf16": {"extra+": "--device cuda"}}
+# The grids scripts/gpu-grid.sh runs on a lent GPU when not told which (GRIDS), in this order: seed 000's late
+# instability first (issue 46 asks for it; 60 runs of 20 000 steps that the CPU would take days over), then the GPU
+# learning-rate grid and its CUDA-stop test. A grid here after the first gets the call's time only once the first is
+# done, or what the first left.
+GPU_GRIDS = ("late_instability_bf16", "lr_sensitivity_gpu", "lr_sensitivity_gpu_math")
 
 
 def grid(name: str, overrides: dict | None = None) -> dict:

@@ -1,27 +1,32 @@
 #!/usr/bin/env bash
-# A time-boxed slice of the grids that need a GPU (analysis/manifest.py), on a lent GPU machine, in one prepared call:
-# by default late_instability_bf16 (seed 000's late instability: 60 runs of 20 000 steps, ~50 CPU-min each on the
-# development machine, not yet timed on a card), then lr_sensitivity_gpu and lr_sensitivity_gpu_math (the CUDA-stop
-# test); the runs not yet finished, JOBS at a time on the card, stopped at BUDGET_S. A grid declared for the CPU runs
-# with what manifest.GPU_SETS appends (its device), so its runs stay the declared ones. Every finished run's log.h5
-# and printout go into one archive at OUT's top, by their paths under runs/ (OUT/gpu-grid-runs-1.tar.gz; split into
-# up to 6 of equal shares past 15 MB: a lent machine returns 8 files of 16 MiB, 2 folders deep), refreshed after each
-# grid; here
-# `tar -xzf OUT/gpu-grid-runs-N.tar.gz` in the repository root puts them into runs/, and the grid resumes from
-# them next time (finished runs are skipped; `python3 analysis/results_ledger.py write GRID` puts them into its
-# ledger). OUT also holds each grid's printout (GRID.txt).
+# A time-boxed slice of the grids that need a GPU, on a lent GPU machine, in one prepared call: by default
+# analysis/manifest.py's GPU_GRIDS in their order (seed 000's late instability first: 60 runs of 20 000 steps, ~50
+# CPU-min each on the development machine, not yet timed on a card; then lr_sensitivity_gpu and its CUDA-stop test
+# lr_sensitivity_gpu_math); the runs not yet finished, JOBS at a time on the card, stopped at BUDGET_S. A grid
+# declared for the CPU runs with what manifest.GPU_SETS appends (its device), so its runs stay the declared ones.
+# Every finished run's log.h5 and printout go into one archive at OUT's top, by their paths under runs/
+# (OUT/gpu-grid-runs-1.tar.gz; split into up to 6 of equal shares past 15 MB: a lent machine returns 8 files of
+# 16 MiB, 2 folders deep), refreshed after each grid; here `tar -xzf OUT/gpu-grid-runs-N.tar.gz` in the repository
+# root puts them into runs/, and the grid resumes from them next time (finished runs are skipped;
+# `python3 analysis/results_ledger.py write GRID` puts them into its ledger). A run the budget stops is not finished
+# and does not come back (its checkpoints are too large to): OUT/GRID.txt, the grid's printout, ends with the step
+# each stopped run had reached, so the next call can size its share.
 #   scripts/gpu-grid.sh        (after make build; the prepared corpus runs/data/shakespeare carried along)
-# Environment: OUT (runs/gpu-grid-out), BUILD (build), BUDGET_S (420), JOBS (8), GRIDS ("late_instability_bf16
-# lr_sensitivity_gpu lr_sensitivity_gpu_math"), SEEDS (a subset of the grid's, e.g. "1 2 3 4": fills whole seeds
-# first), ANALYSIS_PY (/usr/bin/python3, with h5py), DEVICE (cuda; cpu runs the mechanics at a tiny size).
+# Environment: OUT (runs/gpu-grid-out), BUILD (build), BUDGET_S (420), JOBS (8), GRIDS (manifest.GPU_GRIDS), SEEDS
+# (a subset of the grid's, e.g. "1 2 3 4": fills whole seeds first; the runner then does not skip the runs the
+# committed ledger holds), ANALYSIS_PY (/usr/bin/python3, with h5py), DEVICE (cuda; cpu runs the mechanics at a tiny
+# size).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-runs/gpu-grid-out}
 BUILD=${BUILD:-build}
 BUDGET_S=${BUDGET_S:-420}
 JOBS=${JOBS:-8}
-GRIDS=${GRIDS:-"late_instability_bf16 lr_sensitivity_gpu lr_sensitivity_gpu_math"}
 PY=${ANALYSIS_PY:-/usr/bin/python3}
+if [ -z "${GRIDS:-}" ]; then
+  GRIDS=$("$PY" -c 'import sys; sys.path.insert(0, "analysis"); import manifest; print(" ".join(manifest.GPU_GRIDS))') \
+    || { echo "gpu-grid: analysis/manifest.py's GPU_GRIDS cannot be read with $PY" >&2; exit 2; }
+fi
 DEVICE=${DEVICE:-cuda}
 # each grid's root and, on a card, what a CPU-declared grid appends (manifest.GRIDS, GPU_SETS): one line of the root,
 # then a KEY=VALUE line per setting; an unknown grid is refused before anything runs
@@ -38,11 +43,13 @@ for k, v in manifest.GPU_SETS.get(g, {}).items():
     print(f"{k}={v}")
 PY
 }
+declare -A PLAN
 ROOTS=""
 for g in $GRIDS; do
-  p=$(plan "$g") || exit 2
-  ROOTS="$ROOTS ${p%%$'\n'*}"
+  PLAN[$g]=$(plan "$g") || exit 2
+  ROOTS="$ROOTS ${PLAN[$g]%%$'\n'*}"
 done
+echo "[gpu-grid] grids: $GRIDS; roots:$ROOTS"
 [ -x "$BUILD/gaugelab" ] || { echo "gpu-grid: $BUILD/gaugelab is missing (make build)" >&2; exit 2; }
 [ -f runs/data/shakespeare/train.bin ] || { echo "gpu-grid: runs/data/shakespeare is missing (carry it)" >&2; exit 2; }
 mkdir -p "$OUT"
@@ -92,6 +99,21 @@ for p in sys.stdin.read().split():
     [ "$k" -le "$parts" ] || rm -f "$f"
   done
 }
+stopped() {  # GRID: a line per run of it that started and did not finish: the last step its printout shows
+  local r; r=$([ "$DEVICE" = cpu ] && echo "runs/gpu-grid-mechanics/$1" || echo "${PLAN[$1]%%$'\n'*}")
+  "$PY" - "$r" <<'PY'
+import re, sys
+from pathlib import Path
+sys.path.insert(0, "analysis")
+import make_figures as m
+for txt in sorted(Path(sys.argv[1]).glob("*.txt")):
+    run = txt.with_suffix("")
+    if (run / "log.h5").exists() and m.finished(run / "log.h5"):
+        continue
+    steps = [ln for ln in txt.read_text(errors="replace").splitlines() if re.match(r"step \d+/\d+", ln)]
+    print(f"[gpu-grid] stopped: {run}: {steps[-1][:120] if steps else 'no step printed'}")
+PY
+}
 for g in $GRIDS; do
   left=$((BUDGET_S - ($(date +%s) - t0)))
   [ "$left" -gt 30 ] || break
@@ -100,7 +122,7 @@ for g in $GRIDS; do
   if [ "$DEVICE" = cpu ]; then
     root=(--set "root=runs/gpu-grid-mechanics/$g")
   else
-    while IFS= read -r kv; do gsets+=(--set "$kv"); done < <(plan "$g" | tail -n +2)
+    while IFS= read -r kv; do [ -z "$kv" ] || gsets+=(--set "$kv"); done < <(tail -n +2 <<< "${PLAN[$g]}")
   fi
   # its own process group, so that the budget stops the runner and every run it started (SIGTERM: a run
   # stops after its step; it is not finished, and is not copied back)
@@ -110,6 +132,7 @@ for g in $GRIDS; do
   while kill -0 "$pid" 2>/dev/null && [ $(( $(date +%s) - t0 )) -lt "$BUDGET_S" ]; do sleep 2; done
   kill -TERM -- "-$pid" 2>/dev/null && { sleep 20; kill -KILL -- "-$pid" 2>/dev/null; }
   wait "$pid" 2>/dev/null
+  stopped "$g" >> "$OUT/$g.txt"
   tail -n 3 "$OUT/$g.txt"
   pack
 done

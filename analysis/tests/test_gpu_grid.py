@@ -1,14 +1,16 @@
-"""scripts/gpu-grid.sh, the prepared call that runs the grids needing a GPU on a lent card: which grids it runs and
-where their logs are packed from come from the manifest (GRIDS' roots, GPU_SETS), a CPU-declared grid keeps its
-declared runs on the card (only appended settings: its device), an unknown grid is refused before anything runs,
-and (with the build and the prepared corpus here) its mechanics at a tiny size on the CPU bring back every finished
-run in one archive."""
+"""scripts/gpu-grid.sh, the prepared call that runs the grids needing a GPU on a lent card: which grids it runs, in
+which order, with which settings and where their logs are packed from come from the manifest (GPU_GRIDS, GRIDS'
+roots, GPU_SETS), a CPU-declared grid keeps its declared runs on the card (only appended settings: its device), a
+run the budget stopped is named with its last step, an unknown grid is refused before anything runs, and (with the
+build and the prepared corpus here) its mechanics at a tiny size on the CPU bring back every finished run in one
+archive. The card's path runs here in a copy of the script whose Python records the runner's calls."""
 from __future__ import annotations
 
 import os
 import re
 import shutil
 import subprocess
+import sys
 import tarfile
 from pathlib import Path
 
@@ -22,12 +24,6 @@ BUILD = Path(os.environ.get("GAUGELAB_BUILD_DIR", ROOT / "build"))
 SCRIPT = ROOT / "scripts" / "gpu-grid.sh"
 
 
-def default_grids() -> list[str]:
-    m = re.search(r'^GRIDS=\$\{GRIDS:-"([^"]*)"\}', SCRIPT.read_text(), re.M)
-    assert m, "gpu-grid.sh's GRIDS default"
-    return m.group(1).split()
-
-
 def device_of(args: list[str]) -> str:
     """The device a train command runs on: its last --device flag (a flag beats the config), else its config's."""
     flags = [args[i + 1] for i, a in enumerate(args) if a == "--device"]
@@ -38,10 +34,11 @@ def device_of(args: list[str]) -> str:
 
 
 def test_every_grid_it_runs_is_declared_and_a_cpu_grid_keeps_its_declared_runs_on_the_card():
-    grids = default_grids()
+    grids = list(manifest.GPU_GRIDS)
     assert grids[0] == "late_instability_bf16"  # seed 000's late instability first: the CPU cannot reach it
     assert set(manifest.GPU_SETS) <= set(manifest.GRIDS)
-    for g in grids:
+    assert not set(manifest.GPU_SETS) & set(manifest.GRID_REQUIRES)  # those take no --set at all (run_grid)
+    for g in sorted(set(grids) | set(manifest.GPU_SETS)):
         assert g in manifest.GRIDS
         sets = manifest.GPU_SETS.get(g, {})
         assert all(k.endswith("+") for k in sets)  # appended only: the runner keeps the grid declared (its ledger)
@@ -53,6 +50,46 @@ def test_every_grid_it_runs_is_declared_and_a_cpu_grid_keeps_its_declared_runs_o
     # the CPU-declared grid keeps its arithmetic on the card: emulated bf16, as declared
     late = next(iter(manifest.grid("late_instability_bf16", manifest.GPU_SETS["late_instability_bf16"]).values()))
     assert manifest.flag_value(late["args"], "--bf16-mode") == "emulated"
+
+
+def test_on_a_card_each_grid_runs_with_its_manifest_settings_and_its_root_comes_back(tmp_path):
+    import grid_logs
+
+    repo, build, calls = tmp_path / "repo", tmp_path / "build", tmp_path / "calls.txt"
+    (repo / "scripts").mkdir(parents=True)
+    shutil.copy(SCRIPT, repo / "scripts")
+    (repo / "analysis").symlink_to(ROOT / "analysis")
+    (repo / "runs/data/shakespeare").mkdir(parents=True)
+    (repo / "runs/data/shakespeare/train.bin").write_bytes(b"")
+    build.mkdir()
+    (build / "gaugelab").write_text("#!/bin/sh\nexit 0\n")
+    (build / "gaugelab").chmod(0o755)
+    py = tmp_path / "py"  # the runner's calls recorded, every other Python call passed on
+    py.write_text(f'#!/bin/bash\nif [ "$1" = analysis/make_figures.py ]; then shift; echo "$*" >> {calls}; exit 0; fi\n'
+                  f'exec {sys.executable} "$@"\n')
+    py.chmod(0o755)
+    late = repo / manifest.GRIDS["late_instability_bf16"][0]["root"]
+    grid_logs.run_log(late / "A_lr6e-4_s1", "A", 6e-4, 1, 5.0)
+    (late / "A_lr6e-4_s1.txt").write_text("step 20000/20000 | loss 5.0\n")
+    (late / "B_lr6e-4_s1").mkdir()
+    (late / "B_lr6e-4_s1.txt").write_text("step 1/20000 | loss 9.8\nstep 3000/20000 | loss 6.1 | 900 tok/s\n")
+    env = {k: v for k, v in os.environ.items() if k not in ("DEVICE", "GRIDS", "SEEDS")}
+    r = subprocess.run(["bash", str(repo / "scripts/gpu-grid.sh")], capture_output=True, text=True, timeout=120,
+                       env={**env, "ANALYSIS_PY": str(py), "BUILD": str(build), "OUT": str(tmp_path / "out"),
+                            "BUDGET_S": "100"})
+    assert r.returncode == 0, r.stdout + r.stderr
+    roots = " ".join(manifest.GRIDS[g][0]["root"] for g in manifest.GPU_GRIDS)
+    assert f"[gpu-grid] grids: {' '.join(manifest.GPU_GRIDS)}; roots: {roots}" in r.stdout.splitlines()
+    ran = calls.read_text().splitlines()
+    assert [ln.split("--grid ", 1)[1].split()[0] for ln in ran] == list(manifest.GPU_GRIDS)  # in order
+    for g, ln in zip(manifest.GPU_GRIDS, ran):
+        want = [f"--set {k}={v}" for k, v in manifest.GPU_SETS.get(g, {}).items()]
+        assert ln.endswith(f"--grid {g} --jobs 8" + "".join(" " + w for w in want)), ln
+    with tarfile.open(tmp_path / "out/gpu-grid-runs-1.tar.gz") as t:
+        assert sorted(t.getnames()) == ["runs/late_instability_bf16/A_lr6e-4_s1.txt",
+                                        "runs/late_instability_bf16/A_lr6e-4_s1/log.h5"]
+    said = (tmp_path / "out/late_instability_bf16.txt").read_text().splitlines()
+    assert said == ["[gpu-grid] stopped: runs/late_instability_bf16/B_lr6e-4_s1: step 3000/20000 | loss 6.1 | 900 tok/s"]
 
 
 def test_an_unknown_grid_is_refused_in_one_line_before_anything_runs(tmp_path):
