@@ -16,9 +16,6 @@ namespace gaugelab::data {
 
 namespace {
 
-// Bytes requested from zlib per read; large enough that call overhead does not matter.
-constexpr std::size_t kReadChunk = 1 << 20;
-
 bool ends_with(const std::string& s, const std::string& suffix) {
   return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
@@ -56,12 +53,19 @@ bool is_gzip_file(const std::string& path) {
 }
 
 DocumentReader::DocumentReader(const std::string& path, InputFormat format, bool split_paragraphs,
-                               std::string json_field)
-    : path_(path), format_(format), split_paragraphs_(split_paragraphs), json_field_(std::move(json_field)) {
+                               std::string json_field, std::size_t read_chunk)
+    : path_(path),
+      format_(format),
+      split_paragraphs_(split_paragraphs),
+      json_field_(std::move(json_field)),
+      read_chunk_(read_chunk) {
+  if (read_chunk < 1 || read_chunk > (std::size_t{1} << 30))
+    throw std::invalid_argument("DocumentReader: read_chunk must be 1 .. 2^30 bytes");
   gzip_ = is_gzip_file(path);
   gz_ = gzopen(path.c_str(), "rb");  // transparent for files that are not gzip
   if (!gz_) throw std::runtime_error(path + ": cannot open input: " + std::strerror(errno));
-  gzbuffer(as_gz(gz_), 256 * 1024);
+  // zlib's own buffer: 256 KiB for a corpus's default reads, down to zlib's default 8 KiB for small ones
+  gzbuffer(as_gz(gz_), static_cast<unsigned>(std::clamp<std::size_t>(read_chunk, 8 * 1024, 256 * 1024)));
 }
 
 DocumentReader::~DocumentReader() {
@@ -75,8 +79,8 @@ bool DocumentReader::fill() {
     pos_ = 0;
   }
   const std::size_t old = buf_.size();
-  buf_.resize(old + kReadChunk);
-  const int n = gzread(as_gz(gz_), buf_.data() + old, static_cast<unsigned>(kReadChunk));
+  buf_.resize(old + read_chunk_);
+  const int n = gzread(as_gz(gz_), buf_.data() + old, static_cast<unsigned>(read_chunk_));
   if (n < 0) {
     int errnum = 0;
     const char* msg = gzerror(as_gz(gz_), &errnum);

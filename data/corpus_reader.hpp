@@ -25,10 +25,15 @@ InputFormat input_format_from_name(const std::string& path);
 /// True if the file starts with the gzip magic bytes. Throws naming the path if it cannot be opened.
 bool is_gzip_file(const std::string& path);
 
+/// Bytes a DocumentReader asks of zlib per read by default: large enough that call overhead does not matter.
+inline constexpr std::size_t kDefaultReadChunk = std::size_t{1} << 20;
+
 class DocumentReader {
  public:
+  /// read_chunk: bytes per read (>= 1; std::invalid_argument otherwise). The documents never depend on it; a small
+  /// one makes every separator straddle reads (the fuzz target compares it with a whole-file read).
   DocumentReader(const std::string& path, InputFormat format, bool split_paragraphs = false,
-                 std::string json_field = "text");
+                 std::string json_field = "text", std::size_t read_chunk = kDefaultReadChunk);
   ~DocumentReader();
   DocumentReader(const DocumentReader&) = delete;
   DocumentReader& operator=(const DocumentReader&) = delete;
@@ -52,6 +57,7 @@ class DocumentReader {
   bool split_paragraphs_;
   std::string json_field_;
   bool gzip_ = false;
+  std::size_t read_chunk_;
   void* gz_ = nullptr;  // gzFile (reads plain files transparently)
   std::string buf_;     // unread bytes
   std::size_t pos_ = 0; // start of the unread part of buf_

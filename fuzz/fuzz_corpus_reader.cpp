@@ -1,25 +1,62 @@
 // libFuzzer target: the corpus reader (text with <|endoftext|> separators, JSONL, either gzipped) on
-// arbitrary bytes. The first byte picks the format and paragraph splitting; a refusal must be
-// std::runtime_error naming the file (and line for JSONL).
+// arbitrary bytes. The first byte picks the format, paragraph splitting, the JSON field and a read size of 1 to 156
+// bytes. A refusal must be std::runtime_error naming the file (and line for JSONL). The documents must not depend on
+// the read size: the file is read twice, in reads that hold it whole and in the small ones (every separator then
+// straddles reads), and both must give the same documents and the same error; a gzip stream found corrupt may be
+// found so after a different number of documents, so there the fewer must be the first of the others.
+#include <algorithm>
 #include <stdexcept>
+#include <string>
+#include <vector>
 
 #include "data/corpus_reader.hpp"
 #include "fuzz_support.hpp"
 
 namespace data = gaugelab::data;
 
+namespace {
+
+struct Read {
+  std::vector<std::string> docs;
+  std::string error;  // empty: the file was read to its end
+  bool gzip = false;
+  std::uint64_t total = 0;
+};
+
+Read read_all(const std::string& path, std::uint8_t how, std::size_t read_chunk) {
+  Read out;
+  try {
+    data::DocumentReader r(path, (how & 1) ? data::InputFormat::jsonl : data::InputFormat::text, (how & 2) != 0,
+                           (how & 4) ? "content" : "text", read_chunk);
+    out.gzip = r.gzip();
+    std::string doc;
+    for (int i = 0; i < 100000 && r.next(doc); ++i) {
+      out.total += doc.size();
+      out.docs.push_back(doc);
+    }
+  } catch (const std::runtime_error& e) {
+    out.error = e.what();
+    if (out.error.empty()) __builtin_trap();  // a refusal names what it refuses
+  }
+  return out;
+}
+
+}  // namespace
+
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* d, std::size_t size) {
   if (size < 1) return 0;
   const std::uint8_t how = d[0];
   const std::string& path = gaugelab::fuzz::input_file(d + 1, size - 1, (how & 1) ? ".jsonl" : ".txt");
-  try {
-    data::DocumentReader r(path, (how & 1) ? data::InputFormat::jsonl : data::InputFormat::text, (how & 2) != 0,
-                           (how & 4) ? "content" : "text");
-    std::string doc;
-    std::uint64_t total = 0;
-    for (int i = 0; i < 100000 && r.next(doc); ++i) total += doc.size();
-    if (!r.gzip() && total > size) __builtin_trap();  // documents come from the file's bytes
-  } catch (const std::runtime_error&) {
+  const Read whole = read_all(path, how, size);                       // one read holds the file (unless gzipped)
+  const Read small = read_all(path, how, 1 + ((how >> 3) & 31) * 5);  // 1 .. 156 bytes a read
+  if (!whole.gzip && whole.total > size) __builtin_trap();            // documents come from the file's bytes
+  if (whole.error != small.error) __builtin_trap();
+  if (whole.gzip && !whole.error.empty()) {  // corrupt gzip: the documents before the error may differ in number
+    const Read& fewer = whole.docs.size() <= small.docs.size() ? whole : small;
+    const Read& more = whole.docs.size() <= small.docs.size() ? small : whole;
+    if (!std::equal(fewer.docs.begin(), fewer.docs.end(), more.docs.begin())) __builtin_trap();
+  } else if (whole.docs != small.docs) {
+    __builtin_trap();
   }
   return 0;
 }

@@ -29,8 +29,9 @@ void write_gz(const std::string& path, const std::string& text) {
   gzclose(f);
 }
 
-std::vector<std::string> read_all(const std::string& path, InputFormat f, bool paragraphs = false) {
-  DocumentReader r(path, f, paragraphs);
+std::vector<std::string> read_all(const std::string& path, InputFormat f, bool paragraphs = false,
+                                  std::size_t read_chunk = kDefaultReadChunk) {
+  DocumentReader r(path, f, paragraphs, "text", read_chunk);
   std::vector<std::string> docs;
   std::string d;
   while (r.next(d)) docs.push_back(d);
@@ -66,6 +67,28 @@ TEST_CASE("separators that straddle read chunks are found", "[corpus]") {
   CHECK(read_all(dir.file("big.txt"), InputFormat::text, true) == want);
   write_gz(dir.file("big.txt.gz"), text);
   CHECK(read_all(dir.file("big.txt.gz"), InputFormat::text, true) == want);
+}
+
+TEST_CASE("the documents do not depend on the read size, down to one byte a read", "[corpus]") {
+  TempDir dir("corpus_read_sizes");
+  using V = std::vector<std::string>;
+  // separators at every offset of small reads: EOT, blank lines of spaces, tabs and \r, a partial EOT, JSONL lines
+  const std::string text = "one<|endoftext|>two\n \t\n\r\nthree<|endoftext|><|endoftext|>  \n\n<|endoftext"
+                           "|>four <|endoftext four\n\n\n\nfive<|endoftext|>";
+  write(dir.file("a.txt"), text);
+  write_gz(dir.file("a.txt.gz"), text);
+  write(dir.file("a.jsonl"), "{\"text\": \"x<|endoftext|>\"}\n\n  \n{\"text\": \"y\\n\\n\"}\n{\"text\": \"z\"}");
+  for (const bool paragraphs : {false, true}) {
+    const V want = read_all(dir.file("a.txt"), InputFormat::text, paragraphs);
+    CHECK(want.size() == (paragraphs ? 5u : 3u));
+    for (const std::size_t chunk : {1, 2, 3, 5, 12, 13, 14, 40}) {
+      INFO("paragraphs " << paragraphs << ", " << chunk << " bytes a read");
+      CHECK(read_all(dir.file("a.txt"), InputFormat::text, paragraphs, chunk) == want);
+      CHECK(read_all(dir.file("a.txt.gz"), InputFormat::text, paragraphs, chunk) == want);
+      CHECK(read_all(dir.file("a.jsonl"), InputFormat::jsonl, paragraphs, chunk) == V{"x<|endoftext|>", "y\n\n", "z"});
+    }
+  }
+  CHECK_THROWS_AS(read_all(dir.file("a.txt"), InputFormat::text, false, 0), std::invalid_argument);
 }
 
 TEST_CASE("JSONL: the text field of each line, bad lines name file and line", "[corpus]") {
