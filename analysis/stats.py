@@ -374,9 +374,10 @@ def logistic_lr50(lrs, failed, level: float = 0.95) -> Lr50Result:
     (slope 0); complete or quasi-complete separation (every failure at a larger lr than every success,
     or the reverse, sharing at most one lr): no MLE exists, separated=True, and [lo, hi] is the
     bracket between the largest lr at which all runs succeeded and the smallest at which all failed
-    (NaN on a side with no such lr). A fitted lr50 outside the grid is returned with a reason saying it
-    is extrapolated. Runs with a NaN lr or outcome are dropped; lr ≤ 0 or outcomes other than 0/1
-    raise ValueError."""
+    (NaN on a side with no such lr), narrowed to the shared lr on the side its failure fraction points
+    to (fewer than half failed there: lr50 lies beyond it). A fitted lr50 outside the grid is returned
+    with a reason saying it is extrapolated (NaN when it is beyond a float's range). Runs with a NaN lr
+    or outcome are dropped; lr ≤ 0 or outcomes other than 0/1 raise ValueError."""
     _check_level(level)
     lr = np.asarray(lrs, dtype=float).ravel()
     f = np.asarray(failed, dtype=float).ravel()
@@ -403,18 +404,33 @@ def logistic_lr50(lrs, failed, level: float = 0.95) -> Lr50Result:
     all_ok = np.array([np.all(f[lr == g] == 0) for g in grid])
     all_fail = np.array([np.all(f[lr == g] == 1) for g in grid])
     if ok_x.max() <= fail_x.min() or fail_x.max() <= ok_x.min():
-        if ok_x.max() <= fail_x.min():
-            ok_side = grid[all_ok].max() if all_ok.any() else math.nan
-            fail_side = grid[all_fail].min() if all_fail.any() else math.nan
-            lo, hi = ok_side, fail_side
+        rising = bool(ok_x.max() <= fail_x.min())  # failures at the larger lrs
+        if rising:
+            lo = float(grid[all_ok].max()) if all_ok.any() else math.nan
+            hi = float(grid[all_fail].min()) if all_fail.any() else math.nan
             how = "every failure at a larger lr than every success"
         else:
-            ok_side = grid[all_ok].min() if all_ok.any() else math.nan
-            fail_side = grid[all_fail].max() if all_fail.any() else math.nan
-            lo, hi = fail_side, ok_side
+            lo = float(grid[all_fail].max()) if all_fail.any() else math.nan
+            hi = float(grid[all_ok].min()) if all_ok.any() else math.nan
             how = "every failure at a smaller lr than every success"
-        return _lr50_nan(f"separated ({how}): no MLE; lr50 lies between {lo:g} and {hi:g}", level, n,
-                         lo=lo, hi=hi, separated=True, method="bracket")
+        mixed = grid[~all_ok & ~all_fail]  # quasi-complete separation: one lr holds both outcomes
+        if mixed.size:
+            m = float(mixed[0])
+            at = lr == m
+            k, t = int(f[at].sum()), int(at.sum())
+            below, above = ("succeeded", "failed") if rising else ("failed", "succeeded")
+            how = ", ".join([f"{k} of {t} failed at {m:g}"] + [f"every run below it {below}"] * bool((grid < m).any())
+                            + [f"every run above it {above}"] * bool((grid > m).any()))
+            # half fail on the side of m its own failure fraction points to (exactly half: at m, inside the bracket)
+            if 2 * k < t:
+                lo, hi = (m, hi) if rising else (lo, m)
+            elif 2 * k > t:
+                lo, hi = (lo, m) if rising else (m, hi)
+        where = (f"lr50 lies between {lo:g} and {hi:g}" if math.isfinite(lo) and math.isfinite(hi) else
+                 f"lr50 lies above {lo:g}" + (", the grid's largest lr" if lo == grid[-1] else "") if math.isfinite(lo)
+                 else f"lr50 lies below {hi:g}" + (", the grid's smallest lr" if hi == grid[0] else ""))
+        return _lr50_nan(f"separated ({how}): no MLE; {where}", level, n, lo=lo, hi=hi, separated=True,
+                         method="bracket")
     xm = float(x.mean())
     (a, b), cov = _logistic_mle(x - xm, f)
     if abs(b) < 1e-10 * max(1.0, abs(a)):
@@ -426,7 +442,10 @@ def logistic_lr50(lrs, failed, level: float = 0.95) -> Lr50Result:
     half = z * math.sqrt(max(var, 0.0))
     reason = ""
     if not (x.min() <= x50 <= x.max()):
-        reason = f"lr50 {10 ** x50:g} extrapolated outside the grid [{grid[0]:g}, {grid[-1]:g}]"
+        reason = f"lr50 10^{x50:.3g} extrapolated outside the grid [{grid[0]:g}, {grid[-1]:g}]"
+        if not abs(x50) + half < 300:  # beyond a float's range: no value to give
+            return Lr50Result(math.nan, math.nan, math.nan, x50, x50 - half, x50 + half, float(a - b * xm), float(b),
+                              False, reason, level, n)
     return Lr50Result(10 ** x50, 10 ** (x50 - half), 10 ** (x50 + half), x50, x50 - half, x50 + half,
                       float(a - b * xm), float(b), False, reason, level, n)
 
@@ -503,6 +522,8 @@ class OwnOptimum:
     best_lr: np.ndarray       # [n_seed] the seed's best lr (NaN for a seed with no finite loss)
     at_edge: np.ndarray       # [n_seed] bool: the best lr is the smallest or the largest lr the seed ran
     window: np.ndarray        # [n_seed] how many lrs the ±decades window held
+    cut: np.ndarray           # [n_seed] bool: fewer than an inside optimum's window holds on this grid (the grid's
+                              # edge within ±decades of the best, or a missing run): the mean is then not comparable
 
 
 def sensitivity_around_optimum(L, lrs, decades: float = 1.0) -> OwnOptimum:
@@ -512,7 +533,10 @@ def sensitivity_around_optimum(L, lrs, decades: float = 1.0) -> OwnOptimum:
 
     Unlike Wortsman's mean over the whole grid it does not grow when the optimum moves toward the grid's edge
     (with L quadratic in log lr, an optimum at the edge of a 6-point grid scores 55/19 ≈ 2.9× a central one under
-    Wortsman's mean); a window cut by the edge is still one-sided, so at_edge flags it. NaN cells are left out."""
+    Wortsman's mean). But a window the edge cuts holds only one side's far points, so its mean is biased low (the
+    same parabola one step from the edge of a 9-point grid: 0.138 against 0.184 inside): `cut` flags every seed
+    whose window holds fewer lrs than an inside optimum's would on this grid (from its median log spacing), at_edge
+    those whose best is the edge itself. NaN cells are left out (and cut the window)."""
     L = np.asarray(L, dtype=float)
     x = np.log10(np.asarray(lrs, dtype=float))
     if L.ndim != 2 or L.shape[0] != x.size:
@@ -520,6 +544,8 @@ def sensitivity_around_optimum(L, lrs, decades: float = 1.0) -> OwnOptimum:
     if np.isinf(L).any():
         raise ValueError("infinite loss in L (clip diverged runs before computing sensitivity)")
     n = L.shape[1]
+    steps = np.diff(np.unique(x))
+    full = 2 * int(math.floor(decades / float(np.median(steps)) + 1e-9)) + 1 if steps.size else 1  # an inside window
     sens, best, edge, win = np.full(n, math.nan), np.full(n, math.nan), np.zeros(n, bool), np.zeros(n, int)
     for s in range(n):
         ok = ~np.isnan(L[:, s])
@@ -532,4 +558,4 @@ def sensitivity_around_optimum(L, lrs, decades: float = 1.0) -> OwnOptimum:
         best[s] = 10 ** xs[i]
         edge[s] = xs[i] == xs.min() or xs[i] == xs.max()
         win[s] = int(near.sum())
-    return OwnOptimum(sens, best, edge, win)
+    return OwnOptimum(sens, best, edge, win, win < full)

@@ -9,14 +9,18 @@ grid's learning rates of the excess of the final validation loss over the best, 
 the initial loss L0 (the mean step-1 training loss of all runs, ≈ ln V), computed per seed so that
 conditions pair by seed. Beside it, the sensitivity around each seed's own optimum (the mean excess over the
 learning rates within ±1 decade of that seed's best, stats.sensitivity_around_optimum), which does not grow
-when a condition's optimum sits at the grid's edge (flagged). Statistics (analysis/stats.py): the mean over
+when a condition's optimum sits at the grid's edge; where the edge (or a missing run) cuts a seed's window its
+mean is biased low, so its verdict is withheld for that pair and says why (a refinement declared 2026-11-30 after
+an audit's synthetic grids, before the bracketing grid's 8 seeds were complete; in its two seeds then complete,
+every window was whole). A pair whose conditions did not run the same learning rates is not compared (no verdict, saying
+which). Statistics (analysis/stats.py): the mean over
 seeds with a t-interval; each condition minus its reference (the logged `condition_reference`: A of the same
 optimizer and start, N for the projections) paired by seed, with a t-interval and an exact sign-flip p-value;
 beside them the grid's measured null; a verdict "differ", "equivalent" (TOST within the margin declared below)
 or "undecided" by the rule stats.rule_text() states. A run failed by the rule declared in analysis/lr_grid.py
 (stopped, unstable by the trainer's spike rule, or above its seed's best lr a final loss ≥ that best + 1 nat); the
-lr at 50 % failed
-is a logistic fit over the learning rates at and above the condition's best.
+lr at 50 % failed is a logistic fit over the learning rates at and above the condition's best, given only where
+failure rises with lr and the fit lies inside them (else a bracket or the reason it has none).
 
 Usage: fig_lr_sensitivity.py [--out DIR] [--null DIR] LOG_OR_DIR_OR_LEDGER...   (gpt2/train logs, directories
 holding <run>/log.h5 as gpt2/experiments/lr_sensitivity.sh writes them, or a results ledger .csv; --null: the
@@ -165,11 +169,18 @@ def table_lines(runs: list[Run], where: str, margin: float = MARGIN, null_runs: 
     def own(L: np.ndarray, lrs: np.ndarray) -> np.ndarray:
         return stats.sensitivity_around_optimum(L, lrs, OWN_WINDOW_DECADES).sensitivity
 
-    def verdict_of(d) -> tuple[str, str]:
+    def verdict_of(d, withheld: str = "") -> tuple[str, str]:  # withheld: why no verdict, though the pair exists
         paired = stats.paired_difference(*d)
-        v = ("no verdict (a slice)" if slice_only or paired.n < MIN_SEEDS else
-             stats.verdict(paired, stats.tost(*d, margin=margin) if paired.n >= 2 else None))
+        v = ("no verdict (a slice)" if slice_only or paired.n < MIN_SEEDS else f"no verdict ({withheld})" if withheld
+             else stats.verdict(paired, stats.tost(*d, margin=margin) if paired.n >= 2 else None))
         return paired.text(), v
+
+    every_lr = sorted({r.lr for r in runs})  # a condition lacking one of them is not compared over a shorter grid
+    cut = {}  # label -> (seeds whose own-optimum window the grid's edge or a missing run cuts, seeds)
+    for c in conds:
+        lrs, seeds, L = grid(runs, c, L0)
+        cut[c] = (int(stats.sensitivity_around_optimum(L, lrs, OWN_WINDOW_DECADES).cut.sum()) if L.size else 0,
+                  len(seeds))
 
     rows = []
     for c in conds:
@@ -182,12 +193,18 @@ def table_lines(runs: list[Run], where: str, margin: float = MARGIN, null_runs: 
         m_o = stats.paired_difference(opt.sensitivity, np.zeros_like(opt.sensitivity))
         diff_w = v_w = diff_o = v_o = "—"
         if base and base in conds:
+            have_c, have_base = set(lrs), set(grid(runs, base, L0)[0])
+            lacks = [lr for lr in every_lr if lr not in have_c or lr not in have_base]
+            short = f"no run at lr {', '.join(f'{lr:g}' for lr in lacks)} in {c} or {base}" if lacks else ""
+            cuts = [f"{k}/{n} seeds of {x}" for x, (k, n) in ((c, cut[c]), (base, cut[base])) if k]
             d = paired_by_seed(runs, c, base, L0)
-            if d is not None:
+            if short:  # not compared over a shorter grid (pairing needs the same lrs; it gives nothing then)
+                v_w = v_o = f"no verdict ({short})"
+            elif d is not None:
                 diff_w, v_w = verdict_of(d)
-            d = paired_by_seed(runs, c, base, L0, fn=lambda X, lrs=lrs: own(X, lrs))
-            if d is not None:
-                diff_o, v_o = verdict_of(d)
+                d = paired_by_seed(runs, c, base, L0, fn=lambda X, lrs=lrs: own(X, lrs))
+                diff_o, v_o = verdict_of(d, f"the ±{OWN_WINDOW_DECADES:g} decade window cut by the grid's edge in "
+                                            f"{' and '.join(cuts)}" if cuts else "")
         mean = np.nanmean(L, axis=1) if L.size else np.full(len(lrs), math.nan)
         if not np.isfinite(mean).any():
             continue
@@ -200,13 +217,20 @@ def table_lines(runs: list[Run], where: str, margin: float = MARGIN, null_runs: 
         fails = lr_grid.failed(runs, c, L0)
         upper = [(lr, f) for (lr, _), f in fails.items() if lr >= lrs[best_i]]
         fit = stats.logistic_lr50([lr for lr, _ in upper], [f for _, f in upper])
-        lr50 = (f"{fit.lr50:.3g} [{fit.lo:.3g}, {fit.hi:.3g}]" if math.isfinite(fit.lr50) else
-                f"— ({fit.reason})" if fit.reason else "—")
+        if math.isfinite(fit.lr50) and not fit.reason and fit.slope > 0:
+            lr50 = f"{fit.lr50:.3g} [{fit.lo:.3g}, {fit.hi:.3g}]"
+        elif math.isfinite(fit.slope) and fit.slope <= 0:
+            lr50 = f"— (failure does not rise with lr at and above the best: slope {fit.slope:.3g}, no lr50)"
+        elif fit.reason.startswith("no run failed") and any(fails.values()):
+            lr50 = f"— (no run at or above the best lr failed: lr50 lies above the grid (> {lrs[-1]:g}))"
+        else:
+            lr50 = f"— ({fit.reason})" if fit.reason else "—"
         survived = [r.lr for r in rs if not r.diverged]
         lr_top = max(survived) if survived else math.nan
         rows.append(f"| {info[c].title} | {m_w.mean:.3f} [{m_w.lo:.3f}, {m_w.hi:.3f}] | {diff_w} | {v_w} "
                     f"| {m_o.mean:.3f} [{m_o.lo:.3f}, {m_o.hi:.3f}] | {diff_o} | {v_o} "
-                    f"| {mean[best_i]:.3f} at {lrs[best_i]:g}{edge} ({n_edge}/{len(seeds)} seeds at an edge) "
+                    f"| {mean[best_i]:.3f} at {lrs[best_i]:g}{edge} ({n_edge}/{len(seeds)} seeds at an edge, "
+                    f"{cut[c][0]}/{len(seeds)} within ±{OWN_WINDOW_DECADES:g} decade of it) "
                     f"| {sum(fails.values())}/{len(fails)} | {lr50} | {stopped} | {lr_top:g} | {logit_cell(rs)} "
                     f"| {len(seeds)} |")
     nulls, effects = null_rows(runs, conds, info)
@@ -231,7 +255,7 @@ def table_lines(runs: list[Run], where: str, margin: float = MARGIN, null_runs: 
              f"p | verdict | sensitivity around the own optimum (±{OWN_WINDOW_DECADES:g} decade), mean [95 % t] | minus "
              "its reference's, paired | verdict | best val loss at lr | failed (stopped, spike rule, or above the seed's "
              f"best lr ≥ its best + {lr_grid.FAILURE_EXCESS:g} nat) | lr at 50 % failed, logistic fit at and above the best lr [95 %] "
-             "| stopped (non-finite loss, non-finite gradient) | largest surviving lr | max attention logit (signed "
+             "| stopped (non-finite loss, non-finite gradient) | largest lr not stopped | max attention logit (signed "
              "max where logged; |·|: max |logit|) | seeds |",
              "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|", *rows, "",
              "Measured null of the same grid (differences that are zero by construction):", "",
@@ -242,7 +266,9 @@ def table_lines(runs: list[Run], where: str, margin: float = MARGIN, null_runs: 
     table += [f"LR sensitivity per seed: mean over the grid's learning rates of (that seed's final validation loss − its "
               f"minimum over the learning rates), diverged runs at the initial loss {L0:.3f} (Wortsman et al. §3.1, per "
               "seed so that conditions pair by seed); an optimum at the grid's edge inflates it (with the loss quadratic "
-              "in log lr, ~2.9× on a 6-point grid), so the sensitivity around each seed's own optimum stands beside it. "
+              "in log lr, 55/19 ≈ 2.9× a central one on 6 points, 204/60 = 3.4× on 9), so the sensitivity around each "
+              f"seed's own optimum (±{OWN_WINDOW_DECADES:g} decade) stands beside it, its verdict withheld where the "
+              "grid's edge cuts that window in a seed of either condition (the mean is then biased low). "
               f"Verdict rule: {stats.rule_text(margin=margin).rstrip('.')}. Run set: {run_set} ({len(runs)} runs)."]
     if drifts:
         table += ["", "Q/K drift at the end of training, over each condition's completed runs (every lr and seed), and "
@@ -258,23 +284,46 @@ def table_lines(runs: list[Run], where: str, margin: float = MARGIN, null_runs: 
 
 
 def read_runs(items: list[str]) -> tuple[list[Run], int]:
-    """The finished runs of logs, run directories or ledgers (.csv), and how many unfinished runs were left out."""
+    """The finished runs of logs, run directories or ledgers (.csv), and how many unfinished runs were left out. A
+    grid's own folder is read as the figure index reads it (results_ledger.load_grid: its declared runs, from their
+    logs and, where those are elsewhere, from its ledger). One run given twice (its log and its ledger row) counts
+    once; two different results for one condition, lr, seed, thread count and precision are refused (ValueError),
+    since the table has one cell for them."""
     runs, left = [], 0
     for it in items:
         if it.endswith(".csv"):
             led = results_ledger.loads(Path(it).read_text())
             done, grid = led.runs, led.grid
+        elif (grid := grid_of(Path(it))) is not None:
+            g = results_ledger.load_grid(grid, results_ledger.ROOT, results_ledger.ROOT / "analysis" / "results",
+                                         as_declared=False)
+            done = g.runs if g else []
+            left += sum(r is None for r in (lr_grid.load(p) for p in lr_grid.find_logs([it])))
         else:
             loaded = [lr_grid.load(p) for p in lr_grid.find_logs([it])]
             done = [r for r in loaded if r is not None]
             left += sum(r is None for r in loaded)
-            grid = grid_of(Path(it))
         off = results_ledger.off_declaration(grid, done) if grid else []
         if off:  # a run not made as its grid declares is not compared with the others
             print(f"fig_lr_sensitivity: left out of {it}, not made as declared: "
                   + ", ".join(f"{r.run} ({why})" for r, why in off), file=sys.stderr)
         runs += [r for r in done if all(r is not o for o, _ in off)]
-    return runs, left
+    return distinct(runs), left
+
+
+def distinct(runs: list[Run]) -> list[Run]:
+    """`runs` with each condition, lr, seed, thread count and precision once: a repeat with the same final loss (a run
+    read from its log and from a ledger) is dropped; one with another is a ValueError naming both."""
+    seen: dict[tuple, Run] = {}
+    for r in runs:
+        k = (r.cond, r.lr, r.seed, r.threads, r.precision)
+        if k not in seen:
+            seen[k] = r
+        elif not (seen[k].final_val == r.final_val or (math.isnan(seen[k].final_val) and math.isnan(r.final_val))):
+            o = seen[k]
+            raise ValueError(f"condition {r.cond} at lr {r.lr:g}, seed {r.seed} is given twice with different final "
+                             f"losses ({o.run or '?'} {o.final_val:.6g}, {r.run or '?'} {r.final_val:.6g})")
+    return list(seen.values())
 
 
 def grid_of(folder: Path) -> str | None:

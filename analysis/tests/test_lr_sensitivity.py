@@ -101,8 +101,8 @@ def test_the_table_flags_an_optimum_at_the_grids_edge_and_not_a_centred_one(tmp_
     lines = lrs.table_lines(_runs(paths), "synthetic")
     a = next(ln for ln in lines if ln.startswith("| A: WD on Q/K"))
     q = next(ln for ln in lines if ln.startswith("| QK-norm"))
-    assert "optimum at the grid's edge" in a and "(8/8 seeds at an edge)" in a
-    assert "optimum at the grid's edge" not in q and "(0/8 seeds at an edge)" in q
+    assert "optimum at the grid's edge" in a and "(8/8 seeds at an edge, 8/8 within ±1 decade of it)" in a
+    assert "optimum at the grid's edge" not in q and "(0/8 seeds at an edge, 0/8 within ±1 decade of it)" in q
 
 
 def test_failure_by_the_loss_rule_gives_an_lr_at_50_percent(tmp_path):
@@ -163,3 +163,125 @@ def test_the_figure_leaves_out_a_run_its_grid_did_not_declare_the_arithmetic_of(
     other = tmp_path / "elsewhere"  # a folder that is no grid's: read as it is
     grid_logs.quadratic_grid(other, "C", [manifest.SEED_REGIME_LR], [123], {"C": 2.68e-3}, bf16_mode="native")
     assert len(lrs.read_runs([str(other)])[0]) == 1
+
+
+# --- the declared rules on in-memory grids (the audit of 2026-11-30: each of these once passed when broken) ---------
+
+LRS9F = [float(x) for x in LRS9]
+TITLES = {"A": "A: WD on Q/K", "B": "B: GaugeFix", "C": "C: no control", "Q": "QK-norm (C + RMSNorm)"}
+
+
+def mem_grid(best: dict, seeds=SEEDS8, lrs=LRS9F, curvature=0.3, noise=0.01, **per_run):
+    """Runs of conditions `best` (key -> best lr): 5 + curvature·(log10 lr − log10 best)² + seed noise, A the
+    reference of every other; per_run[(key, lr, seed)] = dict of Run fields to set on that run."""
+    rng = np.random.default_rng(1)
+    out = []
+    for seed in seeds:
+        for lr in lrs:
+            for k, b in best.items():
+                v = 5.0 + curvature * (math.log10(lr) - math.log10(b)) ** 2 + noise * rng.random()
+                r = lrs_run(k, lr, seed, v)
+                for f, x in per_run.get("cells", {}).get((k, lr, seed), {}).items():
+                    setattr(r, f, x)
+                out.append(r)
+    return out
+
+
+def lrs_run(k, lr, seed, v):
+    return lrs.Run(k, lr, seed, v, False, 9.9, key=k, title=TITLES[k], reference="" if k == "A" else "A",
+                   precision="fp32", threads=1)
+
+
+def row_of(lines, k):
+    return [c.strip() for c in next(ln for ln in lines if ln.startswith(f"| {TITLES[k]} |")).split("|")]
+
+
+def test_the_own_optimum_verdict_is_withheld_where_the_grids_edge_cuts_a_window():
+    # the same curvature: A's optimum inside, Q's one step from the edge (its ±1 decade window holds 4 lrs, not 5,
+    # and its mean is biased low): Q − A would read "differ"; the verdict is withheld and says why
+    runs = mem_grid({"A": LRS9F[4], "Q": LRS9F[1]})
+    q = row_of(lrs.table_lines(runs, "synthetic"), "Q")
+    assert q[7] == "no verdict (the ±1 decade window cut by the grid's edge in 8/8 seeds of Q)", q[7]
+    assert "8/8 within ±1 decade of it" in q[8] and "0/8 seeds at an edge" in q[8]
+    assert not q[4].startswith("no verdict")  # Wortsman's mean over the whole grid is still judged
+    L0 = lr_grid.initial_loss(runs)  # against its logged reference, A, paired by seed
+    want = np.mean(stats.sensitivity_per_seed(lrs.grid(runs, "Q", L0)[2]) -
+                   stats.sensitivity_per_seed(lrs.grid(runs, "A", L0)[2]))
+    assert want > 0.05 and math.isclose(float(q[3].split()[0]), want, rel_tol=1e-2), (q[3], want)
+
+
+def test_the_failure_rule_counts_stops_the_spike_rule_and_a_one_nat_excess_above_the_best_only():
+    b = LRS9F[3]
+    runs = mem_grid({"A": b}, noise=0.0)
+    cell = {(r.lr, r.seed): r for r in runs}
+    cell[(LRS9F[5], 42)].final_val = 5.0 + 0.9       # 0.9 nat above the best: not failed
+    cell[(LRS9F[5], 123)].final_val = 5.0 + 1.1      # 1.1 nat: failed
+    cell[(LRS9F[4], 456)].stable = False             # the spike rule, its loss fine: failed
+    cell[(LRS9F[1], 789)].final_val = 5.0 + 1.5      # below the best lr a high loss is under-training: not failed
+    cell[(LRS9F[6], 1001)].diverged = True           # stopped: failed
+    cell[(LRS9F[6], 1001)].final_val = math.nan
+    fails = lr_grid.failed(runs, "A", lr_grid.initial_loss(runs))
+    assert not fails[(LRS9F[5], 42)] and fails[(LRS9F[5], 123)] and fails[(LRS9F[4], 456)]
+    assert not fails[(LRS9F[1], 789)] and fails[(LRS9F[6], 1001)]
+    assert sum(fails.values()) == 3 + sum(1 for (lr, _), f in fails.items() if f and lr >= LRS9F[7])  # the rest: top
+
+
+def test_the_lr50_fit_takes_only_the_lrs_at_and_above_the_best():
+    runs = mem_grid({"A": LRS9F[4]}, curvature=0.1)  # no loss failure anywhere
+    for r in runs:
+        if r.lr == LRS9F[0] and r.seed in (42, 123):
+            r.stable = False  # spike-rule failures below the best lr only
+    a = row_of(lrs.table_lines(runs, "synthetic"), "A")
+    assert a[9] == "2/72"
+    assert a[10] == "— (no run at or above the best lr failed: lr50 lies above the grid (> 1))", a[10]
+
+
+def test_an_lr50_that_falls_with_lr_is_not_given():
+    runs = mem_grid({"A": LRS9F[2]}, curvature=0.1)
+    failing = {LRS9F[4]: 6, LRS9F[5]: 5, LRS9F[6]: 3, LRS9F[7]: 1}  # fewer fail the larger the lr
+    for r in runs:
+        if r.lr in failing and SEEDS8.index(r.seed) < failing[r.lr]:
+            r.stable = False
+    a = row_of(lrs.table_lines(runs, "synthetic"), "A")
+    assert a[10].startswith("— (failure does not rise with lr at and above the best: slope -"), a[10]
+
+
+def test_pairs_follow_seeds_when_a_middle_seed_is_missing_and_the_reference_is_the_logged_one():
+    seeds = [1, 2, 3, 4, 5]
+    rng = np.random.default_rng(7)
+    runs = []
+    for s in seeds:  # B's curvature differs per seed, so a pair shifted by one seed would differ
+        for lr in LRS9F:
+            runs.append(lrs_run("A", lr, s, 5 + 0.3 * (math.log10(lr) + 2.5) ** 2))
+            if s != 3:
+                runs.append(lrs_run("B", lr, s, 5 + (0.1 + 0.1 * s) * (math.log10(lr) + 2.5) ** 2 + 0.01 * rng.random()))
+    x, y = lrs.paired_by_seed(runs, "B", "A", 9.9)
+    want = {s: stats.sensitivity_per_seed(lrs.grid([r for r in runs if r.seed == s], "B", 9.9)[2])[0]
+            for s in (1, 2, 4, 5)}
+    assert np.allclose(x, [want[s] for s in (1, 2, 4, 5)])
+    a_sens = stats.sensitivity_per_seed(lrs.grid([r for r in runs if r.seed == 1], "A", 9.9)[2])[0]
+    assert np.allclose(y, a_sens)
+
+
+def test_a_condition_with_a_seed_fewer_withholds_every_verdict_and_one_lacking_an_lr_is_not_compared():
+    runs = [r for r in mem_grid({"A": LRS9F[3], "B": LRS9F[3], "C": LRS9F[3]}) if not (r.cond == "C" and r.seed == 4004)]
+    lines = lrs.table_lines(runs, "synthetic")
+    assert row_of(lines, "B")[4] == row_of(lines, "B")[7] == "no verdict (a slice)"  # C has 7 whole seeds
+    runs = [r for r in mem_grid({"A": LRS9F[3], "B": LRS9F[3]}) if not (r.cond == "B" and r.lr == 1.0)]
+    b = row_of(lrs.table_lines(runs, "synthetic"), "B")
+    assert b[4] == b[7] == "no verdict (no run at lr 1 in B or A)", b[4]
+
+
+def test_a_run_given_twice_counts_once_and_two_results_for_one_cell_are_refused():
+    a, again, other, seed2 = (lrs_run("A", 0.1, 1, 5.0), lrs_run("A", 0.1, 1, 5.0), lrs_run("A", 0.1, 1, 5.5),
+                              lrs_run("A", 0.1, 2, 5.1))
+    kept = lrs.distinct([a, again, seed2])
+    assert len(kept) == 2 and kept[0] is a and kept[1] is seed2
+    t2 = lrs_run("A", 0.1, 1, 5.2)
+    t2.threads = 2  # another thread count: another run (the null's pairs)
+    assert len(lrs.distinct([a, t2])) == 2
+    try:
+        lrs.distinct([a, other])
+        assert False, "two results for one cell were accepted"
+    except ValueError as e:
+        assert "condition A at lr 0.1, seed 1 is given twice with different final losses" in str(e)

@@ -291,6 +291,17 @@ def test_logistic_lr50_flags_separation_with_the_bracket():
     assert rev.separated and (rev.lo, rev.hi) == (3e-3, 1e-2)
     ok = stats.logistic_lr50(lrs, [0, 0, 0, 1, 0, 1, 1, 1])  # overlap: a proper fit
     assert not ok.separated and 3e-3 < ok.lr50 < 3e-2
+    # quasi-complete at the grid's top, as a 1-nat rule met by some seeds at lr 1 only: fewer than half failed
+    # there, so lr50 lies above the grid, not "between" it and NaN; more than half: below the top
+    top = [0.373] * 4 + [1.0] * 4
+    few = stats.logistic_lr50(top, [0, 0, 0, 0, 1, 0, 0, 0])
+    assert few.separated and few.lo == 1.0 and math.isnan(few.hi)
+    assert "1 of 4 failed at 1" in few.reason and "lr50 lies above 1, the grid's largest lr" in few.reason
+    assert "larger lr than every success" not in few.reason  # lr 1 holds both outcomes
+    most = stats.logistic_lr50(top, [0, 0, 0, 0, 1, 1, 1, 0])
+    assert most.separated and (most.lo, most.hi) == (0.373, 1.0) and "lies between 0.373 and 1" in most.reason
+    low = stats.logistic_lr50(top, [1, 0, 0, 0, 0, 0, 0, 0])  # failing at the smaller lr, 1 of 4 there
+    assert low.separated and math.isnan(low.lo) and low.hi == 0.373 and "lies below 0.373" in low.reason
 
 
 def test_logistic_lr50_outside_the_grid_and_degenerate_inputs():
@@ -373,18 +384,22 @@ def _quadratic(x_best, n=6):
     return 10 ** (x * 3 / 7 - 3), ((x - x_best) ** 2 * 0.3 + 5.0)[:, None] * np.ones((1, 4))
 
 
-def test_sensitivity_around_the_own_optimum_flags_an_edge_and_does_not_inflate_it():
-    """The same curvature in log lr, optimum at the grid's edge vs inside: Wortsman's mean over the grid scores the
-    edge 55/19 ≈ 2.9× the centred one (the audit's figure); the own-optimum window does not inflate it, and flags it."""
+def test_sensitivity_around_the_own_optimum_flags_every_window_the_edge_cuts():
+    """The same curvature in log lr, optimum at the grid's edge, one step from it, or inside: Wortsman's mean over the
+    grid scores the edge 55/19 ≈ 2.9× the centred one (the audit's figure); the own-optimum window does not inflate
+    it, but a window the edge cuts holds one side's far points only, so its mean is biased low: every such seed is
+    flagged `cut` (at_edge only those whose best is the edge itself)."""
     lrs, centred = _quadratic(2.0)
     _, edge = _quadratic(0.0)
+    _, near = _quadratic(1.0)
     w = stats.sensitivity_per_seed(edge) / stats.sensitivity_per_seed(centred)
     assert np.allclose(w, 55 / 19)
-    c, e = stats.sensitivity_around_optimum(centred, lrs), stats.sensitivity_around_optimum(edge, lrs)
-    assert not c.at_edge.any() and e.at_edge.all()
-    assert np.allclose(c.best_lr, lrs[2]) and np.allclose(e.best_lr, lrs[0])
-    assert np.all(c.window == 5) and np.all(e.window == 3)  # ±1 decade = ±2 steps of 3/7 decade; cut by the edge
-    assert np.all(e.sensitivity <= c.sensitivity)            # no edge inflation
+    c, e, n = (stats.sensitivity_around_optimum(L, lrs) for L in (centred, edge, near))
+    assert not c.at_edge.any() and e.at_edge.all() and not n.at_edge.any()
+    assert np.allclose(c.best_lr, lrs[2]) and np.allclose(e.best_lr, lrs[0]) and np.allclose(n.best_lr, lrs[1])
+    assert np.all(c.window == 5) and np.all(e.window == 3) and np.all(n.window == 4)  # ±1 decade = ±2 steps of 3/7
+    assert not c.cut.any() and e.cut.all() and n.cut.all()
+    assert np.all(e.sensitivity < c.sensitivity) and np.all(n.sensitivity < c.sensitivity)  # biased low, flagged
     assert np.allclose(c.sensitivity, 0.3 * (4 + 1 + 0 + 1 + 4) / 5)
 
 
@@ -393,5 +408,6 @@ def test_sensitivity_around_optimum_leaves_out_missing_cells_and_checks_shapes()
     L[4, 0] = np.nan
     o = stats.sensitivity_around_optimum(L, lrs)
     assert o.window[0] == 4 and o.window[1] == 5
+    assert o.cut[0] and not o.cut[1:].any()  # a missing run shortens the window too
     with pytest.raises(ValueError):
         stats.sensitivity_around_optimum(L, lrs[:3])
