@@ -221,7 +221,9 @@ def failed(runs: list[Run], cond: str, L0: float) -> dict[tuple[float, int], boo
         ok = np.isfinite(L[:, j])
         above[:, j] = np.arange(len(lrs)) > (int(np.nanargmin(L[:, j])) if ok.any() else -1)
     by = {(r.lr, r.seed): r for r in runs if r.cond == cond}
-    return {(float(lr), s): bool((bad[i, j] and (above[i, j] or not np.isfinite(L[i, j])))
+    # below the best lr a high loss (even the initial one: a learning rate too small to leave it) is under-training,
+    # not failure, as the rule declares; a stop or the spike rule fails a run at any lr
+    return {(float(lr), s): bool((bad[i, j] and above[i, j])
                                  or by[(float(lr), s)].diverged or not by[(float(lr), s)].stable)
             for i, lr in enumerate(lrs) for j, s in enumerate(seeds)}
 

@@ -218,11 +218,12 @@ def test_the_failure_rule_counts_stops_the_spike_rule_and_a_one_nat_excess_above
     cell[(LRS9F[5], 123)].final_val = 5.0 + 1.1      # 1.1 nat: failed
     cell[(LRS9F[4], 456)].stable = False             # the spike rule, its loss fine: failed
     cell[(LRS9F[1], 789)].final_val = 5.0 + 1.5      # below the best lr a high loss is under-training: not failed
+    cell[(LRS9F[0], 789)].final_val = 9.95           # even at the initial loss (an lr too small to leave it)
     cell[(LRS9F[6], 1001)].diverged = True           # stopped: failed
     cell[(LRS9F[6], 1001)].final_val = math.nan
     fails = lr_grid.failed(runs, "A", lr_grid.initial_loss(runs))
     assert not fails[(LRS9F[5], 42)] and fails[(LRS9F[5], 123)] and fails[(LRS9F[4], 456)]
-    assert not fails[(LRS9F[1], 789)] and fails[(LRS9F[6], 1001)]
+    assert not fails[(LRS9F[1], 789)] and not fails[(LRS9F[0], 789)] and fails[(LRS9F[6], 1001)]
     assert sum(fails.values()) == 3 + sum(1 for (lr, _), f in fails.items() if f and lr >= LRS9F[7])  # the rest: top
 
 
