@@ -400,6 +400,7 @@ stage_oom() {  # a micro-batch far past the device's memory: exit 1 and one line
   [ -x "$BIN" ] || { REASON="$BIN is missing"; return 1; }
   ensure_data || return 1
   local big; big=$([ "$DEVICE" = cuda ] && echo 512 || echo 100000000)
+  [ "$LIMIT" -le 90 ] || LIMIT=90  # a refusal takes seconds: a hang here must not spend the rest of the call
   run_cmd "$WORK/ours_oom.txt" "$BIN" train --data "$DATA" "${OURS_SIZE[@]}" --batch-size "$big" --grad-accum 1 \
     --device "$DEVICE" --precision "$PRECISION" --max-iters 1 --warmup-iters 0 --eval-batches 1 --sample-tokens 0 \
     --ckpt-every 0 --threads "$THREADS" --condition N --out "$WORK/ours_oom" --force

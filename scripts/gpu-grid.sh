@@ -11,7 +11,8 @@
 # `python3 analysis/results_ledger.py write GRID` puts them into its ledger). A run the budget stops is not finished
 # and does not come back (its checkpoints are too large to): OUT/GRID.txt, the grid's printout, ends with the step
 # each stopped run had reached, so the next call can size its share.
-#   scripts/gpu-grid.sh        (after make build; the prepared corpus runs/data/shakespeare carried along)
+#   scripts/gpu-grid.sh        (after make build; the prepared corpus runs/data/shakespeare carried along; the call's
+#                              own limit at least BUDGET_S + 60: the last grid is stopped, given 20 s, then packed)
 # Environment: OUT (runs/gpu-grid-out), BUILD (build), BUDGET_S (420), JOBS (8), GRIDS (manifest.GPU_GRIDS), SEEDS
 # (a subset of the grid's, e.g. "1 2 3 4": fills whole seeds first; the runner then does not skip the runs the
 # committed ledger holds), ANALYSIS_PY (/usr/bin/python3, with h5py), DEVICE (cuda; cpu runs the mechanics at a tiny
