@@ -306,8 +306,10 @@ class Lr50Result:
 
     method "wald-delta": logistic MLE, Wald interval by the delta method. separated=True: no MLE
     exists; [lo, hi] is the bracket between the largest all-success lr and the smallest all-failure
-    lr and lr50 is NaN. reason is empty for a plain fit, else says why a value is NaN or extrapolated.
-    intercept, slope: logit P(fail) = intercept + slope·log10(lr) (NaN when not fitted)."""
+    lr (narrowed to an lr holding both outcomes by its own failure fraction; no interval) and lr50 is
+    NaN. reason is empty for a plain fit, else says why a value is NaN or extrapolated. intercept,
+    slope: logit P(fail) = intercept + slope·log10(lr) (NaN when not fitted). falling: failure falls
+    with lr (a fitted slope < 0, or separated with the failures at the smaller lrs)."""
     lr50: float
     lo: float
     hi: float
@@ -321,14 +323,15 @@ class Lr50Result:
     level: float
     n_runs: int
     method: str = "wald-delta"
+    falling: bool = False
 
 
 def _lr50_nan(reason: str, level: float, n: int, lo: float = math.nan, hi: float = math.nan,
-              separated: bool = False, method: str = "none") -> Lr50Result:
+              separated: bool = False, method: str = "none", falling: bool = False) -> Lr50Result:
     def lg(v: float) -> float:
         return math.log10(v) if v > 0 else math.nan
     return Lr50Result(math.nan, lo, hi, math.nan, lg(lo), lg(hi), math.nan, math.nan, separated, reason,
-                      level, n, method)
+                      level, n, method, falling)
 
 
 def _logistic_mle(x: np.ndarray, y: np.ndarray, max_iter: int = 100) -> tuple[np.ndarray, np.ndarray]:
@@ -426,11 +429,12 @@ def logistic_lr50(lrs, failed, level: float = 0.95) -> Lr50Result:
                 lo, hi = (m, hi) if rising else (lo, m)
             elif 2 * k > t:
                 lo, hi = (lo, m) if rising else (m, hi)
-        where = (f"lr50 lies between {lo:g} and {hi:g}" if math.isfinite(lo) and math.isfinite(hi) else
-                 f"lr50 lies above {lo:g}" + (", the grid's largest lr" if lo == grid[-1] else "") if math.isfinite(lo)
-                 else f"lr50 lies below {hi:g}" + (", the grid's smallest lr" if hi == grid[0] else ""))
-        return _lr50_nan(f"separated ({how}): no MLE; {where}", level, n, lo=lo, hi=hi, separated=True,
-                         method="bracket")
+        where = (f"the bracket puts lr50 between {lo:g} and {hi:g}" if math.isfinite(lo) and math.isfinite(hi) else
+                 f"the bracket puts lr50 above {lo:g}" + (", the largest lr fitted" if lo == grid[-1] else "")
+                 if math.isfinite(lo) else
+                 f"the bracket puts lr50 below {hi:g}" + (", the smallest lr fitted" if hi == grid[0] else ""))
+        return _lr50_nan(f"separated ({how}): no MLE; {where} (no interval)", level, n, lo=lo, hi=hi,
+                         separated=True, method="bracket", falling=not rising)
     xm = float(x.mean())
     (a, b), cov = _logistic_mle(x - xm, f)
     if abs(b) < 1e-10 * max(1.0, abs(a)):
@@ -442,12 +446,13 @@ def logistic_lr50(lrs, failed, level: float = 0.95) -> Lr50Result:
     half = z * math.sqrt(max(var, 0.0))
     reason = ""
     if not (x.min() <= x50 <= x.max()):
-        reason = f"lr50 10^{x50:.3g} extrapolated outside the grid [{grid[0]:g}, {grid[-1]:g}]"
-        if not abs(x50) + half < 300:  # beyond a float's range: no value to give
-            return Lr50Result(math.nan, math.nan, math.nan, x50, x50 - half, x50 + half, float(a - b * xm), float(b),
-                              False, reason, level, n)
+        reason = f"lr50 10^{x50:.3g} extrapolated outside the lrs fitted [{grid[0]:g}, {grid[-1]:g}]"
+    if not abs(x50) + half < 300:  # the value or its interval beyond a float's range: none to give
+        return Lr50Result(math.nan, math.nan, math.nan, x50, x50 - half, x50 + half, float(a - b * xm), float(b),
+                          False, reason or f"the interval of log10 lr50 spans ±{half:.3g} decades: unbounded",
+                          level, n, falling=b < 0)
     return Lr50Result(10 ** x50, 10 ** (x50 - half), 10 ** (x50 + half), x50, x50 - half, x50 + half,
-                      float(a - b * xm), float(b), False, reason, level, n)
+                      float(a - b * xm), float(b), False, reason, level, n, falling=b < 0)
 
 
 # ---------------------------------------------------------------- lr sensitivity per seed

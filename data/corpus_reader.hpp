@@ -30,8 +30,9 @@ inline constexpr std::size_t kDefaultReadChunk = std::size_t{1} << 20;
 
 class DocumentReader {
  public:
-  /// read_chunk: bytes per read (>= 1; std::invalid_argument otherwise). The documents never depend on it; a small
-  /// one makes every separator straddle reads (the fuzz target compares it with a whole-file read).
+  /// read_chunk: bytes per read (1 .. 2^30; std::invalid_argument otherwise). The documents of a readable file do not
+  /// depend on it (a gzip stream zlib finds corrupt ends where its failing read began); a small one makes every
+  /// separator straddle reads (the fuzz target compares it with a whole-file read).
   DocumentReader(const std::string& path, InputFormat format, bool split_paragraphs = false,
                  std::string json_field = "text", std::size_t read_chunk = kDefaultReadChunk);
   ~DocumentReader();

@@ -30,6 +30,8 @@ inline std::string input_dir() {
 inline const std::string& input_file(const std::uint8_t* data, std::size_t size, const std::string& suffix) {
   static const std::string dir = input_dir();
   static std::string path;
+  static const bool cleaned = std::atexit([] { std::remove(path.c_str()); }) == 0;  // /dev/shm is memory
+  (void)cleaned;
   path = dir + "/gaugelab-fuzz-" + std::to_string(::getpid()) + suffix;
   std::FILE* f = std::fopen(path.c_str(), "wb");
   if (!f) __builtin_trap();  // the fuzzing machine itself is broken: stop loudly

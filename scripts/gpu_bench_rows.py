@@ -243,7 +243,8 @@ def oom_text(text, device, status):
 
 def main(argv):
     verbs = ("flags", "twins", "row", "twin", "table", "oom")
-    if not argv or argv[0] not in verbs or (len(argv) < 2 and argv[0] != "twins"):
+    if (not argv or argv[0] not in verbs or (len(argv) < 2 and argv[0] != "twins")
+            or (argv[0] == "oom" and (len(argv) != 4 or not argv[3].lstrip("-").isdigit()))):
         print(__doc__, file=sys.stderr)
         return 2
     verb, work = argv[0], argv[1] if len(argv) > 1 else ""

@@ -175,7 +175,6 @@ def table_lines(runs: list[Run], where: str, margin: float = MARGIN, null_runs: 
              else stats.verdict(paired, stats.tost(*d, margin=margin) if paired.n >= 2 else None))
         return paired.text(), v
 
-    every_lr = sorted({r.lr for r in runs})  # a condition lacking one of them is not compared over a shorter grid
     cut = {}  # label -> (seeds whose own-optimum window the grid's edge or a missing run cuts, seeds)
     for c in conds:
         lrs, seeds, L = grid(runs, c, L0)
@@ -193,8 +192,7 @@ def table_lines(runs: list[Run], where: str, margin: float = MARGIN, null_runs: 
         m_o = stats.paired_difference(opt.sensitivity, np.zeros_like(opt.sensitivity))
         diff_w = v_w = diff_o = v_o = "—"
         if base and base in conds:
-            have_c, have_base = set(lrs), set(grid(runs, base, L0)[0])
-            lacks = [lr for lr in every_lr if lr not in have_c or lr not in have_base]
+            lacks = sorted(set(lrs) ^ set(grid(runs, base, L0)[0]))  # lrs one of the pair ran and the other not
             short = f"no run at lr {', '.join(f'{lr:g}' for lr in lacks)} in {c} or {base}" if lacks else ""
             cuts = [f"{k}/{n} seeds of {x}" for x, (k, n) in ((c, cut[c]), (base, cut[base])) if k]
             d = paired_by_seed(runs, c, base, L0)
@@ -219,10 +217,12 @@ def table_lines(runs: list[Run], where: str, margin: float = MARGIN, null_runs: 
         fit = stats.logistic_lr50([lr for lr, _ in upper], [f for _, f in upper])
         if math.isfinite(fit.lr50) and not fit.reason and fit.slope > 0:
             lr50 = f"{fit.lr50:.3g} [{fit.lo:.3g}, {fit.hi:.3g}]"
-        elif math.isfinite(fit.slope) and fit.slope <= 0:
-            lr50 = f"— (failure does not rise with lr at and above the best: slope {fit.slope:.3g}, no lr50)"
+        elif fit.falling or (math.isfinite(fit.slope) and fit.slope <= 0):
+            lr50 = ("— (failure does not rise with lr at and above the best: "
+                    + (f"slope {fit.slope:.3g}" if math.isfinite(fit.slope) else "its failures at the smaller lrs")
+                    + ", no lr50)")
         elif fit.reason.startswith("no run failed") and any(fails.values()):
-            lr50 = f"— (no run at or above the best lr failed: lr50 lies above the grid (> {lrs[-1]:g}))"
+            lr50 = f"— (no run at or above the best lr failed: lr50 above the grid (> {lrs[-1]:g}))"
         else:
             lr50 = f"— ({fit.reason})" if fit.reason else "—"
         survived = [r.lr for r in rs if not r.diverged]
@@ -283,14 +283,15 @@ def table_lines(runs: list[Run], where: str, margin: float = MARGIN, null_runs: 
     return table
 
 
-def read_runs(items: list[str]) -> tuple[list[Run], int]:
+def read_runs(items: list[str], sources: list[str] | None = None) -> tuple[list[Run], int]:
     """The finished runs of logs, run directories or ledgers (.csv), and how many unfinished runs were left out. A
     grid's own folder is read as the figure index reads it (results_ledger.load_grid: its declared runs, from their
     logs and, where those are elsewhere, from its ledger). One run given twice (its log and its ledger row) counts
     once; two different results for one condition, lr, seed, thread count and precision are refused (ValueError),
-    since the table has one cell for them."""
+    since the table has one cell for them. `sources`, when given, gets what each item was read as."""
     runs, left = [], 0
     for it in items:
+        said = it
         if it.endswith(".csv"):
             led = results_ledger.loads(Path(it).read_text())
             done, grid = led.runs, led.grid
@@ -299,6 +300,7 @@ def read_runs(items: list[str]) -> tuple[list[Run], int]:
                                          as_declared=False)
             done = g.runs if g else []
             left += sum(r is None for r in (lr_grid.load(p) for p in lr_grid.find_logs([it])))
+            said = f"grid {grid}: {g.source}" if g else it  # its declared runs only (the manifest's names)
         else:
             loaded = [lr_grid.load(p) for p in lr_grid.find_logs([it])]
             done = [r for r in loaded if r is not None]
@@ -308,6 +310,8 @@ def read_runs(items: list[str]) -> tuple[list[Run], int]:
             print(f"fig_lr_sensitivity: left out of {it}, not made as declared: "
                   + ", ".join(f"{r.run} ({why})" for r, why in off), file=sys.stderr)
         runs += [r for r in done if all(r is not o for o, _ in off)]
+        if sources is not None:
+            sources.append(said)
     return distinct(runs), left
 
 
@@ -421,16 +425,20 @@ def main(argv: list[str]) -> None:
     a = ap.parse_args(argv)
     if a.out_dir:
         os.environ["GAUGELAB_FIGURES"] = a.out_dir
-    runs, left = read_runs(a.logs)
+    sources: list[str] = []
+    try:
+        runs, left = read_runs(a.logs, sources)
+        null_runs = read_runs(a.null)[0] if a.null else None
+    except ValueError as err:  # two results for one cell, a file that is no ledger
+        sys.exit(f"fig_lr_sensitivity.py: error: {err}")
     if left:
         print(f"fig_lr_sensitivity.py: {left} unfinished runs left out")
     if not runs:
         sys.exit("fig_lr_sensitivity.py: no finished runs found in " + " ".join(a.logs))
-    null_runs = read_runs(a.null)[0] if a.null else None
     if any(len(r.attn) for r in runs):  # a ledger keeps no per-step series: no figure from it
         plot(runs, lr_grid.initial_loss(runs))
     figstyle.save_table("table_lr_sensitivity", "\n".join(
-        table_lines(runs, ", ".join(a.logs), a.margin, null_runs, float(manifest.SEED_REGIME_LR), ", ".join(a.null))))
+        table_lines(runs, "; ".join(sources), a.margin, null_runs, float(manifest.SEED_REGIME_LR), ", ".join(a.null))))
 
 
 if __name__ == "__main__":

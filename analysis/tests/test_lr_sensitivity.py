@@ -234,7 +234,7 @@ def test_the_lr50_fit_takes_only_the_lrs_at_and_above_the_best():
             r.stable = False  # spike-rule failures below the best lr only
     a = row_of(lrs.table_lines(runs, "synthetic"), "A")
     assert a[9] == "2/72"
-    assert a[10] == "— (no run at or above the best lr failed: lr50 lies above the grid (> 1))", a[10]
+    assert a[10] == "— (no run at or above the best lr failed: lr50 above the grid (> 1))", a[10]
 
 
 def test_an_lr50_that_falls_with_lr_is_not_given():
@@ -286,3 +286,32 @@ def test_a_run_given_twice_counts_once_and_two_results_for_one_cell_are_refused(
         assert False, "two results for one cell were accepted"
     except ValueError as e:
         assert "condition A at lr 0.1, seed 1 is given twice with different final losses" in str(e)
+
+
+def test_a_pair_that_ran_the_same_lrs_is_compared_while_another_condition_ran_more():
+    runs = [r for r in mem_grid({"A": LRS9F[3], "B": LRS9F[3], "C": LRS9F[3]}) if not (r.cond in "AB" and r.lr == 1.0)]
+    b = row_of(lrs.table_lines(runs, "synthetic"), "B")
+    assert not b[4].startswith("no verdict") and not b[7].startswith("no verdict"), (b[4], b[7])
+    c = row_of(lrs.table_lines(runs, "synthetic"), "C")
+    assert c[4] == c[7] == "no verdict (no run at lr 1 in C or A)", c[4]
+
+
+def test_failures_only_at_the_best_lr_give_no_lr50():
+    runs = mem_grid({"A": LRS9F[3]}, curvature=0.1)
+    for r in runs:
+        if r.lr == LRS9F[3] and r.seed in SEEDS8[:3]:
+            r.stable = False  # the spike rule at the best lr only: failure falls with lr above it
+    a = row_of(lrs.table_lines(runs, "synthetic"), "A")
+    assert a[10] == "— (failure does not rise with lr at and above the best: its failures at the smaller lrs, no lr50)"
+
+
+def test_two_results_for_one_cell_end_the_figure_with_one_line(monkeypatch):
+    def clash(items, sources=None):
+        raise ValueError("condition A at lr 0.1, seed 1 is given twice with different final losses (x 5, y 5.5)")
+    monkeypatch.setattr(lrs, "read_runs", clash)
+    try:
+        lrs.main(["a.csv", "b.csv"])
+        assert False, "main went on"
+    except SystemExit as e:
+        assert str(e) == ("fig_lr_sensitivity.py: error: condition A at lr 0.1, seed 1 is given twice with different "
+                          "final losses (x 5, y 5.5)")

@@ -296,12 +296,14 @@ def test_logistic_lr50_flags_separation_with_the_bracket():
     top = [0.373] * 4 + [1.0] * 4
     few = stats.logistic_lr50(top, [0, 0, 0, 0, 1, 0, 0, 0])
     assert few.separated and few.lo == 1.0 and math.isnan(few.hi)
-    assert "1 of 4 failed at 1" in few.reason and "lr50 lies above 1, the grid's largest lr" in few.reason
+    assert "1 of 4 failed at 1" in few.reason and "the bracket puts lr50 above 1, the largest lr fitted" in few.reason
     assert "larger lr than every success" not in few.reason  # lr 1 holds both outcomes
     most = stats.logistic_lr50(top, [0, 0, 0, 0, 1, 1, 1, 0])
-    assert most.separated and (most.lo, most.hi) == (0.373, 1.0) and "lies between 0.373 and 1" in most.reason
+    assert most.separated and (most.lo, most.hi) == (0.373, 1.0) and "puts lr50 between 0.373 and 1" in most.reason
+    assert not few.falling and not most.falling
     low = stats.logistic_lr50(top, [1, 0, 0, 0, 0, 0, 0, 0])  # failing at the smaller lr, 1 of 4 there
-    assert low.separated and math.isnan(low.lo) and low.hi == 0.373 and "lies below 0.373" in low.reason
+    assert low.separated and math.isnan(low.lo) and low.hi == 0.373 and "puts lr50 below 0.373" in low.reason
+    assert low.falling
 
 
 def test_logistic_lr50_outside_the_grid_and_degenerate_inputs():

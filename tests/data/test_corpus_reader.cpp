@@ -89,6 +89,12 @@ TEST_CASE("the documents do not depend on the read size, down to one byte a read
     }
   }
   CHECK_THROWS_AS(read_all(dir.file("a.txt"), InputFormat::text, false, 0), std::invalid_argument);
+  DocumentReader r(dir.file("a.txt"), InputFormat::text, false, "text", 3);  // the read size is the one used
+  std::string first;
+  REQUIRE(r.next(first));
+  CHECK(first == "one");
+  CHECK(r.bytes_read() <= 3 + 16);  // "one" and its separator, in 3-byte reads: far short of the file
+  CHECK(r.bytes_read() < text.size());
 }
 
 TEST_CASE("JSONL: the text field of each line, bad lines name file and line", "[corpus]") {
