@@ -175,11 +175,13 @@ def table_lines(runs: list[Run], where: str, margin: float = MARGIN, null_runs: 
              else stats.verdict(paired, stats.tost(*d, margin=margin) if paired.n >= 2 else None))
         return paired.text(), v
 
-    cut = {}  # label -> (seeds whose own-optimum window the grid's edge or a missing run cuts, seeds)
+    # label -> each seed's own-optimum window (computed once: a pair needs its reference's cut seeds too), and
+    # (seeds whose window the grid's edge or a missing run cuts, seeds)
+    own_opt, cut = {}, {}
     for c in conds:
         lrs, seeds, L = grid(runs, c, L0)
-        cut[c] = (int(stats.sensitivity_around_optimum(L, lrs, OWN_WINDOW_DECADES).cut.sum()) if L.size else 0,
-                  len(seeds))
+        own_opt[c] = stats.sensitivity_around_optimum(L, lrs, OWN_WINDOW_DECADES)
+        cut[c] = (int(own_opt[c].cut.sum()) if L.size else 0, len(seeds))
 
     rows = []
     for c in conds:
@@ -187,7 +189,7 @@ def table_lines(runs: list[Run], where: str, margin: float = MARGIN, null_runs: 
         lrs, seeds, L = grid(runs, c, L0)
         rs = [r for r in runs if r.cond == c]
         wort = stats.sensitivity_per_seed(L)
-        opt = stats.sensitivity_around_optimum(L, lrs, OWN_WINDOW_DECADES)
+        opt = own_opt[c]
         m_w = stats.paired_difference(wort, np.zeros_like(wort))
         m_o = stats.paired_difference(opt.sensitivity, np.zeros_like(opt.sensitivity))
         diff_w = v_w = diff_o = v_o = "—"
@@ -392,7 +394,7 @@ def plot(runs: list[Run], L0: float) -> None:
         ax_t.set_yscale("log")
         ax_t.set_xlabel("step")
         ax_t.set_ylabel("max attention logit")
-        ax_t.set_title(f"{opt} (c) at the largest surviving lr (one seed)", fontsize=9)
+        ax_t.set_title(f"{opt} (c) at the largest lr not stopped (one seed)", fontsize=9)
         ax_s.set_yscale("log")
         ax_s.set_xlabel("step")
         ax_s.set_ylabel("max over heads of s_Q·s_K")
