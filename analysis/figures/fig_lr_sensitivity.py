@@ -2,7 +2,7 @@
 """The instability instrument's analysis (Wortsman et al. 2023, arXiv 2309.14322, Fig. 1 format):
 final validation loss against learning rate per way of handling the Q/K gauge, the learning-rate
 sensitivity of each with paired statistics by seed, the failure fraction, and the attention-logit and
-s_Q·s_K growth at the largest learning rate each condition survives.
+s_Q·s_K growth at the largest learning rate each condition ran without stopping.
 
 LR sensitivity of a condition (Wortsman et al. §3.1): E_lr[min(L(lr), L0) − L*], the mean over the
 grid's learning rates of the excess of the final validation loss over the best, a diverged run counted at
@@ -408,7 +408,7 @@ def plot(runs: list[Run], L0: float) -> None:
                   f"Learning-rate sensitivity of the Q/K-gauge handlings ({len(runs)} runs). (a) Final validation loss "
                   "against the peak learning rate, mean over seeds with the seed range shaded; crosses: diverged runs, "
                   f"counted at the initial loss {L0:.2f}. (b) The largest attention logit reached during the run. (c) Its "
-                  "trajectory at the largest learning rate each condition survives, and (d) the largest Q/K multiplier "
+                  "trajectory at the largest learning rate each condition ran without stopping (one seed), and (d) the largest Q/K multiplier "
                   "scale product s_Q·s_K in the same runs. Top row AdamW, bottom row Muon (when run). For the Muon runs "
                   "the learning rate is that of their AdamW groups (embeddings, norms, multipliers); Muon's own is 10 "
                   "times it. Dashed: runs started off the balanced Q/K slice by a pure gauge move (--qk-gauge-init). No "
