@@ -2,7 +2,7 @@
 """The instability instrument's analysis (Wortsman et al. 2023, arXiv 2309.14322, Fig. 1 format):
 final validation loss against learning rate per way of handling the Q/K gauge, the learning-rate
 sensitivity of each with paired statistics by seed, the failure fraction, and the attention-logit and
-s_Q·s_K growth at the largest learning rate each condition survives.
+s_Q·s_K growth at the largest learning rate each condition ran without stopping.
 
 LR sensitivity of a condition (Wortsman et al. §3.1): E_lr[min(L(lr), L0) − L*], the mean over the
 grid's learning rates of the excess of the final validation loss over the best, a diverged run counted at
@@ -175,11 +175,13 @@ def table_lines(runs: list[Run], where: str, margin: float = MARGIN, null_runs: 
              else stats.verdict(paired, stats.tost(*d, margin=margin) if paired.n >= 2 else None))
         return paired.text(), v
 
-    cut = {}  # label -> (seeds whose own-optimum window the grid's edge or a missing run cuts, seeds)
+    # label -> each seed's own-optimum window (computed once: a pair needs its reference's cut seeds too), and
+    # (seeds whose window the grid's edge or a missing run cuts, seeds)
+    own_opt, cut = {}, {}
     for c in conds:
         lrs, seeds, L = grid(runs, c, L0)
-        cut[c] = (int(stats.sensitivity_around_optimum(L, lrs, OWN_WINDOW_DECADES).cut.sum()) if L.size else 0,
-                  len(seeds))
+        own_opt[c] = stats.sensitivity_around_optimum(L, lrs, OWN_WINDOW_DECADES)
+        cut[c] = (int(own_opt[c].cut.sum()) if L.size else 0, len(seeds))
 
     rows = []
     for c in conds:
@@ -187,7 +189,7 @@ def table_lines(runs: list[Run], where: str, margin: float = MARGIN, null_runs: 
         lrs, seeds, L = grid(runs, c, L0)
         rs = [r for r in runs if r.cond == c]
         wort = stats.sensitivity_per_seed(L)
-        opt = stats.sensitivity_around_optimum(L, lrs, OWN_WINDOW_DECADES)
+        opt = own_opt[c]
         m_w = stats.paired_difference(wort, np.zeros_like(wort))
         m_o = stats.paired_difference(opt.sensitivity, np.zeros_like(opt.sensitivity))
         diff_w = v_w = diff_o = v_o = "—"
@@ -392,7 +394,7 @@ def plot(runs: list[Run], L0: float) -> None:
         ax_t.set_yscale("log")
         ax_t.set_xlabel("step")
         ax_t.set_ylabel("max attention logit")
-        ax_t.set_title(f"{opt} (c) at the largest surviving lr (one seed)", fontsize=9)
+        ax_t.set_title(f"{opt} (c) at the largest lr not stopped (one seed)", fontsize=9)
         ax_s.set_yscale("log")
         ax_s.set_xlabel("step")
         ax_s.set_ylabel("max over heads of s_Q·s_K")
@@ -406,7 +408,7 @@ def plot(runs: list[Run], L0: float) -> None:
                   f"Learning-rate sensitivity of the Q/K-gauge handlings ({len(runs)} runs). (a) Final validation loss "
                   "against the peak learning rate, mean over seeds with the seed range shaded; crosses: diverged runs, "
                   f"counted at the initial loss {L0:.2f}. (b) The largest attention logit reached during the run. (c) Its "
-                  "trajectory at the largest learning rate each condition survives, and (d) the largest Q/K multiplier "
+                  "trajectory at the largest learning rate each condition ran without stopping (one seed), and (d) the largest Q/K multiplier "
                   "scale product s_Q·s_K in the same runs. Top row AdamW, bottom row Muon (when run). For the Muon runs "
                   "the learning rate is that of their AdamW groups (embeddings, norms, multipliers); Muon's own is 10 "
                   "times it. Dashed: runs started off the balanced Q/K slice by a pure gauge move (--qk-gauge-init). No "
