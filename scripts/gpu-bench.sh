@@ -29,7 +29,8 @@
 # first of python3 and ~/.cache/gaugelab/venv/bin/python whose torch imports), ANALYSIS_PY (else the first with
 # h5py; none: the printed lines are read), STEPS (20), BATCH (12), SEED (0), PEAK_TFLOPS (989), DATA
 # (runs/gpu-carry/data; prepared where missing), DEPS_DEBS (.deb files unpacked under DEPS_PREFIX,
-# /tmp/gaugelab-prefix), KERNEL_CHECK (scripts/gpu-kernel-check.sh), ROW_ARGS_<stage> (more flags for that row).
+# /tmp/gaugelab-prefix), KERNEL_CHECK (scripts/gpu-kernel-check.sh), ROW_ARGS_<stage> (more flags for that row),
+# CMAKE_EXTRA (more -D settings where BUILD is configured afresh: -DGAUGELAB_CUDA_AT_START=ON links the CUDA half).
 #
 # Each call runs in a copy of the repository's tree; ignored folders travel only when named.
 # Here first: make build && bash scripts/gpu-bench.sh --carry      (runs/gpu-carry, ~22 MB, travels with each call)
@@ -275,13 +276,21 @@ stage_build() {
     # shellcheck disable=SC2086
     run_cmd "$WORK/build.txt" cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$prefix" \
       -DGAUGELAB_VENV="$venv" -DGAUGELAB_ANALYSIS_PYTHON="$TORCH_PY" -DTORCH_CUDA_ARCH_LIST="${CUDA_ARCH:-9.0}" \
-      -DGAUGELAB_BUILD_BENCH=OFF $([ "${PY_MODULE:-1}" = 1 ] || echo -DGAUGELAB_PYTHON=OFF) ${GAUGELAB_PREFIX_CMAKE_ARGS:-} \
+      -DGAUGELAB_BUILD_BENCH=OFF $([ "${PY_MODULE:-1}" = 1 ] || echo -DGAUGELAB_PYTHON=OFF) ${GAUGELAB_PREFIX_CMAKE_ARGS:-} ${CMAKE_EXTRA:-} \
       || { REASON="cmake: $(why_failed $? "$WORK/build.txt")"; return 1; }
   fi
   relimit || return 1
   run_cmd "$WORK/build-ninja.txt" cmake --build "$BUILD" -j "$JOBS" --target gaugelab gaugelab-torch test_parity
   local rc=$?
-  [ $rc = 0 ] && { REASON="gaugelab, gaugelab-torch and test_parity in $BUILD"; return 0; }
+  # gaugelab-torch loads its CUDA half (libgaugelab_cuda.so) where a driver is visible: its info line says whether that
+  # worked ("cuda available, devices N"); where not, CMAKE_EXTRA=-DGAUGELAB_CUDA_AT_START=ON in a fresh BUILD links it
+  if [ $rc = 0 ]; then
+    local info
+    info=$("$BIN" info 2>&1)
+    REASON="gaugelab, gaugelab-torch and test_parity in $BUILD; $( (grep -m 1 '^cuda ' <<< "$info" || tail -n 1 <<< "$info") \
+      | tr -s ' ')"
+    return 0
+  fi
   REASON="$(why_failed $rc "$WORK/build-ninja.txt")$([ $rc -ge 124 ] && echo '; ninja continues in the next call')"
   return 1
 }
