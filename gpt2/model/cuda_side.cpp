@@ -1,10 +1,13 @@
 // Finding and loading the CUDA half (cuda_side.hpp). Candidates, in order: GAUGELAB_CUDA_SIDE (a file), beside the
-// executable or shared object this code is linked into, the build directory it was built in (tests live one folder
-// down). dlopen with RTLD_GLOBAL: LibTorch's CUDA libraries then serve the whole process, as when linked.
+// executable (/proc/self/exe), beside the shared object this code is linked into where that is not the executable,
+// the build directory it was built in (tests live one folder down). dlopen with RTLD_GLOBAL: LibTorch's CUDA
+// libraries then serve the whole process, as when linked. Built with GAUGELAB_CUDA_AT_START the half is linked and
+// taken as loaded.
 #include "gpt2/model/cuda_side.hpp"
 
 #include <dlfcn.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <mutex>
@@ -23,6 +26,9 @@ namespace gaugelab::gpt2 {
 namespace {
 
 constexpr const char* kFile = "libgaugelab_cuda.so";
+// The entry point's name carries the interface's version: a library of another build is refused, never called
+// through another vtable.
+constexpr const char* kEntry = "gaugelab_cuda_side_v1";
 
 struct Loaded {
   void* handle = nullptr;
@@ -30,21 +36,43 @@ struct Loaded {
   std::string error;  // why it did not load (kept: every later use reports it)
 };
 
-std::vector<std::string> candidates() {
+[[maybe_unused]] std::vector<std::string> candidates() {
   std::vector<std::string> out;
   if (const char* env = std::getenv("GAUGELAB_CUDA_SIDE"); env != nullptr && *env != '\0') return {env};
-  Dl_info info{};
-  if (::dladdr(reinterpret_cast<void*>(&cuda_side_symbol), &info) != 0 && info.dli_fname != nullptr) {
+  auto beside = [&out](const std::filesystem::path& file) {
     std::error_code ec;
-    const std::filesystem::path self = std::filesystem::canonical(info.dli_fname, ec);
-    if (!ec) out.push_back((self.parent_path() / kFile).string());
+    const std::filesystem::path self = std::filesystem::canonical(file, ec);
+    if (ec) return;
+    const std::string path = (self.parent_path() / kFile).string();
+    if (std::find(out.begin(), out.end(), path) == out.end()) out.push_back(path);
+  };
+  beside("/proc/self/exe");  // dladdr names the executable by its argv[0], which may be relative or bare
+  Dl_info info{};
+  if (::dladdr(reinterpret_cast<void*>(&cuda_side_symbol), &info) != 0 && info.dli_fname != nullptr &&
+      info.dli_fname[0] == '/')
+    beside(info.dli_fname);  // a shared object holding the tier
+  if (*GAUGELAB_CUDA_SIDE_DIR != '\0') {
+    const std::string path = (std::filesystem::path(GAUGELAB_CUDA_SIDE_DIR) / kFile).string();
+    if (std::find(out.begin(), out.end(), path) == out.end()) out.push_back(path);
   }
-  if (*GAUGELAB_CUDA_SIDE_DIR != '\0') out.push_back((std::filesystem::path(GAUGELAB_CUDA_SIDE_DIR) / kFile).string());
   return out;
 }
 
+#ifdef GAUGELAB_CUDA_AT_START
+}  // namespace
+}  // namespace gaugelab::gpt2
+extern "C" const gaugelab::gpt2::CudaSide* gaugelab_cuda_side_v1();  // linked: a real reference keeps it linked
+namespace gaugelab::gpt2 {
+namespace {
+#endif
+
 Loaded load() {
   Loaded l;
+#ifdef GAUGELAB_CUDA_AT_START
+  l.handle = ::dlopen(nullptr, RTLD_NOW);  // the process's global scope: the linked half's symbols
+  l.side = gaugelab_cuda_side_v1();
+  return l;
+#else
   std::string tried;
   for (const std::string& path : candidates()) {
     tried += (tried.empty() ? "" : ", ") + path;
@@ -57,9 +85,9 @@ Loaded load() {
       return l;
     }
     using Entry = const CudaSide* (*)();
-    auto entry = reinterpret_cast<Entry>(::dlsym(l.handle, "gaugelab_cuda_side"));
+    auto entry = reinterpret_cast<Entry>(::dlsym(l.handle, kEntry));
     if (entry == nullptr) {
-      l.error = "the CUDA half " + path + " has no entry point gaugelab_cuda_side (a library of another version?)";
+      l.error = "the CUDA half " + path + " has no entry point " + kEntry + " (a library of another build?)";
       return l;
     }
     l.side = entry();
@@ -68,6 +96,7 @@ Loaded load() {
   l.error = "the CUDA half (" + std::string(kFile) + ") is not built or not found (looked at: " +
             (tried.empty() ? std::string("nothing") : tried) + "; GAUGELAB_CUDA_SIDE names it)";
   return l;
+#endif
 }
 
 const Loaded& loaded() {
@@ -100,10 +129,21 @@ const CudaSide& cuda_side() {
   return *l.side;
 }
 
+const CudaKernels& cuda_kernel_table() {
+  const CudaKernels* k = cuda_side().kernels();
+  if (k == nullptr)
+    throw std::logic_error("the CUDA half was built without our kernels (no CUDA compiler when CMake ran): run with "
+                           "the ATen path (--ln-kernel, --lrm-kernel, --lm-head-kernel aten)");
+  return *k;
+}
+
 void* cuda_side_symbol(const char* name) {
   (void)cuda_side();
   void* s = ::dlsym(loaded().handle, name);
-  if (s == nullptr) throw std::runtime_error(std::string("the CUDA half has no symbol ") + name);
+  if (s == nullptr) {
+    (void)::dlerror();  // cleared: the message is ours
+    throw std::runtime_error(std::string("the CUDA half has no symbol ") + name);
+  }
   return s;
 }
 

@@ -9,8 +9,10 @@
 // When it loads: at start-up where an NVIDIA driver is visible (/dev/nvidiactl, /proc/driver/nvidia/version,
 // /dev/dxg, or GAUGELAB_LOAD_CUDA=1), before anything can ask LibTorch about CUDA (LibTorch decides once per
 // process whether CUDA exists: a question asked before libtorch_cuda.so is loaded disables CUDA for the process);
-// elsewhere on first use (parse_device("cuda"), a CUDA tensor reaching one of our kernels), which then says in one
-// line that no CUDA device is available, as before. GAUGELAB_CUDA_SIDE names the library's file explicitly.
+// elsewhere only when asked for (cuda_side(): a CUDA tensor reaching one of our kernels, a test of the half itself);
+// parse_device("cuda") then says in one line, as before, that no CUDA device is available, loading nothing.
+// GAUGELAB_CUDA_SIDE names the library's file explicitly; GAUGELAB_LOAD_CUDA=0 keeps it out even where a driver is
+// (LibTorch then never sees CUDA in that process).
 #pragma once
 
 #include <chrono>
@@ -93,6 +95,9 @@ class CudaSide {
 /// The CUDA half, loaded on the first call; std::runtime_error (one line: the file tried and dlerror) when it cannot
 /// be loaded.
 const CudaSide& cuda_side();
+
+/// Our kernels, from the CUDA half (loading it); std::logic_error (one line) where it was built without them.
+const CudaKernels& cuda_kernel_table();
 
 /// A symbol of the loaded CUDA half (the dist room's NCCL backend), loading it first; throws as cuda_side().
 void* cuda_side_symbol(const char* name);

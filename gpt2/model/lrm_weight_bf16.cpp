@@ -28,7 +28,7 @@ std::int64_t groups_of(const at::Tensor& c) { return c.defined() && c.dim() == 2
 // Our kernels, from the CUDA half (loaded by the first call; only a CUDA tensor gets here).
 const LrmWeightKernels& cuda_kernels() {
   static const LrmWeightKernels k = [] {
-    const CudaKernels& c = *cuda_side().kernels();
+    const CudaKernels& c = cuda_kernel_table();
     return LrmWeightKernels{c.lrm_weight_forward, c.lrm_weight_scratch_floats, c.lrm_weight_backward};
   }();
   return k;

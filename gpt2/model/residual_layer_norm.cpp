@@ -26,7 +26,7 @@ using torch::autograd::variable_list;
 // Our kernels, from the CUDA half (loaded by the first call; only a CUDA tensor gets here).
 const AddLayerNormKernels& cuda_kernels() {
   static const AddLayerNormKernels k = [] {
-    const CudaKernels& c = *cuda_side().kernels();
+    const CudaKernels& c = cuda_kernel_table();
     return AddLayerNormKernels{c.residual_layer_norm_forward, c.residual_layer_norm_scratch_floats,
                                c.residual_layer_norm_backward};
   }();

@@ -44,7 +44,7 @@ std::string sci(double x) {
 
 TEST_CASE("parity table: every tensor op agrees with its core reference, on every device here", "[parity]") {
   std::vector<c10::Device> devices{c10::Device(c10::kCPU)};
-  if (gpt2::cuda_present()) devices.emplace_back(c10::kCUDA);
+  if (gaugelab::gpt2::cuda_present()) devices.emplace_back(c10::kCUDA);
   std::cout << "parity | op | reference | device | shapes | dtype | max error | tolerance | why\n";
   for (const ParityRow& row : parity_rows())
     for (const c10::Device& device : devices) {

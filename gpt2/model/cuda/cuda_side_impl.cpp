@@ -32,7 +32,10 @@ bool capturing(cudaStream_t stream) {
 
 class Graph final : public CudaGraph {
  public:
-  void capture_begin() override { graph_.capture_begin(); }
+  void capture_begin() override {
+    stream_ = c10::cuda::getCurrentCUDAStream().stream();  // abandon() ends a capture here without asking CUDA again
+    graph_.capture_begin();
+  }
   void capture_end() override { graph_.capture_end(); }
   void replay() override { graph_.replay(); }
   // Through the graph's own capture_end while the capture is still valid: that also ends the allocator's routing to
@@ -41,7 +44,8 @@ class Graph final : public CudaGraph {
   // abandoned capture; older versions keep it until the process ends). cudaStreamEndCapture directly where the
   // stream is still capturing after that.
   void abandon() noexcept override {
-    const cudaStream_t stream = c10::cuda::getCurrentCUDAStream().stream();
+    const cudaStream_t stream = stream_;
+    if (stream == nullptr) return;  // no capture began
     if (capturing(stream)) {
       try {
         graph_.capture_end();
@@ -57,6 +61,7 @@ class Graph final : public CudaGraph {
 
  private:
   at::cuda::CUDAGraph graph_;
+  cudaStream_t stream_ = nullptr;  // the stream the capture began on
 };
 
 class SideStream final : public CudaSideStream {
@@ -125,8 +130,8 @@ class Side final : public CudaSide {
 
 }  // namespace gaugelab::gpt2
 
-/// The entry point the tier's loader looks up (gpt2/model/cuda_side.cpp).
-extern "C" const gaugelab::gpt2::CudaSide* gaugelab_cuda_side() {
+/// The entry point the tier's loader looks up (gpt2/model/cuda_side.cpp: kEntry, the interface's version in its name).
+extern "C" const gaugelab::gpt2::CudaSide* gaugelab_cuda_side_v1() {
   static const gaugelab::gpt2::Side side;
   return &side;
 }
