@@ -69,7 +69,8 @@ int dispatch(const std::string& verb, const gaugelab::cli::Args& args) {
 // compare and tensorboard, parse no Options), and Options::parse() refuses a line whose parsed flags hold none of them
 // (io/dry_run_guard.hpp: `--out --print-config` names a file, it does not ask for a dry run). The
 // flag-bounds test probes ~900 command lines in one process this way instead of ~900 processes that each load
-// LibTorch (0.3-0.4 s apiece); it also checks a sample against real processes.
+// LibTorch (~0.25 CPU-s apiece, 0.4 while the tier linked libtorch_cuda); it also checks a sample against real
+// processes.
 int probe_batch(const std::string& file) {
   gaugelab::cli::exec_torch_build();  // gaugelab-torch answers every verb; returns when this is it or it is absent
   gaugelab::io::set_dry_runs_only(true);

@@ -1,5 +1,6 @@
 // The light front door's hand-over to the GPT-2 half: `gaugelab` links no LibTorch (a toy run starts in
-// milliseconds and a few MB instead of 0.4 s and 490 MB for loading LibTorch and its CUDA libraries), so a
+// milliseconds and a few MB instead of the ~0.25 CPU-s and ~120 MB of loading libtorch_cpu; ~0.42 s and 490 MB while
+// the tier linked libtorch_cuda too: gpt2/model/cuda_side.hpp), so a
 // verb that needs the GPT-2 tier replaces this process with `gaugelab-torch`, found beside this
 // executable, on the same command line. exec keeps the process id, the open descriptors, the
 // environment and the exit status, so callers (scripts, signals, the tests' SIGKILLs) see one process.

@@ -29,7 +29,8 @@
 # first of python3 and ~/.cache/gaugelab/venv/bin/python whose torch imports), ANALYSIS_PY (else the first with
 # h5py; none: the printed lines are read), STEPS (20), BATCH (12), SEED (0), PEAK_TFLOPS (989), DATA
 # (runs/gpu-carry/data; prepared where missing), DEPS_DEBS (.deb files unpacked under DEPS_PREFIX,
-# /tmp/gaugelab-prefix), KERNEL_CHECK (scripts/gpu-kernel-check.sh), ROW_ARGS_<stage> (more flags for that row).
+# /tmp/gaugelab-prefix), KERNEL_CHECK (scripts/gpu-kernel-check.sh), ROW_ARGS_<stage> (more flags for that row),
+# CMAKE_EXTRA (more -D settings where BUILD is configured afresh: -DGAUGELAB_CUDA_AT_START=ON links the CUDA half).
 #
 # Each call runs in a copy of the repository's tree; ignored folders travel only when named.
 # Here first: make build && bash scripts/gpu-bench.sh --carry      (runs/gpu-carry, ~22 MB, travels with each call)
@@ -152,6 +153,7 @@ if [ -n "$PREV" ]; then
       case $s in build|kernel-check) ;; *) grep -Eq "^[0-9]+s $s FAILED" "$PREV" && BLOCKING[$s]=1 ;; esac
     done
     [ -x "$BIN" ] || WANT[build]=1  # a fresh machine: the rows need the binary again
+    [ -n "${CMAKE_EXTRA:-}" ] && WANT[build]=1  # new settings: configured and built again
   else
     line "remaining: $PREV is missing (a fresh machine?): every chosen stage runs"
   fi
@@ -271,17 +273,30 @@ stage_build() {
   "$TORCH_PY" -c 'import torch' 2>/dev/null || { REASON="no torch in $TORCH_PY (set TORCH_PY)"; return 1; }
   local prefix venv
   prefix=$("$TORCH_PY" -c 'import torch.utils; print(torch.utils.cmake_prefix_path)') venv=$("$TORCH_PY" -c 'import sys; print(sys.prefix)')
-  if [ ! -f "$BUILD/build.ninja" ]; then
+  if [ ! -f "$BUILD/build.ninja" ] || [ -n "${CMAKE_EXTRA:-}" ]; then
     # shellcheck disable=SC2086
     run_cmd "$WORK/build.txt" cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$prefix" \
       -DGAUGELAB_VENV="$venv" -DGAUGELAB_ANALYSIS_PYTHON="$TORCH_PY" -DTORCH_CUDA_ARCH_LIST="${CUDA_ARCH:-9.0}" \
-      -DGAUGELAB_BUILD_BENCH=OFF $([ "${PY_MODULE:-1}" = 1 ] || echo -DGAUGELAB_PYTHON=OFF) ${GAUGELAB_PREFIX_CMAKE_ARGS:-} \
+      -DGAUGELAB_BUILD_BENCH=OFF $([ "${PY_MODULE:-1}" = 1 ] || echo -DGAUGELAB_PYTHON=OFF) ${GAUGELAB_PREFIX_CMAKE_ARGS:-} ${CMAKE_EXTRA:-} \
       || { REASON="cmake: $(why_failed $? "$WORK/build.txt")"; return 1; }
   fi
   relimit || return 1
   run_cmd "$WORK/build-ninja.txt" cmake --build "$BUILD" -j "$JOBS" --target gaugelab gaugelab-torch test_parity
   local rc=$?
-  [ $rc = 0 ] && { REASON="gaugelab, gaugelab-torch and test_parity in $BUILD"; return 0; }
+  # gaugelab-torch loads its CUDA half (libgaugelab_cuda.so) where a driver is visible: its info line says whether that
+  # worked ("cuda available, devices N"). Where a GPU is listed and it did not, the stage fails (so --remaining
+  # builds again); CMAKE_EXTRA=-DGAUGELAB_CUDA_AT_START=ON then links the half into every executable.
+  if [ $rc = 0 ]; then
+    local info cuda
+    info=$(timeout 60 "$BIN" info 2>&1)
+    cuda=$( (grep -m 1 '^cuda ' <<< "$info" || tail -n 1 <<< "$info") | tr -s ' ')
+    REASON="gaugelab, gaugelab-torch and test_parity in $BUILD; $cuda"
+    if [ "$DEVICE" = cuda ] && nvidia-smi -L 2>/dev/null | grep -q '^GPU ' && [[ "$cuda" != "cuda available"* ]]; then
+      REASON="$REASON: the CUDA half did not load (rerun with CMAKE_EXTRA=-DGAUGELAB_CUDA_AT_START=ON)"
+      return 1
+    fi
+    return 0
+  fi
   REASON="$(why_failed $rc "$WORK/build-ninja.txt")$([ $rc -ge 124 ] && echo '; ninja continues in the next call')"
   return 1
 }

@@ -47,15 +47,16 @@
 #include "gpt2/dist/data_parallel.hpp"
 #include "gpt2/dist/dist_failure.hpp"
 #include "gpt2/dist/roll_call.hpp"
+#include "gpt2/model/cuda_side.hpp"
 
 namespace gaugelab::gpt2 {
 
 namespace detail {
-// data_parallel_nccl.cpp: a ProcessGroupNCCL bound to `device`, or a runtime_error when this build
-// has no NCCL headers / the NCCL header differs from the one libtorch_cuda was built with.
-c10::intrusive_ptr<c10d::Backend> make_nccl_backend(const c10::intrusive_ptr<c10d::Store>& store, int rank,
-                                                    int world, c10::Device device,
-                                                    std::chrono::milliseconds timeout);
+// data_parallel_nccl.cpp, built into the CUDA half (gpt2/model/cuda_side.hpp) and looked up there by name: sets *out
+// to a ProcessGroupNCCL bound to `device`, or throws a runtime_error when this build has no NCCL headers / the NCCL
+// header differs from the one libtorch_cuda was built with.
+using MakeNcclBackend = void (*)(const c10::intrusive_ptr<c10d::Store>* store, int rank, int world, c10::Device device,
+                                 std::int64_t timeout_ms, c10::intrusive_ptr<c10d::Backend>* out);
 }  // namespace detail
 
 namespace {
@@ -260,7 +261,8 @@ std::unique_ptr<DataParallel> DataParallel::create(const DistEnv& env, DistBacke
       throw std::runtime_error("this build has no Gloo headers (install libgloo-dev and rebuild)");
 #endif
     } else {
-      impl->pg = detail::make_nccl_backend(impl->store, env.rank, env.world, device, impl->timeout);
+      const auto make = reinterpret_cast<detail::MakeNcclBackend>(cuda_side_symbol("gaugelab_make_nccl_backend"));
+      make(&impl->store, env.rank, env.world, device, impl->timeout.count(), &impl->pg);
     }
   } catch (const std::exception& e) {
     throw std::runtime_error(impl->where() + ": creating the process group via " + rendezvous +

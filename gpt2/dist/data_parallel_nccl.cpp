@@ -1,4 +1,5 @@
 // The NCCL backend of DataParallel: a c10d::ProcessGroupNCCL bound to one GPU.
+// Built into the CUDA half (libgaugelab_cuda.so, gpt2/model/cuda_side.hpp), not the tier's library: it names CUDA and NCCL.
 //
 // ProcessGroupNCCL.hpp includes <nccl.h>, and what it declares depends on that header's version:
 // ProcessGroupNCCL::Options holds an ncclConfig_t by value (NCCL 2.30's is 16 bytes larger than
@@ -72,3 +73,10 @@ c10::intrusive_ptr<c10d::Backend> make_nccl_backend(const c10::intrusive_ptr<c10
 }
 
 }  // namespace gaugelab::gpt2::detail
+
+/// The CUDA half's entry to the above (gpt2/dist/data_parallel.cpp looks it up by this name: detail::MakeNcclBackend).
+extern "C" void gaugelab_make_nccl_backend(const c10::intrusive_ptr<c10d::Store>* store, int rank, int world,
+                                           c10::Device device, std::int64_t timeout_ms,
+                                           c10::intrusive_ptr<c10d::Backend>* out) {
+  *out = gaugelab::gpt2::detail::make_nccl_backend(*store, rank, world, device, std::chrono::milliseconds(timeout_ms));
+}

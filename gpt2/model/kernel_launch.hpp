@@ -1,7 +1,7 @@
 // Where a kernel of ours (model/cuda/) launches: the device guard and the stream of its operand's device (CUDA's
 // current stream for a CUDA tensor; nothing for a CPU tensor: a host implementation of a kernel's contract, as the
-// plumbing tests use), and what a failed launch throws. Only for the files that call the kernels: the CUDA headers
-// come with it.
+// plumbing tests use), and what a failed launch throws. CUDA's own calls go through the CUDA half (cuda_side.hpp);
+// the device guard is c10's generic one (the CUDA half registers CUDA's).
 #pragma once
 
 #include <cstdint>
@@ -12,20 +12,23 @@
 #include <utility>
 
 #include <ATen/core/Tensor.h>
-#include <ATen/cuda/CUDAContext.h>
-#include <c10/cuda/CUDAGuard.h>
-#include <cuda_runtime_api.h>
+#include <c10/core/DeviceGuard.h>
+
+#include "gpt2/model/cuda_side.hpp"
 
 namespace gaugelab::gpt2 {
 
-inline std::optional<c10::cuda::CUDAGuard> launch_guard(const at::Tensor& t) {
+using LaunchGuard = std::optional<c10::DeviceGuard>;
+
+inline LaunchGuard launch_guard(const at::Tensor& t) {
   if (!t.is_cuda()) return std::nullopt;
-  return std::optional<c10::cuda::CUDAGuard>(std::in_place, t.device());
+  (void)cuda_side();  // CUDA's device guard comes with the CUDA half
+  return LaunchGuard(std::in_place, t.device());
 }
 
 /// A cudaStream_t as void* (the kernels' signatures), or null off CUDA.
 inline void* launch_stream(const at::Tensor& t) {
-  return t.is_cuda() ? at::cuda::getCurrentCUDAStream().stream() : nullptr;
+  return t.is_cuda() ? cuda_side().current_stream(t.device().index()) : nullptr;
 }
 
 /// A kernel's sizes, by name, for the message of a failed launch: {{"rows", 12288}, {"cols", 768}}.
@@ -44,9 +47,7 @@ inline void check_launch(int rc, const char* what, LaunchShape shape) {
     m += (first ? "" : ", ") + std::string(name) + " " + std::to_string(size);
     first = false;
   }
-  const auto e = static_cast<cudaError_t>(rc);
-  throw std::runtime_error(m + "] failed: " + cudaGetErrorName(e) + " (" + cudaGetErrorString(e) + ", CUDA error " +
-                           std::to_string(rc) + ")");
+  throw std::runtime_error(m + "] failed: " + cuda_side().error_text(rc));
 }
 
 }  // namespace gaugelab::gpt2

@@ -42,9 +42,10 @@ at::Tensor fused_ce_rows(at::Tensor& logits, std::int64_t vocab, const at::Tenso
   at::Tensor row_loss = at::empty({logits.size(0)}, logits.options().dtype(at::kFloat));
 #ifdef GAUGELAB_HAVE_CUDA_KERNELS
   const at::Tensor sc = scale.contiguous();
-  check_launch(cuda::lm_head_ce_rows_bf16(logits.data_ptr(), logits.size(0), vocab, logits.stride(0),
-                                          targets.data_ptr<std::int64_t>(), sc.data_ptr<float>(),
-                                          row_loss.data_ptr<float>(), grad, launch_stream(logits)),
+  const LaunchGuard device = launch_guard(logits);
+  check_launch(cuda_kernel_table().lm_head_ce_rows_bf16(logits.data_ptr(), logits.size(0), vocab, logits.stride(0),
+                                                            targets.data_ptr<std::int64_t>(), sc.data_ptr<float>(),
+                                                            row_loss.data_ptr<float>(), grad, launch_stream(logits)),
                "lm_head_loss: the fused cross-entropy kernel (lm_head_ce_rows_bf16)",
                {{"rows", logits.size(0)}, {"vocab", vocab}, {"ld", logits.stride(0)}});
 #else

@@ -25,8 +25,14 @@ using torch::autograd::variable_list;
 std::int64_t groups_of(const at::Tensor& c) { return c.defined() && c.dim() == 2 ? c.size(0) : 1; }
 
 #ifdef GAUGELAB_HAVE_CUDA_KERNELS
-const LrmWeightKernels kCudaKernels{&cuda::lrm_weight_forward, &cuda::lrm_weight_scratch_floats,
-                                    &cuda::lrm_weight_backward};
+// Our kernels, from the CUDA half (loaded by the first call; only a CUDA tensor gets here).
+const LrmWeightKernels& cuda_kernels() {
+  static const LrmWeightKernels k = [] {
+    const CudaKernels& c = cuda_kernel_table();
+    return LrmWeightKernels{c.lrm_weight_forward, c.lrm_weight_scratch_floats, c.lrm_weight_backward};
+  }();
+  return k;
+}
 #endif
 
 // Every tensor argument is defined (autograd records each input's device): an absent r or c travels as an empty
@@ -40,7 +46,7 @@ struct LrmWeightBf16 : public torch::autograd::Function<LrmWeightBf16> {
     const at::Tensor cc = has_c ? c.contiguous() : at::Tensor();  // [in] or [G, in]
     const std::int64_t out = w.size(0), in = w.size(1), groups = groups_of(cc);
     at::Tensor e = at::empty({out, in}, w.options().dtype(at::kBFloat16));
-    const std::optional<c10::cuda::CUDAGuard> device = launch_guard(w);
+    const LaunchGuard device = launch_guard(w);
     check_launch(k->forward(wc.data_ptr<float>(), has_r ? rc.data_ptr<float>() : nullptr,
                             has_c ? cc.data_ptr<float>() : nullptr, e.data_ptr(), out, in, groups, launch_stream(w)),
                  "lrm_effective_weight_bf16: the forward kernel (lrm_weight_forward)",
@@ -66,7 +72,7 @@ struct LrmWeightBf16 : public torch::autograd::Function<LrmWeightBf16> {
     at::Tensor dr = has_r ? at::empty_like(r) : at::Tensor();
     at::Tensor dc = has_c ? at::empty_like(c) : at::Tensor();
     const auto* k = reinterpret_cast<const LrmWeightKernels*>(ctx->saved_data["kernels"].toInt());
-    const std::optional<c10::cuda::CUDAGuard> device = launch_guard(w);
+    const LaunchGuard device = launch_guard(w);
     at::Tensor scratch = has_c ? at::empty({k->scratch_floats(out, in, groups)}, w.options()) : at::Tensor();
     check_launch(k->backward(g.data_ptr(), w.data_ptr<float>(), has_r ? r.data_ptr<float>() : nullptr,
                              has_c ? c.data_ptr<float>() : nullptr, dw.data_ptr<float>(),
@@ -108,7 +114,7 @@ at::Tensor lrm_effective_weight_bf16(const at::Tensor& w, const at::Tensor& r, c
   if (!lrm_weight_fused(w, r, c, KernelPath::fused))
     throw std::logic_error("lrm_effective_weight_bf16: these operands do not take the kernels (lrm_weight_fused)");
 #ifdef GAUGELAB_HAVE_CUDA_KERNELS
-  return lrm_effective_weight_with(w, r, c, kCudaKernels);
+  return lrm_effective_weight_with(w, r, c, cuda_kernels());
 #else
   throw std::logic_error("lrm_effective_weight_bf16: the kernels are not built");
 #endif

@@ -23,8 +23,15 @@ using torch::autograd::AutogradContext;
 using torch::autograd::variable_list;
 
 #ifdef GAUGELAB_HAVE_CUDA_KERNELS
-const AddLayerNormKernels kCudaKernels{&cuda::residual_layer_norm_forward, &cuda::residual_layer_norm_scratch_floats,
-                                       &cuda::residual_layer_norm_backward};
+// Our kernels, from the CUDA half (loaded by the first call; only a CUDA tensor gets here).
+const AddLayerNormKernels& cuda_kernels() {
+  static const AddLayerNormKernels k = [] {
+    const CudaKernels& c = cuda_kernel_table();
+    return AddLayerNormKernels{c.residual_layer_norm_forward, c.residual_layer_norm_scratch_floats,
+                               c.residual_layer_norm_backward};
+  }();
+  return k;
+}
 #endif
 
 // Saved for the backward: the sum (or x), mean and rstd per row, γ. Outputs {sum, y}, or {y} without a branch.
@@ -43,7 +50,7 @@ struct AddLayerNormFused : public torch::autograd::Function<AddLayerNormFused> {
     at::Tensor sum = has_branch ? at::empty_like(xc) : xc;
     at::Tensor y = at::empty(x.sizes(), x.options().dtype(at::kBFloat16));
     at::Tensor mean = at::empty({rows}, x.options()), rstd = at::empty({rows}, x.options());
-    const std::optional<c10::cuda::CUDAGuard> device = launch_guard(x);
+    const LaunchGuard device = launch_guard(x);
     check_launch(k->forward(xc.data_ptr<float>(), has_branch ? bc.data_ptr() : nullptr, g.data_ptr<float>(),
                             has_beta ? be.data_ptr<float>() : nullptr, has_branch ? sum.data_ptr<float>() : nullptr,
                             y.data_ptr(), mean.data_ptr<float>(), rstd.data_ptr<float>(), rows, d,
@@ -74,7 +81,7 @@ struct AddLayerNormFused : public torch::autograd::Function<AddLayerNormFused> {
     at::Tensor dxb = has_branch ? at::empty(s.sizes(), s.options().dtype(at::kBFloat16)) : at::Tensor();
     at::Tensor dgamma = at::empty({d}, s.options()), dbeta = has_beta ? at::empty({d}, s.options()) : at::Tensor();
     const auto* k = reinterpret_cast<const AddLayerNormKernels*>(ctx->saved_data["kernels"].toInt());
-    const std::optional<c10::cuda::CUDAGuard> device = launch_guard(s);
+    const LaunchGuard device = launch_guard(s);
     at::Tensor scratch = at::empty({k->scratch_floats(rows, d)}, s.options());
     check_launch(k->backward(s.data_ptr<float>(), saved[1].data_ptr<float>(), saved[2].data_ptr<float>(), dy.data_ptr(),
                              ds.defined() ? ds.data_ptr<float>() : nullptr, saved[3].data_ptr<float>(),
@@ -118,7 +125,7 @@ AddNorm add_layer_norm_with(const at::Tensor& x, const at::Tensor& branch, const
 AddNorm add_layer_norm(const at::Tensor& x, const at::Tensor& branch, const at::Tensor& gamma, const at::Tensor& beta,
                        double eps, KernelPath path) {
 #ifdef GAUGELAB_HAVE_CUDA_KERNELS
-  if (add_layer_norm_fused(x, branch, gamma, beta, path)) return add_layer_norm_with(x, branch, gamma, beta, eps, kCudaKernels);
+  if (add_layer_norm_fused(x, branch, gamma, beta, path)) return add_layer_norm_with(x, branch, gamma, beta, eps, cuda_kernels());
 #endif
   const at::Tensor sum = branch.defined() ? x.add(branch) : x;
   return {sum, at::layer_norm(sum, {x.size(-1)}, gamma, beta, eps)};

@@ -7,6 +7,7 @@
 #include <ATen/autocast_mode.h>
 #include <torch/version.h>
 
+#include "gpt2/model/cuda_side.hpp"
 #include "io/run_flags.hpp"
 
 namespace gaugelab::gpt2 {
@@ -26,7 +27,8 @@ c10::Device parse_device(const std::string& name) {
   }
   if (dev.is_cpu()) return dev;
   if (!dev.is_cuda()) throw io::UsageError("device '" + name + "' is not supported (cpu, cuda, cuda:N)");
-  if (!at::hasCUDA()) throw std::runtime_error("device '" + name + "' requested but no CUDA device is available");
+  // without a visible driver nothing is loaded to say so; with one, the CUDA half is loaded and LibTorch asked
+  if (!cuda_present()) throw std::runtime_error("device '" + name + "' requested but no CUDA device is available");
   return dev;
 }
 

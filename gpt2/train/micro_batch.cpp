@@ -13,12 +13,10 @@
 
 #include <ATen/Context.h>
 #include <ATen/ops/zeros.h>
-#include <c10/cuda/CUDACachingAllocator.h>
-#include <c10/cuda/CUDAException.h>
-#include <c10/cuda/CUDAFunctions.h>
-#include <c10/cuda/CUDAGuard.h>
+#include <c10/core/DeviceGuard.h>
 #include <c10/util/Exception.h>
 
+#include "gpt2/model/cuda_side.hpp"
 #include "gpt2/model/lm_head_loss.hpp"
 #include "gpt2/model/model.hpp"
 
@@ -75,11 +73,6 @@ double cpu_step_bytes_estimate(const ModelConfig& mc, std::int64_t parameters, s
 
 namespace {
 
-// The caching allocator's counters (getDeviceStats: allocated_bytes, reserved_bytes) are arrays indexed by its
-// StatType, whose first entry is the aggregate over pools in every 2.x release (the enum moved namespaces across
-// releases; the index did not). Every read of them in this file takes that entry.
-constexpr std::size_t kAllPools = 0;
-
 std::string gb(double bytes) {
   char t[32];
   std::snprintf(t, sizeof t, "%.3g GB", bytes / 1e9);
@@ -98,18 +91,18 @@ bool is_out_of_memory(const c10::Error& e) {
 // peak when an allocation failed. The gradients it made are dropped and the cache emptied, so that the run starts
 // from what it had; the loss uses a workspace of its own, so that the model's does not keep a failed probe's size.
 ProbePeak cuda_probe_peak(GPT& model, std::int64_t batch, int passes, c10::Device device, Precision precision) {
-  const c10::cuda::CUDAGuard guard(device);
-  const c10::DeviceIndex index = c10::cuda::current_device();
+  const CudaSide& cuda = cuda_side();
+  const c10::DeviceGuard guard(device);
+  const c10::DeviceIndex index = guard.current_device().index();
   auto drop = [&] {
     for (auto& [name, p] : model.named_parameters()) p.mutable_grad().reset();
-    c10::cuda::CUDACachingAllocator::emptyCache();
+    cuda.empty_cache();
   };
   drop();
-  c10::cuda::CUDACachingAllocator::resetPeakStats(index);
+  cuda.reset_peak_stats(index);
   ProbePeak probe;
   probe.peak = std::numeric_limits<double>::quiet_NaN();
-  probe.base =
-      static_cast<double>(c10::cuda::CUDACachingAllocator::getDeviceStats(index).reserved_bytes[kAllPools].current);
+  probe.base = cuda.memory(index).reserved;
   const bool was_training = model.training();
   model.train(true);  // as the step runs: dropout's masks kept (the step reseeds its generators, so no draw is lost)
   try {
@@ -125,10 +118,9 @@ ProbePeak cuda_probe_peak(GPT& model, std::int64_t batch, int passes, c10::Devic
       }
       loss.backward();
     }
-    c10::cuda::device_synchronize();
+    cuda.synchronize();
     // reserved, not allocated: what the card had to hold, fragmentation included
-    probe.peak =
-        static_cast<double>(c10::cuda::CUDACachingAllocator::getDeviceStats(index).reserved_bytes[kAllPools].peak);
+    probe.peak = cuda.memory(index).reserved_peak;
   } catch (const c10::OutOfMemoryError&) {
   } catch (const c10::Error& e) {
     if (!is_out_of_memory(e)) throw;  // a real fault is not "does not fit"
@@ -136,7 +128,7 @@ ProbePeak cuda_probe_peak(GPT& model, std::int64_t batch, int passes, c10::Devic
   model.train(was_training);
   drop();
   // the run's peak (cuda_peak_memory_gb) is its own, not a probe's
-  c10::cuda::CUDACachingAllocator::resetPeakStats(index);
+  cuda.reset_peak_stats(index);
   return probe;
 }
 
@@ -161,12 +153,13 @@ double fit_device_bytes(c10::Device device, int local_ranks) {
   if (device.is_cuda()) {
     // The card's total, or less when memory outside this allocator is taken (the CUDA context, NCCL's buffers,
     // other processes): what is free plus what the allocator holds, after emptying its cache.
-    const c10::cuda::CUDAGuard guard(device);
-    c10::cuda::CUDACachingAllocator::emptyCache();
+    const CudaSide& cuda = cuda_side();
+    const c10::DeviceGuard guard(device);
+    const c10::DeviceIndex index = guard.current_device().index();
+    cuda.empty_cache();
     std::size_t free = 0, total = 0;
-    C10_CUDA_CHECK(cudaMemGetInfo(&free, &total));
-    const auto stats = c10::cuda::CUDACachingAllocator::getDeviceStats(c10::cuda::current_device());
-    const double held = static_cast<double>(stats.reserved_bytes[kAllPools].current);
+    cuda.mem_get_info(index, &free, &total);
+    const double held = cuda.memory(index).reserved;
     return std::min(static_cast<double>(total), static_cast<double>(free) + held);
   }
   const double pages = static_cast<double>(sysconf(_SC_PHYS_PAGES)), page = static_cast<double>(sysconf(_SC_PAGESIZE));
@@ -175,9 +168,8 @@ double fit_device_bytes(c10::Device device, int local_ranks) {
 }
 
 double cuda_peak_memory_gb(int index) {
-  if (!at::hasCUDA() || index < 0 || index >= c10::cuda::device_count()) return std::numeric_limits<double>::quiet_NaN();
-  const auto stats = c10::cuda::CUDACachingAllocator::getDeviceStats(static_cast<c10::DeviceIndex>(index));
-  return static_cast<double>(stats.allocated_bytes[kAllPools].peak) / 1e9;
+  if (!cuda_present() || index < 0 || index >= cuda_side().device_count()) return std::numeric_limits<double>::quiet_NaN();
+  return cuda_side().memory(static_cast<c10::DeviceIndex>(index)).allocated_peak / 1e9;
 }
 
 double probe_need_bytes(const ProbePeak& probe, const FitRequest& q) {

@@ -4,18 +4,14 @@
 #include <stdexcept>
 #include <utility>
 
-#include <ATen/cuda/CUDAEvent.h>
-#include <ATen/cuda/CUDAGraph.h>
+#include <ATen/TensorOperators.h>
 #include <ATen/ops/_foreach_add.h>
 #include <ATen/ops/_foreach_zero.h>
 #include <ATen/ops/zeros_like.h>
-#include <c10/cuda/CUDACachingAllocator.h>
-#include <c10/cuda/CUDAFunctions.h>
-#include <c10/cuda/CUDAGuard.h>
-#include <c10/cuda/CUDAStream.h>
 #include <c10/util/Exception.h>
-#include <cuda_runtime_api.h>
 #include <torch/csrc/autograd/autograd.h>
+
+#include "gpt2/model/cuda_side.hpp"
 
 namespace gaugelab::gpt2 {
 
@@ -30,35 +26,12 @@ std::string first_line(const std::exception& e) {
   return s;
 }
 
-bool capturing(cudaStream_t stream) {
-  cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
-  return cudaStreamIsCapturing(stream, &status) == cudaSuccess && status != cudaStreamCaptureStatusNone;
-}
-
-// Ends a capture an exception left open on `stream` (the current stream, the one it began on), so that no later CUDA
-// call of the process meets a capturing stream. Through the graph's own capture_end while the capture is still valid:
-// that also ends the allocator's routing to the graph's private pool, and the (partial) graph goes with `graph`
-// when its owner destroys it. A capture that a CUDA error invalidated makes capture_end throw after the stream left
-// capture (LibTorch releases the pool in reset() where it tracks an abandoned capture; older versions keep it until
-// the process ends). cudaStreamEndCapture directly where the stream is still capturing after that. Never throws.
-void abandon_capture(at::cuda::CUDAGraph& graph, cudaStream_t stream) noexcept {
-  if (capturing(stream)) {
-    try {
-      graph.capture_end();
-    } catch (...) {  // invalidated, or a partial graph that does not instantiate: the stream left capture either way
-    }
-  }
-  if (capturing(stream)) {
-    cudaGraph_t partial = nullptr;
-    if (cudaStreamEndCapture(stream, &partial) == cudaSuccess && partial != nullptr) (void)cudaGraphDestroy(partial);
-  }
-  (void)cudaGetLastError();  // the capture's error is reported by the caller, not by the next kernel's launch check
-}
-
 }  // namespace
 
+// A capture an exception left open on the side stream is ended by graph->abandon() (CudaGraph, cuda_side.hpp), so
+// that no later CUDA call of the process meets a capturing stream.
 struct MicroStepGraph::State {
-  at::cuda::CUDAGraph graph;
+  std::unique_ptr<CudaGraph> graph = cuda_side().new_graph();
   LmHeadWorkspace ws;                // the loss's buffers, the graph's own: an eager loss may grow the model's
   at::Tensor in, tgt, loss;          // static: [B, T] int64 inputs and targets, the float32 loss
   std::vector<at::Tensor> bufs;      // [n] a gradient buffer per parameter (undefined: the loss does not reach it)
@@ -97,11 +70,6 @@ void MicroStepGraph::capture(const at::Tensor& inputs, const at::Tensor& targets
   st->tgt = targets.clone();
   // The graph is captured on a side stream (CUDA graphs cannot capture the legacy default stream), after warm-up
   // passes on that stream (cuBLAS, cuDNN and the allocator settle outside the capture). Their gradients are dropped.
-  const c10::cuda::CUDAStream main = c10::cuda::getCurrentCUDAStream();
-  const c10::cuda::CUDAStream side = c10::cuda::getStreamFromPool();
-  at::cuda::CUDAEvent ready;
-  ready.record(main);
-  ready.block(side);  // the side stream starts after what the main stream has queued (the batch's copy)
   auto pass = [&] {  // the loss and its gradients [n] (undefined where the loss does not reach)
     at::Tensor loss;
     {
@@ -114,8 +82,10 @@ void MicroStepGraph::capture(const at::Tensor& inputs, const at::Tensor& targets
                                                       /*allow_unused=*/true);
     return std::pair{loss, g};
   };
+  const CudaSide& cuda = cuda_side();
   {
-    c10::cuda::CUDAStreamGuard guard(side);
+    // the side stream starts after what the main stream has queued (the batch's copy)
+    const std::unique_ptr<CudaSideStream> side = cuda.enter_side_stream();
     std::vector<at::Tensor> first;
     for (int w = 0; w < 2; ++w) first = pass().second;
     for (std::size_t i = 0; i < params_.size(); ++i) {
@@ -129,11 +99,11 @@ void MicroStepGraph::capture(const at::Tensor& inputs, const at::Tensor& targets
     // pool, which cannot reuse blocks the allocator keeps cached for eager work: otherwise the capture needs a second
     // activation peak (a fitted micro-batch would run out of memory here). The fit reserves the pool's one peak
     // (micro_batch.hpp).
-    c10::cuda::device_synchronize();
-    c10::cuda::CUDACachingAllocator::emptyCache();
+    cuda.synchronize();
+    cuda.empty_cache();
     bool same_reach = true;  // checked after the capture has ended
     try {
-      st->graph.capture_begin();
+      st->graph->capture_begin();
       auto [loss, g] = pass();
       std::vector<at::Tensor> got, into;
       for (std::size_t i = 0; i < g.size(); ++i) {
@@ -142,22 +112,20 @@ void MicroStepGraph::capture(const at::Tensor& inputs, const at::Tensor& targets
       }
       if (!into.empty()) at::_foreach_add_(into, got);
       st->loss = loss.detach();
-      st->graph.capture_end();
+      st->graph->capture_end();
     } catch (const std::exception& e) {  // the pass's tensors are gone; the capture is ended, its graph destroyed
-      abandon_capture(st->graph, side.stream());
+      st->graph->abandon();
       st.reset();
       throw std::runtime_error(capture_failure(step, first_line(e)));
     } catch (...) {
-      abandon_capture(st->graph, side.stream());
+      st->graph->abandon();
       st.reset();
       throw std::runtime_error(capture_failure(step, "an exception of unknown type"));
     }
     if (!same_reach)
       throw std::logic_error("MicroStepGraph: the captured pass reached other parameters than the warm-up");
+    side->join();  // the main stream waits for the capture's work and is current again
   }
-  at::cuda::CUDAEvent done;
-  done.record(side);
-  done.block(main);
   s_ = std::move(st);
 }
 
@@ -186,7 +154,7 @@ at::Tensor MicroStepGraph::run(const at::Tensor& inputs, const at::Tensor& targe
   }
   s_->in.copy_(inputs);
   s_->tgt.copy_(targets);
-  s_->graph.replay();
+  s_->graph->replay();
   return s_->loss.clone();
 }
 

@@ -1,4 +1,6 @@
 // The option machinery every verb uses: parsing, config files, ranges, help, JSON record.
+#include <unistd.h>
+
 #include <catch2/catch.hpp>
 
 #include <cstdio>
@@ -36,8 +38,12 @@ Options make(Demo& d) {
   return o;
 }
 
+// A file of this process's own: CTest runs each case in a process of its own, two at a time, and std::rand()'s first
+// value is the same in every process (two cases once wrote and read one file at the same moment).
 std::string write_tmp(const std::string& text) {
-  const auto p = std::filesystem::temp_directory_path() / ("gaugelab_opts_" + std::to_string(std::rand()) + ".ini");
+  static int n = 0;
+  const auto p = std::filesystem::temp_directory_path() /
+                 ("gaugelab_opts_" + std::to_string(::getpid()) + "_" + std::to_string(n++) + ".ini");
   std::ofstream(p) << text;
   return p.string();
 }

@@ -13,6 +13,7 @@
 #include <ATen/ops/ones.h>
 
 #include "gpt2/dist/data_parallel.hpp"
+#include "gpt2/model/cuda_side.hpp"
 #include "tests/dist/dist_harness.hpp"
 #include "tests/dist/dist_scenarios.hpp"
 #include "tests/gpt2/gpt2_catch.hpp"
@@ -289,7 +290,7 @@ TEST_CASE("NCCL: a one-rank group works on a GPU and fails in one line without o
   env.master_addr = "127.0.0.1";
   env.master_port = free_port();
   const c10::Device cuda("cuda:0");
-  if (!at::hasCUDA()) {
+  if (!gpt2::cuda_present()) {
     std::string err;
     try {
       gpt2::DataParallel::create(env, gpt2::DistBackend::nccl, cuda, kFailTimeoutS);

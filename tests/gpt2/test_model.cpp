@@ -7,6 +7,7 @@
 #include <ATen/Context.h>
 #include <ATen/ops/randint.h>
 
+#include "gpt2/model/cuda_side.hpp"
 #include "gpt2/model/model.hpp"
 #include "gpt2/model/runtime.hpp"
 #include "gpt2_test_helpers.hpp"
@@ -182,7 +183,7 @@ TEST_CASE("dropout acts only in training mode", "[gpt2]") {
 TEST_CASE("device and precision strings", "[gpt2][runtime]") {
   CHECK(parse_device("cpu").is_cpu());
   CHECK_THROWS_WITH(parse_device("tpu:3"), Catch::Contains("unknown device 'tpu:3'"));
-  if (!at::hasCUDA()) CHECK_THROWS_WITH(parse_device("cuda:0"), Catch::Contains("no CUDA device"));
+  if (!cuda_present()) CHECK_THROWS_WITH(parse_device("cuda:0"), Catch::Contains("no CUDA device"));
   CHECK(gaugelab::core::parse_choice(precision_choices(), "bf16", "--precision") == Precision::bf16);
   CHECK_THROWS_WITH(gaugelab::core::parse_choice(precision_choices(), "fp8", "--precision"),
                     Catch::Contains("--precision must be one of fp32, bf16, got 'fp8'"));

@@ -1,7 +1,7 @@
 // The parity table (ggml's test-backend-ops, for this project): each row pairs one LibTorch tensor
 // operation of the GPT-2 tier with its reference in the core (Eigen, float64), run on the same inputs,
 // and states the tolerance of their agreement and why it is that. test_parity.cpp runs every row on
-// the CPU, and on CUDA too when at::hasCUDA() (the tensor op on the GPU with the same inputs copied
+// the CPU, and on CUDA too when gpt2::cuda_present() (the tensor op on the GPU with the same inputs copied
 // there, its result copied back and compared with the same core reference); a row marked cuda_only runs on
 // CUDA alone.
 //

@@ -1,5 +1,5 @@
 // The parity table (parity_table.hpp): every row on the CPU (a CUDA-only row prints "skipped: CUDA only" there),
-// and on CUDA too when at::hasCUDA(); one line per row and device on stdout (prefixed "parity |") for a GPU script
+// and on CUDA too when gpt2::cuda_present(); one line per row and device on stdout (prefixed "parity |") for a GPU script
 // to capture:
 //   parity | op | reference | device | shapes | dtype | max error | tolerance | why
 #include <algorithm>
@@ -20,6 +20,7 @@
 #include "core/choice.hpp"
 #include "gpt2/model/choices.hpp"
 #include "gpt2/model/cuda/ops_table.hpp"
+#include "gpt2/model/cuda_side.hpp"
 #include "gpt2/train/api.hpp"
 #include "io/options.hpp"
 #include "tests/parity/parity_table.hpp"
@@ -43,7 +44,7 @@ std::string sci(double x) {
 
 TEST_CASE("parity table: every tensor op agrees with its core reference, on every device here", "[parity]") {
   std::vector<c10::Device> devices{c10::Device(c10::kCPU)};
-  if (at::hasCUDA()) devices.emplace_back(c10::kCUDA);
+  if (gaugelab::gpt2::cuda_present()) devices.emplace_back(c10::kCUDA);
   std::cout << "parity | op | reference | device | shapes | dtype | max error | tolerance | why\n";
   for (const ParityRow& row : parity_rows())
     for (const c10::Device& device : devices) {
