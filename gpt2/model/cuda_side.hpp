@@ -24,8 +24,8 @@
 #include <c10/util/intrusive_ptr.h>
 
 #include "gpt2/model/cuda/lm_head_ce_kernel.hpp"
-#include "gpt2/model/cuda/lrm_weight_kernel.hpp"
-#include "gpt2/model/cuda/residual_layer_norm_kernel.hpp"
+#include "gpt2/model/lrm_weight_bf16.hpp"      // LrmWeightKernels
+#include "gpt2/model/residual_layer_norm.hpp"  // AddLayerNormKernels
 
 namespace c10d {
 class Backend;
@@ -55,15 +55,11 @@ class CudaSideStream {
   virtual void join() = 0;
 };
 
-/// Our .cu kernels (gpt2/model/cuda/*_kernel.hpp), by name.
+/// Our .cu kernels (gpt2/model/cuda/*_kernel.hpp), in the tables their autograd wrappers take.
 struct CudaKernels {
   decltype(&cuda::lm_head_ce_rows_bf16) lm_head_ce_rows_bf16 = nullptr;
-  decltype(&cuda::lrm_weight_forward) lrm_weight_forward = nullptr;
-  decltype(&cuda::lrm_weight_scratch_floats) lrm_weight_scratch_floats = nullptr;
-  decltype(&cuda::lrm_weight_backward) lrm_weight_backward = nullptr;
-  decltype(&cuda::residual_layer_norm_forward) residual_layer_norm_forward = nullptr;
-  decltype(&cuda::residual_layer_norm_scratch_floats) residual_layer_norm_scratch_floats = nullptr;
-  decltype(&cuda::residual_layer_norm_backward) residual_layer_norm_backward = nullptr;
+  LrmWeightKernels lrm_weight{};
+  AddLayerNormKernels add_layer_norm{};
 };
 
 /// What the caching allocator holds on one device, in bytes.

@@ -25,14 +25,6 @@ using torch::autograd::variable_list;
 std::int64_t groups_of(const at::Tensor& c) { return c.defined() && c.dim() == 2 ? c.size(0) : 1; }
 
 #ifdef GAUGELAB_HAVE_CUDA_KERNELS
-// Our kernels, from the CUDA half (loaded by the first call; only a CUDA tensor gets here).
-const LrmWeightKernels& cuda_kernels() {
-  static const LrmWeightKernels k = [] {
-    const CudaKernels& c = cuda_kernel_table();
-    return LrmWeightKernels{c.lrm_weight_forward, c.lrm_weight_scratch_floats, c.lrm_weight_backward};
-  }();
-  return k;
-}
 #endif
 
 // Every tensor argument is defined (autograd records each input's device): an absent r or c travels as an empty
@@ -114,7 +106,7 @@ at::Tensor lrm_effective_weight_bf16(const at::Tensor& w, const at::Tensor& r, c
   if (!lrm_weight_fused(w, r, c, KernelPath::fused))
     throw std::logic_error("lrm_effective_weight_bf16: these operands do not take the kernels (lrm_weight_fused)");
 #ifdef GAUGELAB_HAVE_CUDA_KERNELS
-  return lrm_effective_weight_with(w, r, c, cuda_kernels());
+  return lrm_effective_weight_with(w, r, c, cuda_kernel_table().lrm_weight);  // loads the CUDA half
 #else
   throw std::logic_error("lrm_effective_weight_bf16: the kernels are not built");
 #endif

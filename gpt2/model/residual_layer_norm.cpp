@@ -23,15 +23,6 @@ using torch::autograd::AutogradContext;
 using torch::autograd::variable_list;
 
 #ifdef GAUGELAB_HAVE_CUDA_KERNELS
-// Our kernels, from the CUDA half (loaded by the first call; only a CUDA tensor gets here).
-const AddLayerNormKernels& cuda_kernels() {
-  static const AddLayerNormKernels k = [] {
-    const CudaKernels& c = cuda_kernel_table();
-    return AddLayerNormKernels{c.residual_layer_norm_forward, c.residual_layer_norm_scratch_floats,
-                               c.residual_layer_norm_backward};
-  }();
-  return k;
-}
 #endif
 
 // Saved for the backward: the sum (or x), mean and rstd per row, γ. Outputs {sum, y}, or {y} without a branch.
@@ -125,7 +116,7 @@ AddNorm add_layer_norm_with(const at::Tensor& x, const at::Tensor& branch, const
 AddNorm add_layer_norm(const at::Tensor& x, const at::Tensor& branch, const at::Tensor& gamma, const at::Tensor& beta,
                        double eps, KernelPath path) {
 #ifdef GAUGELAB_HAVE_CUDA_KERNELS
-  if (add_layer_norm_fused(x, branch, gamma, beta, path)) return add_layer_norm_with(x, branch, gamma, beta, eps, cuda_kernels());
+  if (add_layer_norm_fused(x, branch, gamma, beta, path)) return add_layer_norm_with(x, branch, gamma, beta, eps, cuda_kernel_table().add_layer_norm);
 #endif
   const at::Tensor sum = branch.defined() ? x.add(branch) : x;
   return {sum, at::layer_norm(sum, {x.size(-1)}, gamma, beta, eps)};

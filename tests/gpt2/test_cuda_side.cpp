@@ -58,12 +58,12 @@ TEST_CASE("the CUDA half loads on the first CUDA request, with LibTorch's CUDA k
   if (side.kernels() != nullptr) {
     const CudaKernels& k = *side.kernels();
     CHECK(k.lm_head_ce_rows_bf16 != nullptr);
-    CHECK(k.lrm_weight_forward != nullptr);
-    CHECK(k.lrm_weight_scratch_floats != nullptr);
-    CHECK(k.lrm_weight_backward != nullptr);
-    CHECK(k.residual_layer_norm_forward != nullptr);
-    CHECK(k.residual_layer_norm_scratch_floats != nullptr);
-    CHECK(k.residual_layer_norm_backward != nullptr);
+    CHECK(k.lrm_weight.forward != nullptr);
+    CHECK(k.lrm_weight.scratch_floats != nullptr);
+    CHECK(k.lrm_weight.backward != nullptr);
+    CHECK(k.add_layer_norm.forward != nullptr);
+    CHECK(k.add_layer_norm.scratch_floats != nullptr);
+    CHECK(k.add_layer_norm.backward != nullptr);
   }
   CHECK(side.error_text(2).rfind("cudaErrorMemoryAllocation (", 0) == 0);
   CHECK(cuda_side_symbol("gaugelab_make_nccl_backend") != nullptr);

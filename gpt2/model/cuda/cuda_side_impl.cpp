@@ -15,6 +15,8 @@
 #include <c10/cuda/CUDAStream.h>
 #include <cuda_runtime_api.h>
 
+#include "gpt2/model/cuda/lrm_weight_kernel.hpp"
+#include "gpt2/model/cuda/residual_layer_norm_kernel.hpp"
 #include "gpt2/model/cuda_side.hpp"
 
 namespace gaugelab::gpt2 {
@@ -115,10 +117,11 @@ class Side final : public CudaSide {
   std::unique_ptr<CudaSideStream> enter_side_stream() const override { return std::make_unique<SideStream>(); }
   const CudaKernels* kernels() const override {
 #ifdef GAUGELAB_HAVE_CUDA_KERNELS
-    static const CudaKernels k{&cuda::lm_head_ce_rows_bf16,         &cuda::lrm_weight_forward,
-                               &cuda::lrm_weight_scratch_floats,    &cuda::lrm_weight_backward,
-                               &cuda::residual_layer_norm_forward,  &cuda::residual_layer_norm_scratch_floats,
-                               &cuda::residual_layer_norm_backward};
+    static const CudaKernels k{
+        &cuda::lm_head_ce_rows_bf16,
+        {&cuda::lrm_weight_forward, &cuda::lrm_weight_scratch_floats, &cuda::lrm_weight_backward},
+        {&cuda::residual_layer_norm_forward, &cuda::residual_layer_norm_scratch_floats,
+         &cuda::residual_layer_norm_backward}};
     return &k;
 #else
     return nullptr;
