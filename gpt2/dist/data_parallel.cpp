@@ -24,6 +24,8 @@
 #define GAUGELAB_HAVE_GLOO 0
 #endif
 
+#include <signal.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -201,6 +203,24 @@ struct DataParallel::Impl {
   }
 };
 
+namespace {
+
+/// A rank of a group writes to its peers' sockets; Gloo writes with writev, which has no MSG_NOSIGNAL, so a write to
+/// a rank that has died raises SIGPIPE, whose default action ends this rank at once: it would die without the line
+/// that names the lost rank (a race: usually the reset is read first). Python ignores SIGPIPE at start-up, which is
+/// why torchrun's Python ranks never meet it; a rank here does the same once it joins a group, leaving alone a
+/// handler that someone installed. A write to a closed socket or pipe then fails with EPIPE instead.
+void ignore_broken_pipes() {
+  struct sigaction now{};
+  if (::sigaction(SIGPIPE, nullptr, &now) != 0 || now.sa_handler != SIG_DFL) return;
+  struct sigaction ignore{};
+  ignore.sa_handler = SIG_IGN;
+  sigemptyset(&ignore.sa_mask);
+  ::sigaction(SIGPIPE, &ignore, nullptr);
+}
+
+}  // namespace
+
 DataParallel::DataParallel(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 DataParallel::~DataParallel() = default;
 
@@ -232,6 +252,7 @@ std::unique_ptr<DataParallel> DataParallel::create(const DistEnv& env, DistBacke
     throw std::runtime_error("data parallel: rank " + std::to_string(env.rank) + " outside world " +
                              std::to_string(env.world));
   impl->backend = resolve_backend(backend, device);
+  ignore_broken_pipes();
   impl->comm_device = impl->backend == DistBackend::nccl ? device : c10::Device(c10::kCPU);
   const std::string rendezvous = env.master_addr + ":" + std::to_string(env.master_port);
 

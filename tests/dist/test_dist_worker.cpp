@@ -2,6 +2,10 @@
 // that dist_harness.hpp runs by name in a child process. It joins the group described by torchrun's
 // variables, runs GAUGELAB_DIST_SCENARIO and writes its results to GAUGELAB_DIST_OUT; a failure is
 // written as one "error <message>" line so the parent can check what the user would have seen.
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <chrono>
 #include <cstdlib>
 #include <fstream>
@@ -84,6 +88,19 @@ void run_scenario(const std::string& scenario, std::ofstream& out) {
     for (auto& p : ps) p.mutable_grad() = p.clone();
     dp->average_gradients(ps);
     out << "survived\n";
+  } else if (scenario == "broken_pipe") {
+    // A write to a socket whose other end is closed, as a Gloo pair's write to a rank that died: it must fail
+    // with EPIPE, not end this rank by SIGPIPE (data_parallel.cpp).
+    int fds[2];
+    if (::socketpair(AF_UNIX, SOCK_STREAM, 0, fds) != 0) throw std::runtime_error("socketpair failed");
+    ::close(fds[1]);
+    const char byte = 'x';
+    ssize_t rv = 0;
+    for (int i = 0; i < 2 && rv >= 0; ++i) rv = ::write(fds[0], &byte, 1);  // writev in Gloo: no MSG_NOSIGNAL
+    const int err = errno;
+    ::close(fds[0]);
+    out << (rv < 0 && err == EPIPE ? "epipe\n" : "no epipe\n");
+    dp->barrier();
   } else if (scenario == "stalls") {
     auto ps = make_tensors(0);
     dp->broadcast_parameters(ps);
@@ -113,6 +130,7 @@ TEST_CASE("dist_worker", "[.]") {
     run_scenario(scenario, out);
   } catch (const std::exception& e) {
     out << "error " << e.what() << "\n";
+    out.flush();  // the line stands even if the process ends before the stream closes
   }
   out << "done\n";
 }
