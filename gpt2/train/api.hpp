@@ -96,7 +96,7 @@ struct TrainOptions {
   GaugeFixMode gaugefix_mode = GaugeFixMode::head;  // GaugeFix: head (one g per head, seed 000) or coordinate (one g per
                                       // coordinate: the full diagonal gauge of the head)
   bool gaugefix_vo = false;         // GaugeFix: also balance each head's V row and O column multipliers
-  double qk_gauge_init = 0;         // σ of a gauge-offset start (gauge_start.hpp): each head's Q/K multipliers
+  double qk_gauge_init = 0;         // σ of a gauge-offset start (gaugefix.hpp): each head's Q/K multipliers
                                     // moved to r_Q/g, r_K·g, g = exp(σ·z), z ~ N(0,1), the function unchanged;
                                     // 0 = the balanced start of LRM (every multiplier 1)
   Magnitude magnitude = Magnitude::wd;  // the control of s_Q·s_K: set by the condition (D: wd, Dcap: cap)

@@ -20,7 +20,7 @@
 #include "gpt2/train/checkpoints.hpp"
 #include "gpt2/train/conditions.hpp"
 #include "gpt2/train/evaluate.hpp"
-#include "gpt2/train/gauge_start.hpp"
+#include "gpt2/train/gaugefix.hpp"
 #include "gpt2/train/micro_batch.hpp"
 #include "gpt2/train/not_measured.hpp"
 #include "gpt2/train/build_run.hpp"
