@@ -149,7 +149,7 @@ struct TrainOptions {
   std::int64_t log_heads_every = 10;  // /heads, drift, attention-logit and log-partition samples every N steps
                                       // (and after the last); the probe is the first validation batch
   std::int64_t sample_tokens = 32;  // after each evaluation, this many greedy tokens appended to OUT/samples.txt
-                                    // (train/samples.hpp; no random draws, so the trajectory is unchanged); 0 = none
+                                    // (train/evaluate.hpp; no random draws, so the trajectory is unchanged); 0 = none
   std::int64_t sample_prompt = 8;   // prompt: the first N tokens of the first validation window
   std::int64_t ckpt_every = 1000;   // checkpoint after every N-th step (and on SIGTERM/SIGINT and at the end);
                                     // 0 = never, not even then

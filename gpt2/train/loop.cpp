@@ -23,7 +23,6 @@
 #include "gpt2/train/progress.hpp"
 #include "gpt2/train/report.hpp"
 #include "gpt2/train/run_dir.hpp"
-#include "gpt2/train/samples.hpp"
 #include "gpt2/train/setup.hpp"
 #include "gpt2/train/update.hpp"
 
