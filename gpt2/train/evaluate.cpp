@@ -11,12 +11,10 @@
 #include <fstream>
 #include <iostream>
 #include <limits>
-#include <stdexcept>
 
 #include <ATen/core/grad_mode.h>
 #include <ATen/ops/from_blob.h>
 
-#include "gpt2/model/safetensors.hpp"
 #include "io/atomic_file.hpp"
 #include "io/stop_signal.hpp"
 
