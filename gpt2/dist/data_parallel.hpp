@@ -77,6 +77,8 @@ class DataParallel {
   /// env.source == "single" gives a group of one with no communication at all (every method is the
   /// identity); a launcher's world of 1 still builds a real one-rank c10d group.
   /// bucket_bytes: gradient bucket capacity (> 0; a larger tensor gets a bucket of its own).
+  /// A launcher's group (any world) sets SIGPIPE to ignored for the rest of the process where it was the default
+  /// (Gloo's writes to a dead peer would end this rank before its one line; gpt2/README.md, Timeouts).
   static std::unique_ptr<DataParallel> create(const DistEnv& env, DistBackend backend,
                                               c10::Device device, double timeout_s,
                                               std::int64_t bucket_bytes = kDefaultBucketBytes);

@@ -1,5 +1,5 @@
 // The per-layer Q/K (and V/O) multiplier math on raw tensors: one layer's slices in, moved in place.
-// The trainer's model-level functions (gpt2/train/gaugefix.hpp, qk_clip.hpp, qk_balance.hpp) loop these
+// The trainer's model-level functions (gpt2/train/gaugefix.hpp and qk_clip.hpp) loop these
 // over the blocks, and the PyTorch operators of `gaugelab.torch` (gpt2/torch_library) call the same
 // functions on a user's own model: one formula, one place, tested against the core in the parity table.
 //
@@ -32,7 +32,7 @@ at::Tensor qk_gauge_fix_layer(at::Tensor& r_q, at::Tensor& r_k, at::Tensor& b_q,
                               double eps);
 
 /// The same group at another representative: equal Frobenius norms n_Q = n_K of each head's rows of the
-/// effective maps (qk_balance.hpp's ρ = 0). w_q_eff, w_k_eff [d, d]: the effective Q and K rows before the
+/// effective maps (gaugefix.hpp's ρ = 0). w_q_eff, w_k_eff [d, d]: the effective Q and K rows before the
 /// move. Returns g [H] = √((n_Q+ε)/(n_K+ε)).
 at::Tensor qk_gauge_fix_effective_layer(at::Tensor& r_q, at::Tensor& r_k, at::Tensor& b_q, at::Tensor& b_k,
                                         const at::Tensor& w_q_eff, const at::Tensor& w_k_eff, std::int64_t heads,

@@ -96,7 +96,7 @@ struct TrainOptions {
   GaugeFixMode gaugefix_mode = GaugeFixMode::head;  // GaugeFix: head (one g per head, seed 000) or coordinate (one g per
                                       // coordinate: the full diagonal gauge of the head)
   bool gaugefix_vo = false;         // GaugeFix: also balance each head's V row and O column multipliers
-  double qk_gauge_init = 0;         // σ of a gauge-offset start (gauge_start.hpp): each head's Q/K multipliers
+  double qk_gauge_init = 0;         // σ of a gauge-offset start (gaugefix.hpp): each head's Q/K multipliers
                                     // moved to r_Q/g, r_K·g, g = exp(σ·z), z ~ N(0,1), the function unchanged;
                                     // 0 = the balanced start of LRM (every multiplier 1)
   Magnitude magnitude = Magnitude::wd;  // the control of s_Q·s_K: set by the condition (D: wd, Dcap: cap)
@@ -149,7 +149,7 @@ struct TrainOptions {
   std::int64_t log_heads_every = 10;  // /heads, drift, attention-logit and log-partition samples every N steps
                                       // (and after the last); the probe is the first validation batch
   std::int64_t sample_tokens = 32;  // after each evaluation, this many greedy tokens appended to OUT/samples.txt
-                                    // (train/samples.hpp; no random draws, so the trajectory is unchanged); 0 = none
+                                    // (train/evaluate.hpp; no random draws, so the trajectory is unchanged); 0 = none
   std::int64_t sample_prompt = 8;   // prompt: the first N tokens of the first validation window
   std::int64_t ckpt_every = 1000;   // checkpoint after every N-th step (and on SIGTERM/SIGINT and at the end);
                                     // 0 = never, not even then

@@ -1,15 +1,21 @@
 #include "gpt2/train/gaugefix.hpp"
 
+#include <cmath>
 #include <stdexcept>
+#include <string>
+#include <utility>
 #include <vector>
 
+#include <ATen/CPUGeneratorImpl.h>
 #include <ATen/TensorOperators.h>
 #include <ATen/core/grad_mode.h>
 #include <ATen/ops/abs.h>
+#include <ATen/ops/exp.h>
 #include <ATen/ops/log.h>
 #include <ATen/ops/sqrt.h>
 #include <ATen/ops/repeat_interleave.h>
 #include <ATen/ops/stack.h>
+#include <ATen/ops/zeros.h>
 
 #include "gpt2/model/head_gauge.hpp"
 #include "gpt2/ops/qk_layer.hpp"
@@ -124,6 +130,60 @@ std::int64_t cap_qk_product(GPT& model, double cap) {
     capped.push_back(qk_cap_layer(b.q().r, b.k().r, bq, bk, model.config().n_head, cap));
   }
   return at::stack(capped).sum().item<std::int64_t>();
+}
+
+namespace {
+
+// The effective Q and K rows [d, d] of one block (every multiplier merged).
+std::pair<at::Tensor, at::Tensor> effective_qk(const Block& b) {
+  const at::Tensor w = b.c_attn.effective_weight().detach();  // [3d, d]: Q rows, K rows, V rows
+  const std::int64_t d = w.size(1);
+  return {w.narrow(0, 0, d), w.narrow(0, d, d)};
+}
+
+}  // namespace
+
+at::Tensor qk_effective_log_ratio(const GPT& model) {
+  at::NoGradGuard no_grad;
+  std::vector<at::Tensor> rho;
+  for (const Block& b : model.h) {
+    const auto [q, k] = effective_qk(b);
+    rho.push_back(qk_effective_log_ratio_layer(q, k, model.config().n_head));
+  }
+  return at::stack(rho);
+}
+
+at::Tensor gauge_fix_effective(GPT& model, double eps) {
+  require_rows(model, "gauge_fix_effective");
+  at::NoGradGuard no_grad;
+  std::vector<at::Tensor> gs;
+  for (Block& b : model.h) {
+    const auto [q, k] = effective_qk(b);
+    at::Tensor bq = bias_q(b), bk = bias_k(b);
+    gs.push_back(qk_gauge_fix_effective_layer(b.q().r, b.k().r, bq, bk, q, k, model.config().n_head, eps));
+  }
+  return at::stack(gs);
+}
+
+at::Tensor offset_qk_gauge(GPT& model, double sigma, std::uint64_t seed) {
+  const ModelConfig& c = model.config();
+  if (!(sigma >= 0) || !std::isfinite(sigma)) throw std::invalid_argument("offset_qk_gauge: sigma must be >= 0");
+  at::Tensor log_g = at::zeros({c.n_layer, c.n_head}, at::TensorOptions().dtype(at::kDouble));
+  if (sigma == 0) return log_g;
+  if (!has_qk_row_multipliers(c))
+    throw std::invalid_argument("a Q/K gauge offset needs row multipliers on q and k (--multipliers '" +
+                                c.lrm.spec() + "' has none)");
+  at::NoGradGuard no_grad;
+  // Its own stream (the seed mixed with a constant): the weights' draw is the same with and without it.
+  auto gen = at::make_generator<at::CPUGeneratorImpl>(seed ^ 0x9a06e0ff5e7ULL);
+  log_g.normal_(0.0, sigma, gen);
+  const std::int64_t dh = c.head_dim();
+  for (std::int64_t l = 0; l < c.n_layer; ++l) {
+    // g [d]: the head's factor repeated over its dh coordinates.
+    at::Tensor g = log_g[l].exp().repeat_interleave(dh);
+    rescale_qk_multipliers(model.h[static_cast<std::size_t>(l)], g);
+  }
+  return log_g;
 }
 
 }  // namespace gaugelab::gpt2

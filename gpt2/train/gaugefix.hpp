@@ -1,8 +1,10 @@
-// GaugeFix-LRM on the model's tensors (seed 000 eqs. 3–6), on the model's device with no host round
-// trip: the tensor twin of core/gauge_fix_lrm.hpp and core/coordinates.hpp (lrm_head_scales,
-// lrm_drift), tested against them.
+// The Q/K (and V/O) multiplier gauge on the model's tensors, on the model's device with no host round trip:
+// measured (s_Q, s_K, the drift; ρ of the effective maps), removed at either representative (seed 000's GaugeFix,
+// per head or per coordinate; the effective-norm GaugeFix of condition Beff), offset at the start, and capped
+// (condition D). The tensor twin of core/gauge_fix_lrm.hpp, core/coordinates.hpp (lrm_head_scales, lrm_drift) and
+// core/qk_balance.hpp, tested against them in the parity table.
 //
-// Group removed: per layer and head, the scalar Q/K multiplier gauge (ℝ₊)^h,
+// Group removed by gauge_fix: per layer and head, the scalar Q/K multiplier gauge (ℝ₊)^h,
 //   r_Q ↦ r_Q/g, r_K ↦ r_K·g, b_Q ↦ b_Q/g, b_K ↦ b_K·g.
 // Representative: s_Q = s_K (s = RMS of the head's multiplier slice), the point of the orbit where
 // the head's scale is shared equally by Q and K (drift 0), as seed 000 §3.3 prescribes. The Q/K
@@ -11,6 +13,7 @@
 // Needs row multipliers (row or row+column) on Q and K: scalar multipliers have no head slices.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 
 #include <ATen/core/Tensor.h>
@@ -72,5 +75,42 @@ bool has_vo_multipliers(const ModelConfig& config);
 /// product becomes `cap` and the ratio s_Q/s_K (GaugeFix's coordinate) is unchanged. Not a gauge move:
 /// it scales that head's attention logits by f² (the point of it). Returns the number of heads capped.
 std::int64_t cap_qk_product(GPT& model, double cap);
+
+// ---- The effective-norm representative (--gaugefix-mode effective, condition Beff) ----
+//
+// Per layer and head i: n_Q,i, n_K,i = Frobenius norms of head i's rows of the effective maps W_Q,eff,
+// W_K,eff [d, d] (every multiplier merged), and ρ_i = log(n_Q,i / n_K,i). Seed 000's drift |log(s_Q/s_K)|
+// sees only the row multipliers; ρ also sees W̄ and the column multipliers, so a model balanced by seed
+// 000's GaugeFix (drift 0) can still carry a large ρ, which no multiplier-only measure shows.
+//
+// Group removed by gauge_fix_effective: the same per-head scalar Q/K gauge (ℝ₊)^h and pairing as gauge_fix
+// (head_gauge.hpp; every logit unchanged). Representative: n_Q,i = n_K,i, g_i = √((n_Q,i + ε)/(n_K,i + ε)),
+// instead of GaugeFix's s_Q = s_K. Needs row multipliers on q and k (they absorb g); no optimizer-state transport.
+
+/// ρ [L, H] float32 on the model's device: log(n_Q / n_K) per layer and head. Defined for every
+/// multiplier placement (none included).
+at::Tensor qk_effective_log_ratio(const GPT& model);
+
+/// Moves every head to n_Q = n_K by the multiplier pairing above; returns g [L, H]. Throws
+/// std::runtime_error without row multipliers on q and k.
+at::Tensor gauge_fix_effective(GPT& model, double eps);
+
+// ---- A gauge-offset start: the balanced initialisation moved along the same orbit (--qk-gauge-init) ----
+//
+// Why. With every multiplier starting at 1 (the LRM protocol) the Q/K multipliers of a head receive
+// equal gradients (∂L/∂r_Q,j = r_K,j·A_j and ∂L/∂r_K,j = r_Q,j·A_j with the same A_j), and AdamW, its
+// weight decay included, keeps them equal: in exact arithmetic the Q/K drift stays 0 for conditions A and
+// C and GaugeFix (B) has nothing to remove, so B ≡ C up to rounding. A start off the balanced slice
+// gives the gauge handlings something to act on while leaving the function at step 0 unchanged.
+//
+// Group acted on: per layer and head, the scalar Q/K multiplier gauge (ℝ₊)^h that GaugeFix removes
+// (seed 000 §3.2): r_Q,h ↦ r_Q,h/g_h, r_K,h ↦ r_K,h·g_h (b_Q, b_K with them), g_h = exp(σ·z_h),
+// z_h ~ N(0, 1) drawn from the run seed. Every logit is unchanged (a test checks them); the head's
+// drift |log(s_Q/s_K)| becomes 2σ|z_h|.
+
+/// Moves every head of `model` along its Q/K multiplier orbit by g_h = exp(σ·z_h) (see above) and
+/// returns log g [L, H] (float64, CPU). σ = 0 leaves the model as it is. Needs row multipliers on Q
+/// and K (has_qk_row_multipliers); throws std::invalid_argument otherwise or when σ < 0.
+at::Tensor offset_qk_gauge(GPT& model, double sigma, std::uint64_t seed);
 
 }  // namespace gaugelab::gpt2

@@ -1,13 +1,13 @@
 // The GaugeFix hooks (the conditions whose row lists gauge_fix or qk_cap): every --gaugefix-every steps, after the update,
 //   gauge_fix  the per-head Q/K multiplier gauge (R+)^h moved to s_Q = s_K (or, --gaugefix-mode
 //              coordinate, the full diagonal gauge per coordinate; effective, the per-head gauge moved to
-//              equal norms of the effective Q and K maps, qk_balance.hpp), the V/O pair too with --gaugefix-vo,
+//              equal norms of the effective Q and K maps, gaugefix.hpp), the V/O pair too with --gaugefix-vo,
 //              the Adam moments transported as --state-transport says (gaugefix.hpp);
 //   qk_cap     then each head's s_Q·s_K capped at --qk-cap (Dcap's magnitude control: not a gauge move).
 #include "gpt2/train/hook_gauge_fix.hpp"
 
 #include "core/transport_mode.hpp"
-#include "gpt2/train/qk_balance.hpp"
+#include "gpt2/train/gaugefix.hpp"
 #include "gpt2/train/step_hook.hpp"
 
 namespace gaugelab::gpt2 {

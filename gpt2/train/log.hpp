@@ -29,7 +29,7 @@
 //   /heads/attn_logit_max [record, layer, head] max |q·k|/√d_h over the probe batch (the first
 //                         validation batch) and the causal positions: attention-logit growth
 //   /heads/qk_eff_log_ratio [record, layer, head] log(n_Q/n_K): Frobenius norms of the head's rows of the
-//                         effective Q and K maps (qk_balance.hpp); every multiplier placement
+//                         effective Q and K maps (gaugefix.hpp); every multiplier placement
 //   /heads/attn_logit_max_signed [record, layer, head] max q·k/√d_h (signed) over the same batch and positions:
 //                         Kimi K2's S_max, what QK-Clip bounds (NaN in the rows of a log from before it existed)
 //   /tables/processes     one row per process that trained this run (a resumed run adds one): start_step
@@ -82,7 +82,7 @@ class TrainLog {
   void append(const StepRow& row);
   /// s_q, s_k [L, H] (any device, float; undefined without Q/K row multipliers: NaN), the largest attention score
   /// per head attn [L, H] (absolute) and attn_signed [L, H] (signed; undefined: NaN), eff_ratio [L, H]
-  /// (qk_balance.hpp): appends s_q, s_k, s_q·s_k, attn, eff_ratio and attn_signed as one /heads record.
+  /// (gaugefix.hpp): appends s_q, s_k, s_q·s_k, attn, eff_ratio and attn_signed as one /heads record.
   void append_heads(std::int64_t step, const at::Tensor& s_q, const at::Tensor& s_k, const at::Tensor& attn,
                     const at::Tensor& eff_ratio, const at::Tensor& attn_signed);
   /// This process's row of /tables/processes (it trained from the step the log was created or rebuilt at

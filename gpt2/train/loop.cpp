@@ -1,5 +1,5 @@
 // `gaugelab train`: the loop, as llm.c writes it, one named step per line. Each verb lives in its station:
-//   begin_step          step_start.hpp: profiler window, the step's RNG, train mode, zeroed gradients
+//   begin_step          micro_steps.hpp: profiler window, the step's RNG, train mode, zeroed gradients
 //   compute_gradients   micro_steps.hpp: forward + backward per micro-batch (eager or a CUDA graph), mean over ranks
 //   clip_gradients      update.hpp: gradient projection and clipping
 //   stop_if_diverged    update.hpp: a non-finite loss or gradient ends the run before the update
@@ -23,9 +23,7 @@
 #include "gpt2/train/progress.hpp"
 #include "gpt2/train/report.hpp"
 #include "gpt2/train/run_dir.hpp"
-#include "gpt2/train/samples.hpp"
 #include "gpt2/train/setup.hpp"
-#include "gpt2/train/step_start.hpp"
 #include "gpt2/train/update.hpp"
 
 namespace gaugelab::gpt2 {

@@ -63,7 +63,7 @@ struct LoopState {
   at::Tensor probe;             // [rows, T] the observables' fixed batch: the first validation batch's inputs
   MomentLookup lookup;          // the optimizer's Adam moments of a parameter (GaugeFix's transport)
   std::vector<at::Tensor> params;  // every trained parameter (the optimizer's)
-  io::StopSignals signals;         // a stop also ends an evaluation or a sample early (evaluate.cpp, samples.cpp)
+  io::StopSignals signals;         // a stop also ends an evaluation or a sample early (evaluate.cpp)
   double ema_step_s = std::numeric_limits<double>::quiet_NaN();
   SlowdownWatch slowdown;          // plain steps' time against their best: other work on our cores?
   std::vector<std::int64_t> sample_prompt;         // rank 0, --sample-tokens > 0: the samples' prompt (model ids)

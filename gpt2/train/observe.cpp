@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <limits>
 
-#include "gpt2/train/qk_balance.hpp"
+#include "gpt2/train/gaugefix.hpp"
 
 namespace gaugelab::gpt2 {
 

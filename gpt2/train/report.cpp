@@ -14,7 +14,7 @@
 #include "gpt2/train/matmul_peak.hpp"
 #include "gpt2/train/micro_batch.hpp"
 #include "gpt2/train/not_measured.hpp"
-#include "gpt2/train/qk_balance.hpp"
+#include "gpt2/train/gaugefix.hpp"
 #include "gpt2/train/report.hpp"
 #include "gpt2/train/run_dir.hpp"
 #include "io/cpu_features.hpp"
@@ -162,7 +162,7 @@ TrainResult finish_train(TrainRun& r, double seconds) {
   log.set_summary("diverged", std::int64_t{s.diverged ? 1 : 0});
   // which quantity stopped a diverged run: the loss itself, or only the gradient (the loss still finite)
   log.set_summary("stop_reason", s.diverged ? s.stop_reason : std::string(s.interrupted ? "interrupted" : "completed"));
-  // max over layers and heads of |log(n_Q/n_K)| of the effective maps at the end (qk_balance.hpp)
+  // max over layers and heads of |log(n_Q/n_K)| of the effective maps at the end (gaugefix.hpp)
   log.set_summary("final_eff_imbalance_max", at::abs(qk_effective_log_ratio(*r.model)).max().item<double>());
   log.set_summary("interrupted", std::int64_t{s.interrupted ? 1 : 0});
   log.set_summary("completed", std::int64_t{s.step == o.max_iters ? 1 : 0});

@@ -20,7 +20,7 @@
 #include "gpt2/train/checkpoints.hpp"
 #include "gpt2/train/conditions.hpp"
 #include "gpt2/train/evaluate.hpp"
-#include "gpt2/train/gauge_start.hpp"
+#include "gpt2/train/gaugefix.hpp"
 #include "gpt2/train/micro_batch.hpp"
 #include "gpt2/train/not_measured.hpp"
 #include "gpt2/train/build_run.hpp"
@@ -181,7 +181,8 @@ TrainRun setup_train(const TrainOptions& o, io::Provenance prov) {
       r.model = std::make_unique<GPT>(mc, o.run.seed);
       r.model->to(r.device);
     } else {
-      r.model = init_from_weights(init_from_options(o), r.vocab_map, r.device);
+      const InitFrom from = init_from_options(o);  // what --init-from reads of the options
+      r.model = init_from_weights(from, r.vocab_map, r.device);
     }
     r.state.best_val_loss = r.state.final_val_loss = not_measured();
     r.state.final_drift_max = r.state.final_drift_mean = not_measured();

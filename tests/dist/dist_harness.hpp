@@ -116,6 +116,12 @@ inline Worker spawn_worker(const std::string& scenario, int rank, int world, int
   w.pid = ::fork();
   if (w.pid < 0) throw std::runtime_error("fork failed");
   if (w.pid == 0) {  // child: only async-signal-safe calls until execve
+    // A parent that joined a group ignores SIGPIPE, and execve keeps an ignored signal: each worker starts with
+    // the default, so that what it does with SIGPIPE is its own (the broken-pipe test needs the default).
+    struct sigaction dfl {};
+    dfl.sa_handler = SIG_DFL;
+    sigemptyset(&dfl.sa_mask);
+    ::sigaction(SIGPIPE, &dfl, nullptr);
     FILE* f = std::freopen(log.c_str(), "w", stdout);
     if (f) ::dup2(::fileno(stdout), 2);
     ::execve(argv[0], argv.data(), envp.data());

@@ -1,4 +1,4 @@
-// The effective Q/K imbalance and the effective-norm GaugeFix (gpt2/train/qk_balance.hpp, condition Beff)
+// The effective Q/K imbalance and the effective-norm GaugeFix (gpt2/train/gaugefix.hpp, condition Beff)
 // against the core's reference (core/qk_balance.hpp): ρ = log(n_Q/n_K) per layer and head from the raw
 // parameters (W_eff = diag(r)·W̄·diag(c) formed in float64 by core::effective_weight), and the fix's g.
 #include <algorithm>
@@ -9,7 +9,7 @@
 
 #include "core/lrm_gauge.hpp"
 #include "core/qk_balance.hpp"
-#include "gpt2/train/qk_balance.hpp"
+#include "gpt2/train/gaugefix.hpp"
 #include "tests/gpt2/gpt2_test_helpers.hpp"
 #include "tests/parity/parity_support.hpp"
 #include "support/unity_tu.hpp"

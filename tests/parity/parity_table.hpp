@@ -42,7 +42,7 @@ std::vector<ParityRow> projection_rows();  // gradient projection (gpt2/model/he
 std::vector<ParityRow> quotient_rows();    // condition E's correction (gpt2/train/quotient_update.hpp)
 std::vector<ParityRow> optimizer_rows();   // Muon (gpt2/train/muon.hpp)
 std::vector<ParityRow> qk_clip_rows();     // QK-Clip (gpt2/train/qk_clip.hpp)
-std::vector<ParityRow> qk_balance_rows();  // effective Q/K imbalance and its GaugeFix (gpt2/train/qk_balance.hpp)
+std::vector<ParityRow> qk_balance_rows();  // effective Q/K imbalance and its GaugeFix (gpt2/train/gaugefix.hpp)
 std::vector<ParityRow> kernel_rows();      // our CUDA kernels against their references (gpt2/model/cuda/)
 std::vector<ParityRow> lrm_kernel_rows();  // the multipliers' W_eff kernel (gpt2/model/cuda/lrm_weight_kernel.hpp)
 

@@ -15,7 +15,6 @@
 
 #include "gpt2/model/head_gauge.hpp"
 #include "gpt2/train/gaugefix.hpp"
-#include "gpt2/train/qk_balance.hpp"
 #include "tests/gpt2/gpt2_test_helpers.hpp"
 #include "tests/gpt2/gpt2_catch.hpp"
 #include "support/unity_tu.hpp"

@@ -1,4 +1,4 @@
-// The gauge-offset start (gpt2/train/gauge_start.hpp) and the symmetry that motivates it: from the
+// The gauge-offset start (gpt2/train/gaugefix.hpp) and the symmetry that motivates it: from the
 // balanced start (every multiplier 1) the Q/K multipliers of a head get equal gradients, so no optimizer
 // that treats them alike can make them drift; the offset moves each head along its orbit (logits kept,
 // drift 2σ|z_h|), after which r_Q and r_K get different gradients.
@@ -9,7 +9,6 @@
 #include <ATen/ops/log.h>
 #include <ATen/ops/randint.h>
 
-#include "gpt2/train/gauge_start.hpp"
 #include "gpt2/train/gaugefix.hpp"
 #include "tests/gpt2/gpt2_test_helpers.hpp"
 #include "tests/gpt2/gpt2_catch.hpp"

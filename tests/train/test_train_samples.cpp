@@ -1,4 +1,4 @@
-// Text samples during training (gpt2/train/samples.hpp): the line format with compact ids mapped to GPT-2
+// Text samples during training (gpt2/train/evaluate.hpp): the line format with compact ids mapped to GPT-2
 // ids, the greedy continuation's length and determinism, and the file kept consistent with a resume.
 #include <filesystem>
 #include <fstream>
@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "gpt2/train/samples.hpp"
+#include "gpt2/train/evaluate.hpp"
 #include "tests/gpt2/gpt2_test_helpers.hpp"
 #include "tests/support/process.hpp"
 #include "tests/gpt2/gpt2_catch.hpp"
