@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -15,6 +14,7 @@ import pytest
 import figure_decl
 import figure_index
 import manifest
+from script_runner import run_script
 
 ROOT = Path(__file__).resolve().parents[2]
 BUILD = Path(os.environ.get("GAUGELAB_BUILD_DIR", ROOT / "build"))
@@ -56,10 +56,9 @@ def test_script_runs_on_fixture_logs(script, fixture_logs, tmp_path):
     why = [x for x in logs if isinstance(x, str)]
     if why:
         pytest.skip(f"SKIPPED: {why[0]}")
-    env = dict(os.environ, MPLBACKEND="Agg")
-    env.pop("GAUGELAB_FIGURES", None)  # the figures folder comes from --out alone
-    subprocess.run([sys.executable, str(ROOT / "analysis" / "figures" / f"{script}.py"), *map(str, logs), "--out", str(tmp_path)],
-                   check=True, cwd=ROOT, env=env, timeout=120)
+    r = run_script(ROOT / "analysis" / "figures" / f"{script}.py", *map(str, logs), "--out", str(tmp_path), cwd=ROOT,
+                   env={"MPLBACKEND": "Agg"}, unset=("GAUGELAB_FIGURES",))  # the figures folder from --out alone
+    assert r.returncode == 0, f"{script} exited {r.returncode}: {r.stderr[-1500:]}"
     made = [p for p in (tmp_path / f"{script}.png", tmp_path / f"{script}.md") if p.exists()]
     assert made, f"{script} wrote neither {script}.png nor {script}.md"
     for p in made:

@@ -4,10 +4,7 @@ key results as default panels, a bounded image, a note where curves coincide, me
 logs drawn, and usage errors in one line with exit status 2 (never overwriting an --out)."""
 from __future__ import annotations
 
-import os
 import struct
-import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -16,12 +13,12 @@ import plot_runs
 import run_set
 from conftest import ANALYSIS
 from plot_logs import diag_log, hessian_log, merge_log, toy_log, train_log
+from script_runner import Completed, run_script
 
 
-def plot(*argv, cwd) -> subprocess.CompletedProcess:
-    env = {**os.environ, "GAUGELAB_PROG": "gaugelab plot"}
-    return subprocess.run([sys.executable, str(ANALYSIS / "plot_runs.py"), *map(str, argv)], cwd=cwd, env=env,
-                          capture_output=True, text=True, timeout=120)
+def plot(*argv, cwd) -> Completed:
+    """`gaugelab plot ARGV` as the front door runs it (plot_runs.py, its name for messages), in this process."""
+    return run_script(ANALYSIS / "plot_runs.py", *map(str, argv), cwd=cwd, env={"GAUGELAB_PROG": "gaugelab plot"})
 
 
 def png_size(path) -> tuple[int, int]:

@@ -4,12 +4,11 @@ modules (no __main__ block) print nothing when run."""
 from __future__ import annotations
 
 import functools
-import subprocess
-import sys
 import tempfile
 from pathlib import Path
 
 import pytest
+from script_runner import Completed, run_script
 
 ANALYSIS = Path(__file__).resolve().parents[1]
 # analysis/*.py and analysis/figures/*.py, as paths relative to analysis/
@@ -21,16 +20,12 @@ def is_script(name: str) -> bool:
     return 'if __name__ == "__main__":' in (ANALYSIS / name).read_text()
 
 
-def run(*argv: str, cwd: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, *argv], cwd=cwd, capture_output=True, text=True, timeout=60)
-
-
 @functools.lru_cache(maxsize=None)
-def help_of(name: str) -> subprocess.CompletedProcess:
-    """`python NAME --help`, run once per script for both tests below (a Python start with NumPy, h5py and
-    matplotlib imported is most of a script's test), in an empty folder of its own."""
+def help_of(name: str) -> Completed:
+    """`python NAME --help`, once per script for both tests below, in an empty folder of its own, in this process
+    (script_runner.py: a Python start with NumPy, h5py and matplotlib imported was most of a script's test)."""
     with tempfile.TemporaryDirectory() as d:
-        return run(str(ANALYSIS / name), "--help", cwd=Path(d))
+        return run_script(ANALYSIS / name, "--help", cwd=Path(d))
 
 
 @pytest.mark.parametrize("name", FILES)
@@ -51,7 +46,7 @@ FIGURE_SCRIPTS = [n for n in FILES if Path(n).name.startswith(("fig_", "table_")
 def test_figure_script_takes_out_and_fails_in_one_line(name, tmp_path):
     assert "--out" in help_of(name).stdout
     missing = tmp_path / "no_such_log.h5"
-    r = run(str(ANALYSIS / name), str(missing), "--out", str(tmp_path / "figs"), cwd=tmp_path)
+    r = run_script(ANALYSIS / name, str(missing), "--out", str(tmp_path / "figs"), cwd=tmp_path)
     assert r.returncode != 0
     lines = r.stderr.strip().splitlines()
     assert len(lines) == 1 and str(missing) in lines[0], r.stderr[-800:]
