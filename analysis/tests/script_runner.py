@@ -25,7 +25,6 @@ import numpy as np
 @dataclass
 class Completed:
     """subprocess.CompletedProcess's fields that the tests read."""
-    args: list
     returncode: int
     stdout: str
     stderr: str
@@ -76,4 +75,4 @@ def run_script(script: Path, *argv: str, cwd: Path, env: dict[str, str] | None =
         sys.path[:] = saved_path
         if "matplotlib.pyplot" in sys.modules:
             sys.modules["matplotlib.pyplot"].close("all")
-    return Completed([sys.executable, str(script), *map(str, argv)], code, out.getvalue(), err.getvalue())
+    return Completed(code, out.getvalue(), err.getvalue())

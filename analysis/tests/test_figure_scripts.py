@@ -56,8 +56,9 @@ def test_script_runs_on_fixture_logs(script, fixture_logs, tmp_path):
     why = [x for x in logs if isinstance(x, str)]
     if why:
         pytest.skip(f"SKIPPED: {why[0]}")
+    # the figures folder from --out alone (figstyle.py chose the Agg backend already: no MPLBACKEND in process)
     r = run_script(ROOT / "analysis" / "figures" / f"{script}.py", *map(str, logs), "--out", str(tmp_path), cwd=ROOT,
-                   env={"MPLBACKEND": "Agg"}, unset=("GAUGELAB_FIGURES",))  # the figures folder from --out alone
+                   unset=("GAUGELAB_FIGURES",))
     assert r.returncode == 0, f"{script} exited {r.returncode}: {r.stderr[-1500:]}"
     made = [p for p in (tmp_path / f"{script}.png", tmp_path / f"{script}.md") if p.exists()]
     assert made, f"{script} wrote neither {script}.png nor {script}.md"
