@@ -14,6 +14,7 @@
 #include "io/options.hpp"
 #include "io/provenance.hpp"
 #include "io/run_flags.hpp"
+#include "io/run_log.hpp"
 #include "toys/toy.hpp"
 #include "toys/toy_runner.hpp"
 
@@ -145,8 +146,40 @@ void make(const fs::path& root) {
     put(d / "text.gz", std::string(1, '\x00') + gzip(text));
     put(d / "jsonl.gz", std::string(1, '\x05') + gzip(jsonl));
   }
-  {  // run_log: a real `toy relu` log (series, tables, arrays, summary)
+  {  // run_log: a real `toy relu` log (series, tables, arrays, summary), and a small one of every kind of
+     // group. The toy's logs are ~187 KB, most of it chunks of its defaults (1024 rows a series chunk): the
+     // reader then parses ~4 ms per input (~230 executions per CPU-s). The small one holds every group in chunks
+     // of 4 rows (~10 KB), so most mutations stay cheap and still reach every reader path.
     const fs::path d = dir("run_log");
+    {
+      gaugelab::io::RunLogOptions small;
+      small.series_chunk = small.heads_chunk = small.table_chunk = small.array_chunk = 4;
+      small.flush_interval_s = 0;
+      gaugelab::io::Provenance prov{"toy/relu", {"gaugelab", "toy", "relu"}, {{"steps", 3}}, 1, 1};
+      auto log = gaugelab::io::RunLog::create((d / "small.h5").string(), prov, true, small);
+      log.declare_series({"loss", "drift"});
+      log.declare_heads({"s_q"}, 2, 2);
+      log.declare_table("points", {{"name", gaugelab::io::DType::str, 8}, {"k", gaugelab::io::DType::i64},
+                                   {"v", gaugelab::io::DType::f64}});
+      log.declare_array("w", {2, 3});
+      log.declare_rows_array("traj", {2}, gaugelab::io::DType::i64);
+      log.start();
+      gaugelab::core::Mat<double> m(2, 2);
+      const double w[6] = {1, 2, 3, 4, 5, 6};
+      const std::int64_t traj[4] = {1, 2, 3, 4};
+      log.write_array("w", w, 6);
+      for (std::int64_t step = 0; step < 3; ++step) {
+        log.append_series(step, {1.0 / (1.0 + static_cast<double>(step)), 1e-3 * static_cast<double>(step)});
+        m.setConstant(static_cast<double>(step));
+        log.append_heads(step, {m});
+        log.append_row("points", {std::string("p") + std::to_string(step), step, 0.5 * static_cast<double>(step)});
+        log.append_array_rows("traj", traj, 2);
+      }
+      log.set_summary("final_loss", 0.25);
+      log.set_summary("steps", std::int64_t{3});
+      log.set_summary("verdict", std::string("stable"));
+      log.close();
+    }
     for (const std::string& seeds : {"1", "2"}) {
       auto toy = gaugelab::toys::make_toy("relu");
       gaugelab::io::Options opts("toy relu", toy->summary());

@@ -5,7 +5,9 @@
 #   scripts/gpu-bench.sh --remaining SUMMARY   the stages SUMMARY has no "passed" line for (one that FAILED: again
 #                                              under CUDA_LAUNCH_BLOCKING=1); WORK is kept: both calls' rows
 #   scripts/gpu-bench.sh --carry [DIR]         here: what the GPU machine lacks into DIR (runs/gpu-carry, ignored):
-#                                              DIR/debs (gpu-prefix.sh download), DIR/data (the corpus)
+#                                              DIR/debs (gpu-prefix.sh download), DIR/data (the corpus), DIR/assets
+#                                              (the BPE ranks and the Shakespeare text: gpu-grid.sh prepares its
+#                                              corpus from them)
 # OUT, refreshed after every stage (written under a temporary name, then renamed):
 #   summary.txt   a machine line at second 0, then one line per stage as it ends: "<s>s <stage> passed <numbers>",
 #                 "... FAILED <why>" or "... skipped (<why>)"; twin checks "<s>s twin A=B PASS|FAIL|NOT-COMPARED ...";
@@ -18,7 +20,7 @@
 # ninja keeps what it built for the next call), parity 40, plain,
 # multipliers, multipliers_aten_lrm, plain_aten_ln 25 each, plain_graph, multipliers_graph 35, peer_compile 90,
 # profile_plain, profile_multipliers 35, plain_aten_ce, gaugefix_B 25, peer_eager 35, torchrun 35, fit 60, oom 25,
-# torch_ops 90.
+# torch_ops 90, cuda_tests 150 (builds test_gpt2 and test_train: not yet timed on a card).
 # Every command is limited to what is left and killed hard GRACE s after its SIGTERM. Rows: GPT-2 124M, bf16, STEPS
 # steps of BATCH x 1024 tokens, no checkpoint (--ckpt-every 0), on the corpus DATA, whose windows the nanoGPT peers
 # read too (tests/reference/nanogpt_ref.py --data). Twins (scripts/gpu_bench_rows.py): *_aten_lrm and *_graph
@@ -33,7 +35,7 @@
 # CMAKE_EXTRA (more -D settings where BUILD is configured afresh: -DGAUGELAB_CUDA_AT_START=ON links the CUDA half).
 #
 # Each call runs in a copy of the repository's tree; ignored folders travel only when named.
-# Here first: make build && bash scripts/gpu-bench.sh --carry      (runs/gpu-carry, ~22 MB, travels with each call)
+# Here first: make build && bash scripts/gpu-bench.sh --carry      (runs/gpu-carry, ~28 MB, travels with each call)
 # Call 1 (wall limit 480 s):
 #   DEPS_DEBS=runs/gpu-carry/debs BUDGET=450 OUT="$OUT" bash scripts/gpu-bench.sh
 # Call 2 (limit 240 s), issued at once on the still-warm machine:
@@ -42,9 +44,10 @@ set -uo pipefail
 cd "$(dirname "$0")/.." || exit 2
 t0=$(date +%s)
 ORDER=(kernel-check build parity plain multipliers multipliers_aten_lrm plain_aten_ln plain_graph multipliers_graph
-  peer_compile profile_plain profile_multipliers plain_aten_ce gaugefix_B peer_eager torchrun fit oom torch_ops)
+  peer_compile profile_plain profile_multipliers plain_aten_ce gaugefix_B peer_eager torchrun fit oom torch_ops
+  cuda_tests)
 declare -A COST=([kernel-check]=0 [build]=30 [parity]=40 [plain_graph]=35 [multipliers_graph]=35 [peer_compile]=90
-  [profile_plain]=35 [profile_multipliers]=35 [peer_eager]=35 [torchrun]=35 [fit]=60 [torch_ops]=90)
+  [profile_plain]=35 [profile_multipliers]=35 [peer_eager]=35 [torchrun]=35 [fit]=60 [torch_ops]=90 [cuda_tests]=150)
 OUT=${OUT:-runs/gpu-bench}
 WORK=${WORK:-/tmp/gpu-bench}
 BUDGET=${BUDGET:-450}
@@ -74,9 +77,14 @@ if [ "${1:-}" = --remaining ]; then
   PREV=${2:?usage: gpu-bench.sh [--remaining PREVIOUS_SUMMARY]}
 elif [ "${1:-}" = --carry ]; then
   dir=${2:-runs/gpu-carry}
+  assets=${GAUGELAB_ASSETS:-${GAUGELAB_CACHE:-$HOME/.cache/gaugelab}/assets}  # where install-deps.sh put them
+  [ -f "$assets/gpt2.tiktoken" ] && [ -d "$assets/shakespeare" ] \
+    || { echo "gpu-bench: --carry: no BPE ranks or Shakespeare text under $assets (scripts/install-deps.sh)" >&2; exit 1; }
   bash scripts/gpu-prefix.sh download "$dir/debs" > /dev/null && prepare_data "$dir/data" > /dev/null \
     || { echo "gpu-bench: --carry failed (above); $BIN prepares the corpus: make build first" >&2; exit 1; }
-  echo "gpu-bench: $dir holds $(ls "$dir/debs" | wc -l) packages and the corpus ($(du -sh "$dir" | cut -f1)): carry it"
+  rm -rf "$dir/assets" && mkdir -p "$dir/assets" && cp -r "$assets/gpt2.tiktoken" "$assets/shakespeare" "$dir/assets/" \
+    || { echo "gpu-bench: --carry: copying $assets into $dir/assets failed" >&2; exit 1; }
+  echo "gpu-bench: $dir holds $(ls "$dir/debs" | wc -l) packages, the corpus and the assets ($(du -sh "$dir" | cut -f1)): carry it"
   exit 0
 elif [ $# -gt 0 ]; then
   echo "usage: gpu-bench.sh [--remaining PREVIOUS_SUMMARY | --carry [DIR]] (settings: see its header)" >&2
@@ -319,7 +327,9 @@ ours_row() {  # STAGE [LAUNCHER...]: one run of ours
   ensure_data || return 1
   local flags cond steps=$STEPS extra=() rowargs="ROW_ARGS_$name"
   read -r cond flags <<< "$("$ANALYSIS_PY" scripts/gpu_bench_rows.py flags "$name")"
-  case $name in profile_*) extra=(--profile-from "$PROFILE_FROM" --profile-steps 2); steps=$((PROFILE_FROM + 1)) ;; esac
+  # a profile's window ends a step before the run's last: the last step validates and samples the heads (two float32
+  # forward passes on the probe batch, ~200 ms of a 2-step window on an H200, 2026-11-30), not a training step's work
+  case $name in profile_*) extra=(--profile-from "$PROFILE_FROM" --profile-steps 2); steps=$((PROFILE_FROM + 2)) ;; esac
   # shellcheck disable=SC2086
   run_cmd "$WORK/ours_$name.txt" "$@" "$BIN" train --data "$DATA" "${OURS_SIZE[@]}" --batch-size "$BATCH" --grad-accum 1 \
     --device "$DEVICE" --precision "$PRECISION" --max-iters "$steps" --warmup-iters 0 --eval-every 100000 --eval-batches 1 \
@@ -427,8 +437,11 @@ stage_torch_ops() {  # gaugelab.torch's operators on the card (python/tests/test
   kernel_check_wait
   py_has "$TORCH_PY" pytest || { REASON="no pytest beside $TORCH_PY"; return 1; }
   if [ ! -f "$BUILD/python/gaugelab/torch/libgaugelab_torch_ops.so" ]; then
-    ninja -C "$BUILD" -t targets all 2>/dev/null | grep -q '^gaugelab_python:' \
-      || { REASON="the Python module is not configured in $BUILD"; return 1; }
+    # the build file itself, not `ninja -t targets | grep -q` (under pipefail grep's early exit fails the pipe with
+    # ninja's SIGPIPE: this stage said "not configured" on a card whose module was configured, 2026-11-30)
+    grep -q '^build gaugelab_python:' "$BUILD/build.ninja" 2>/dev/null \
+      || { REASON="the Python module is not configured in $BUILD ($(grep -E '^(GAUGELAB_PYTHON|pybind11_DIR):' \
+             "$BUILD/CMakeCache.txt" 2>/dev/null | tr '\n' ' ')see its cmake output)"; return 1; }
     run_cmd "$WORK/torch_ops_build.txt" cmake --build "$BUILD" -j "$JOBS" --target gaugelab_python \
       || { REASON="its build: $(why_failed $? "$WORK/torch_ops_build.txt")"; return 1; }
     relimit || return 1
@@ -438,6 +451,28 @@ stage_torch_ops() {  # gaugelab.torch's operators on the card (python/tests/test
   local rc=$?
   REASON=$(tail -n 1 "$WORK/torch_ops.txt" | cut -c1-200)
   [ $rc = 0 ] || { [ $rc -lt 124 ] || REASON=$(why_failed $rc "$WORK/torch_ops.txt"); return 1; }
+}
+
+stage_cuda_tests() {  # the C++ cases that need a card ([cuda]: the whole model fused against ATen, loss and every
+  # gradient; a CUDA graph's replay against the eager micro-step, bit for bit; the CUDA half's loading)
+  kernel_check_wait
+  if [ "$DEVICE" != cuda ]; then SKIPPED="the [cuda] cases need CUDA"; return 0; fi
+  run_cmd "$WORK/cuda_tests_build.txt" cmake --build "$BUILD" -j "$JOBS" --target test_gpt2 test_train \
+    || { REASON="its build: $(why_failed $? "$WORK/cuda_tests_build.txt")"; return 1; }
+  # Catch2 v2: --warn NoTests fails a tag that matches nothing; a case that finds no card WARNs "SKIPPED" and
+  # passes, so on a card every SKIPPED line fails the stage
+  local t rc skipped said=()
+  for t in test_gpt2 test_train; do
+    relimit || return 1
+    run_cmd "$WORK/cuda_tests_$t.txt" "$BUILD/tests/$t" "[cuda]" --warn NoTests
+    rc=$?
+    skipped=$(grep -c 'SKIPPED' "$WORK/cuda_tests_$t.txt")
+    said+=("$t: $(grep -E '^(All tests passed|test cases:)' "$WORK/cuda_tests_$t.txt" | tail -n 1 | cut -c1-120)")
+    [ $rc = 0 ] || { REASON="$t [cuda]: $(why_failed $rc "$WORK/cuda_tests_$t.txt")"; return 1; }
+    [ "$skipped" = 0 ] || { REASON="$t [cuda]: $skipped case(s) skipped on a card: $(grep -m 1 'SKIPPED' \
+                               "$WORK/cuda_tests_$t.txt" | cut -c1-120)"; return 1; }
+  done
+  REASON=$(IFS=';'; echo "${said[*]}")
 }
 
 # --- the run ---
@@ -452,7 +487,10 @@ left_over=()
 for s in "${ORDER[@]}"; do
   grep -Eq "^[0-9]+s $s passed" "$WORK/summary.txt" || left_over+=("$s")
 done
-line "done: $(grep -Ec '^[0-9]+s [^ ]+ passed' "$OUT/summary.txt") passed, $(grep -Ec '^[0-9]+s [^ ]+ FAILED' "$OUT/summary.txt") failed, $(grep -Ec '^[0-9]+s [^ ]+ skipped' "$OUT/summary.txt") skipped; not passed yet: $(IFS=,; echo "${left_over[*]:-none}")"
+stages_said() {  # how many of this call's stage lines say $1 (the packages' "deps" line is not a stage)
+  grep -E "^[0-9]+s [^ ]+ $1" "$OUT/summary.txt" | grep -Evc '^[0-9]+s deps '
+}
+line "done: $(stages_said passed) passed, $(stages_said FAILED) failed, $(stages_said skipped) skipped; not passed yet: $(IFS=,; echo "${left_over[*]:-none}")"
 cp "$OUT/summary.txt" "$WORK/summary-last-call.txt" 2>/dev/null
 pack
 grep -Eq '^[0-9]+s [^ ]+ FAILED|^[0-9]+s twin [^ ]+ FAIL ' "$OUT/summary.txt" && exit 1

@@ -11,19 +11,27 @@
 # `python3 analysis/results_ledger.py write GRID` puts them into its ledger). A run the budget stops is not finished
 # and does not come back (its checkpoints are too large to): OUT/GRID.txt, the grid's printout, ends with the step
 # each stopped run had reached, so the next call can size its share.
-#   scripts/gpu-grid.sh        (after make build; the prepared corpus runs/data/shakespeare carried along; the call's
+#   scripts/gpu-grid.sh        (after make build; runs/gpu-carry carried along, for its assets; the call's
 #                              own limit at least BUDGET_S + 60: the last grid is stopped, given 20 s, then packed)
 # Environment: OUT (runs/gpu-grid-out), BUILD (build), BUDGET_S (420), JOBS (8), GRIDS (manifest.GPU_GRIDS), SEEDS
 # (a subset of the grid's, e.g. "1 2 3 4": fills whole seeds first; the runner then does not skip the runs the
-# committed ledger holds), ANALYSIS_PY (/usr/bin/python3, with h5py), DEVICE (cuda; cpu runs the mechanics at a tiny
-# size).
+# committed ledger holds), ANALYSIS_PY (else the first of /usr/bin/python3, python3 and the venv's python with numpy
+# and h5py), DEVICE (cuda; cpu runs the mechanics at a tiny size). JOBS 8 on an H200: each 20 000-step run of the late
+# instability took ~398 s with 8 at a time (2026-11-30), so a 450 s budget finishes 8; a run stopped is lost.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-runs/gpu-grid-out}
 BUILD=${BUILD:-build}
 BUDGET_S=${BUDGET_S:-420}
 JOBS=${JOBS:-8}
-PY=${ANALYSIS_PY:-/usr/bin/python3}
+PY=${ANALYSIS_PY:-}
+if [ -z "$PY" ]; then  # the first Python with numpy and h5py (the card's /usr/bin/python3 has neither: 2026-11-30)
+  for p in /usr/bin/python3 python3 "$HOME/.cache/gaugelab/venv/bin/python" "$HOME/.cache/gaugelab/venv/bin/python3"; do
+    command -v "$p" > /dev/null && "$p" -c 'import numpy, h5py' 2> /dev/null && { PY=$(command -v "$p"); break; }
+  done
+  [ -n "$PY" ] || { echo "gpu-grid: no Python with numpy and h5py (/usr/bin/python3, python3, the venv): set ANALYSIS_PY" >&2
+                    exit 2; }
+fi
 if [ -z "${GRIDS:-}" ]; then
   GRIDS=$("$PY" -c 'import sys; sys.path.insert(0, "analysis"); import manifest; print(" ".join(manifest.GPU_GRIDS))') \
     || { echo "gpu-grid: analysis/manifest.py's GPU_GRIDS cannot be read with $PY" >&2; exit 2; }
@@ -52,7 +60,18 @@ for g in $GRIDS; do
 done
 echo "[gpu-grid] grids: $GRIDS; roots:$ROOTS"
 [ -x "$BUILD/gaugelab" ] || { echo "gpu-grid: $BUILD/gaugelab is missing (make build)" >&2; exit 2; }
-[ -f runs/data/shakespeare/train.bin ] || { echo "gpu-grid: runs/data/shakespeare is missing (carry it)" >&2; exit 2; }
+# The grids' corpus is prepared here (the runner re-prepares one older than the build, 0.1 s) from the BPE ranks and
+# the Shakespeare text: the machine's own (install-deps.sh), else those carried in runs/gpu-carry/assets.
+# A GAUGELAB_ASSETS given is used as given. (On the card the text once stood there without the ranks.)
+ASSETS=${GAUGELAB_ASSETS:-${GAUGELAB_CACHE:-$HOME/.cache/gaugelab}/assets}
+has_assets() { [ -f "$1/gpt2.tiktoken" ] && [ -d "$1/shakespeare" ]; }
+if [ -z "${GAUGELAB_ASSETS:-}" ] && ! has_assets "$ASSETS" && has_assets runs/gpu-carry/assets; then
+  ASSETS=$PWD/runs/gpu-carry/assets
+  export GAUGELAB_ASSETS=$ASSETS
+fi
+has_assets "$ASSETS" \
+  || { echo "gpu-grid: no BPE ranks or Shakespeare text under $ASSETS (carry runs/gpu-carry: gpu-bench.sh --carry)" >&2
+       exit 2; }
 mkdir -p "$OUT"
 t0=$(date +%s)
 sets=()

@@ -119,6 +119,20 @@ def test_stages_rows_twins_a_dead_row_and_the_second_call(tmp_path):
     assert_returnable(out)
 
 
+def test_a_profile_window_ends_before_the_last_step_and_the_cuda_cases_wait_for_a_card(tmp_path):
+    # On the card (2026-11-30) a window over the last step held its validation and the heads' float32 samples:
+    # ~200 ms of a 2-step window whose training steps took ~27 ms each.
+    need_build()
+    r = bench(tmp_path, STAGES="profile_plain,cuda_tests")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "cuda_tests skipped (the [cuda] cases need CUDA)" in stage_lines(tmp_path / "out" / "summary.txt")["cuda_tests"]
+    printed = (tmp_path / "work" / "ours_profile_plain.txt").read_text()
+    window = re.search(r"^profile: steps (\d+)\.\.(\d+) traced", printed, re.M)
+    last = re.findall(r"^step (\d+)/(\d+) ", printed, re.M)[-1]
+    assert window and last[0] == last[1], printed
+    assert int(window.group(2)) < int(last[1]), (window.group(0), last)
+
+
 def test_a_budget_too_small_skips_stages(tmp_path):
     need_build()
     r = bench(tmp_path, STAGES="plain,multipliers", BUDGET="2")

@@ -59,13 +59,16 @@ def test_on_a_card_each_grid_runs_with_its_manifest_settings_and_its_root_comes_
     (repo / "scripts").mkdir(parents=True)
     shutil.copy(SCRIPT, repo / "scripts")
     (repo / "analysis").symlink_to(ROOT / "analysis")
-    (repo / "runs/data/shakespeare").mkdir(parents=True)
-    (repo / "runs/data/shakespeare/train.bin").write_bytes(b"")
+    carried = repo / "runs/gpu-carry/assets"  # the machine's own assets lack the ranks (as on a card once): the
+    (carried / "shakespeare").mkdir(parents=True)  # carried ones are used
+    (carried / "gpt2.tiktoken").write_bytes(b"")
+    (tmp_path / "cache/assets/shakespeare").mkdir(parents=True)
     build.mkdir()
     (build / "gaugelab").write_text("#!/bin/sh\nexit 0\n")
     (build / "gaugelab").chmod(0o755)
     py = tmp_path / "py"  # the runner's calls recorded, every other Python call passed on
-    py.write_text(f'#!/bin/bash\nif [ "$1" = analysis/make_figures.py ]; then shift; echo "$*" >> {calls}; exit 0; fi\n'
+    py.write_text(f'#!/bin/bash\nif [ "$1" = analysis/make_figures.py ]; then shift; echo "$*" >> {calls}\n'
+                  f'echo "$GAUGELAB_ASSETS" >> {calls}.assets; exit 0; fi\n'
                   f'exec {sys.executable} "$@"\n')
     py.chmod(0o755)
     late = repo / manifest.GRIDS["late_instability_bf16"][0]["root"]
@@ -73,11 +76,12 @@ def test_on_a_card_each_grid_runs_with_its_manifest_settings_and_its_root_comes_
     (late / "A_lr6e-4_s1.txt").write_text("step 20000/20000 | loss 5.0\n")
     (late / "B_lr6e-4_s1").mkdir()
     (late / "B_lr6e-4_s1.txt").write_text("step 1/20000 | loss 9.8\nstep 3000/20000 | loss 6.1 | 900 tok/s\n")
-    env = {k: v for k, v in os.environ.items() if k not in ("DEVICE", "GRIDS", "SEEDS")}
-    r = subprocess.run(["bash", str(repo / "scripts/gpu-grid.sh")], capture_output=True, text=True, timeout=120,
-                       env={**env, "ANALYSIS_PY": str(py), "BUILD": str(build), "OUT": str(tmp_path / "out"),
-                            "BUDGET_S": "100"})
+    env = {k: v for k, v in os.environ.items() if k not in ("DEVICE", "GRIDS", "SEEDS", "GAUGELAB_ASSETS")}
+    env |= {"ANALYSIS_PY": str(py), "BUILD": str(build), "OUT": str(tmp_path / "out"), "BUDGET_S": "100",
+            "GAUGELAB_CACHE": str(tmp_path / "cache")}
+    r = subprocess.run(["bash", str(repo / "scripts/gpu-grid.sh")], capture_output=True, text=True, timeout=120, env=env)
     assert r.returncode == 0, r.stdout + r.stderr
+    assert set(Path(f"{calls}.assets").read_text().split()) == {str(carried)}  # every grid prepares from them
     roots = " ".join(manifest.GRIDS[g][0]["root"] for g in manifest.GPU_GRIDS)
     assert f"[gpu-grid] grids: {' '.join(manifest.GPU_GRIDS)}; roots: {roots}" in r.stdout.splitlines()
     ran = calls.read_text().splitlines()
@@ -90,6 +94,24 @@ def test_on_a_card_each_grid_runs_with_its_manifest_settings_and_its_root_comes_
                                         "runs/late_instability_bf16/A_lr6e-4_s1/log.h5"]
     said = (tmp_path / "out/late_instability_bf16.txt").read_text().splitlines()
     assert said == ["[gpu-grid] stopped: runs/late_instability_bf16/B_lr6e-4_s1: step 3000/20000 | loss 6.1 | 900 tok/s"]
+
+
+def test_without_the_corpus_assets_it_stops_in_one_line_naming_what_to_carry(tmp_path):
+    repo, build = tmp_path / "repo", tmp_path / "build"
+    (repo / "scripts").mkdir(parents=True)
+    shutil.copy(SCRIPT, repo / "scripts")
+    (repo / "analysis").symlink_to(ROOT / "analysis")
+    build.mkdir()
+    (build / "gaugelab").write_text("#!/bin/sh\nexit 0\n")
+    (build / "gaugelab").chmod(0o755)
+    env = {k: v for k, v in os.environ.items() if k not in ("DEVICE", "GRIDS", "SEEDS", "GAUGELAB_ASSETS")}
+    r = subprocess.run(["bash", str(repo / "scripts/gpu-grid.sh")], capture_output=True, text=True, timeout=60,
+                       env={**env, "ANALYSIS_PY": sys.executable, "BUILD": str(build), "OUT": str(tmp_path / "out"),
+                            "GAUGELAB_CACHE": str(tmp_path / "empty-cache")})
+    assert r.returncode == 2
+    assert r.stderr.strip().splitlines() == [f"gpu-grid: no BPE ranks or Shakespeare text under {tmp_path}/empty-cache/"
+                                             "assets (carry runs/gpu-carry: gpu-bench.sh --carry)"]
+    assert not (tmp_path / "out").exists()
 
 
 def test_an_unknown_grid_is_refused_in_one_line_before_anything_runs(tmp_path):
@@ -105,8 +127,10 @@ def test_an_unknown_grid_is_refused_in_one_line_before_anything_runs(tmp_path):
 def test_its_mechanics_on_the_cpu_bring_back_every_finished_run_in_one_archive(tmp_path):
     if not (BUILD / "gaugelab-torch").exists():
         pytest.skip(f"{BUILD / 'gaugelab-torch'} not built")
-    if not (ROOT / "runs/data/shakespeare/train.bin").exists():
-        pytest.skip("runs/data/shakespeare not prepared (make figures)")
+    assets = Path(os.environ.get("GAUGELAB_ASSETS") or Path(os.environ.get("GAUGELAB_CACHE") or
+                                                             Path.home() / ".cache/gaugelab") / "assets")
+    if not (assets / "shakespeare").is_dir():
+        pytest.skip(f"no Shakespeare text under {assets} (scripts/install-deps.sh)")
     mech = ROOT / "runs/gpu-grid-mechanics/late_instability_bf16"
     shutil.rmtree(mech, ignore_errors=True)
     try:

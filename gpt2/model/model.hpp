@@ -156,8 +156,8 @@ class GPT {
   bool training_ = false;
   bool twice_differentiable_ = false;
   mutable LmHeadWorkspace ce_ws_;  // the loss's logits buffers, reused from step to step
-  KernelPath ln_kernel_ = KernelPath::aten;  // the kernels' parity rows have not yet run on a card
-  KernelPath lrm_kernel_ = KernelPath::aten;
+  KernelPath ln_kernel_ = KernelPath::fused;  // as the trainer's defaults (train/api.hpp): parity passed on a card
+  KernelPath lrm_kernel_ = KernelPath::fused;
   /// A chosen kernel path as it applies to this model: ATen's ops for a twice-differentiable one (no kernel of
   /// ours has a derivative of its backward).
   KernelPath path(KernelPath chosen) const { return twice_differentiable_ ? KernelPath::aten : chosen; }

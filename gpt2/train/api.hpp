@@ -133,12 +133,13 @@ struct TrainOptions {
   KernelPath lm_head_kernel = KernelPath::fused;  // the loss's softmax and gradient on CUDA in bf16: one fused kernel
                                          // (where built) or ATen's passes (model/lm_head_loss.hpp)
   // Residual add + LayerNorm, and the multipliers' W_eff, on CUDA in bf16: one fused kernel each way (where
-  // built) or ATen's ops (model/residual_layer_norm.hpp, model/lrm_weight_bf16.hpp). aten until the kernels'
-  // parity rows have passed on a card (scripts/gpu-bench.sh runs them, and its timed rows ask for fused).
-  KernelPath ln_kernel = KernelPath::aten;
-  KernelPath lrm_kernel = KernelPath::aten;
+  // built) or ATen's ops (model/residual_layer_norm.hpp, model/lrm_weight_bf16.hpp). fused since their parity
+  // rows, kernel check and twin rows passed on an H200 (2026-11-30, gpt2/gpu-perf-notes.md, version 3).
+  KernelPath ln_kernel = KernelPath::fused;
+  KernelPath lrm_kernel = KernelPath::fused;
   Switch cuda_graph = Switch::off;  // on: each micro-step's forward and backward captured once and replayed
-                                   // (train/step_graph.hpp); off until it has run on a card
+                                   // (train/step_graph.hpp); off: on an H200 it was no faster
+                                   // (plain -1.7 %, multipliers +1.5 %, 2026-11-30)
   DistBackend dist_backend = DistBackend::automatic;  // data parallel: auto (nccl on cuda, gloo on cpu), gloo, nccl
   double dist_timeout_s = 600;      // a collective waiting longer than this fails the run (dead rank)
 

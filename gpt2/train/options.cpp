@@ -215,15 +215,13 @@ void declare_train_options(io::Options& opts, TrainOptions& o) {
                  "passes, the reference); elsewhere always aten", kernel_path_choices());
   io::add_choice(opts, cuda::flag_option(cuda::cuda_op("residual_layer_norm")), &o.ln_kernel,
                  "residual add + LayerNorm on CUDA in bf16: fused (one kernel each way, where built) or aten (ATen's "
-                 "ops, the reference and the default until the kernel's parity rows have run on a card); elsewhere "
-                 "always aten", kernel_path_choices());
+                 "ops, the reference); elsewhere always aten", kernel_path_choices());
   io::add_choice(opts, cuda::flag_option(cuda::cuda_op("lrm_weight")), &o.lrm_kernel,
                  "the multipliers' effective weight on CUDA in bf16: fused (one kernel each way, where built) or aten "
-                 "(ATen's products, the reference and the default until the kernels' parity rows have run on a card); "
-                 "elsewhere always aten", kernel_path_choices());
+                 "(ATen's products, the reference); elsewhere always aten", kernel_path_choices());
   io::add_choice(opts, "cuda-graph", &o.cuda_graph,
            "on: each micro-step's forward and backward captured once as a CUDA graph and replayed (CUDA, dropout "
-           "0; the optimizer, hooks and logging stay eager); off (the default until it has run on a card)",
+           "0; the optimizer, hooks and logging stay eager); off (the default: on an H200 it was no faster)",
            switch_choices());
   io::add_choice(opts, "dist-backend", &o.dist_backend, "data parallel backend", dist_backend_choices())
       .add("dist-timeout-s", &o.dist_timeout_s, "collective timeout: a dead rank fails the others", float_positive())
