@@ -35,7 +35,7 @@
 # CMAKE_EXTRA (more -D settings where BUILD is configured afresh: -DGAUGELAB_CUDA_AT_START=ON links the CUDA half).
 #
 # Each call runs in a copy of the repository's tree; ignored folders travel only when named.
-# Here first: make build && bash scripts/gpu-bench.sh --carry      (runs/gpu-carry, ~28 MB, travels with each call)
+# Here first: make build && bash scripts/gpu-bench.sh --carry      (runs/gpu-carry, ~27 MB, travels with each call)
 # Call 1 (wall limit 480 s):
 #   DEPS_DEBS=runs/gpu-carry/debs BUDGET=450 OUT="$OUT" bash scripts/gpu-bench.sh
 # Call 2 (limit 240 s), issued at once on the still-warm machine:
