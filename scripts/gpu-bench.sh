@@ -437,8 +437,8 @@ stage_torch_ops() {  # gaugelab.torch's operators on the card (python/tests/test
   kernel_check_wait
   py_has "$TORCH_PY" pytest || { REASON="no pytest beside $TORCH_PY"; return 1; }
   if [ ! -f "$BUILD/python/gaugelab/torch/libgaugelab_torch_ops.so" ]; then
-    # the build file itself, not `ninja -t targets | grep -q` (under pipefail grep's early exit fails the pipe with
-    # ninja's SIGPIPE: this stage said "not configured" on a card whose module was configured, 2026-11-30)
+    # the build file itself, no ninja on PATH and no pipe: `ninja -t targets all | grep -q` said "not configured" on a
+    # card whose cmake output shows pybind11 loaded (2026-11-30; why, its discarded stderr would have said)
     grep -q '^build gaugelab_python:' "$BUILD/build.ninja" 2>/dev/null \
       || { REASON="the Python module is not configured in $BUILD ($(grep -E '^(GAUGELAB_PYTHON|pybind11_DIR):' \
              "$BUILD/CMakeCache.txt" 2>/dev/null | tr '\n' ' ')see its cmake output)"; return 1; }
