@@ -19,6 +19,7 @@ import math
 import os
 import tempfile
 import sys
+from collections import Counter
 from dataclasses import dataclass, fields
 from pathlib import Path
 
@@ -218,7 +219,12 @@ def load_grid(name: str, root: Path = ROOT, results: Path = RESULTS, as_declared
         parts.append(f"the ledger analysis/results/{path.name} ({len(extra)} runs{'; ' + stamp if stamp else ''})")
     n = len(logs) + len(extra)
     left_out = (f"; left out, not made as declared: {', '.join(f'{r.run} ({why})' for r, why in off)}" if off else "")
-    return GridRuns(name, logs + extra, f"{' and '.join(parts)}: {n} of {len(declared)} runs{left_out}", len(declared))
+    # a run set made on more than one kind of device (a CPU's runs and a card's, each as declared) says how many on
+    # each: the same arithmetic declared, but not the same kernels, so a verdict names the mix it came from
+    kinds = Counter((r.device or "not logged").split(":")[0] for r in logs + extra)
+    mix = f"; made on {', '.join(f'{k} {m}' for k, m in sorted(kinds.items()))}" if len(kinds) > 1 else ""
+    return GridRuns(name, logs + extra, f"{' and '.join(parts)}: {n} of {len(declared)} runs{mix}{left_out}",
+                    len(declared))
 
 
 def main(argv: list[str]) -> int:

@@ -236,6 +236,22 @@ def test_the_cpu_bf16_grids_declare_one_arithmetic_for_every_run():
 
 
 
+def test_a_run_set_made_on_a_cpu_and_a_card_names_how_many_on_each_beside_its_verdict(tmp_path):
+    late = next(c for c in t1.REGIME if c.label.startswith("late"))
+    root = tmp_path / "runs" / "late_instability_bf16"
+    names = rl.declared_runs("late_instability_bf16")
+    for i, name in enumerate(names):
+        key, seed = name.split("_")[0], int(name.split("_s")[1])
+        grid_logs.run_log(root / name, key, 6e-4, seed, 5.0, device="cpu" if i < 2 else "cuda:0")
+    g = rl.load_grid("late_instability_bf16", tmp_path, tmp_path / "results")
+    assert g.source.endswith(f"{len(names)} of {len(names)} runs; made on cpu 2, cuda {len(names) - 2}"), g.source
+    where, verdict = figure_index.regime_row(late, tmp_path, tmp_path / "results")
+    assert "made on cpu 2, cuda 58" in where and verdict.startswith("undecided")  # no failures: nothing to show
+    for name in names[:2]:  # one kind of device: nothing said
+        grid_logs.run_log(root / name, name.split("_")[0], 6e-4, int(name.split("_s")[1]), 5.0, device="cuda:0")
+    assert "made on" not in rl.load_grid("late_instability_bf16", tmp_path, tmp_path / "results").source
+
+
 def test_the_hardware_check_counts_only_runs_that_show_a_cpu_with_bf16_matmul(tmp_path):
     """Its rule lives where the run set is read: a run that logged no bf16 matmul flags, or ran on a GPU, is left out
     with the reason, from logs and from the ledger alike; the row says "not run here" until the runs that count are."""
