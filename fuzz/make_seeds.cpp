@@ -149,7 +149,7 @@ void make(const fs::path& root) {
   {  // run_log: a real `toy relu` log (series, tables, arrays, summary), and a small one of every kind of
      // group. The toy's logs are ~187 KB, most of it chunks of its defaults (1024 rows a series chunk): the
      // reader then parses ~4 ms per input (~230 executions per CPU-s). The small one holds every group in chunks
-     // of 4 rows (~10 KB), so most mutations stay cheap and still reach every reader path.
+     // of 4 rows (~12 KB), so most mutations stay cheap and still reach every reader path.
     const fs::path d = dir("run_log");
     {
       gaugelab::io::RunLogOptions small;

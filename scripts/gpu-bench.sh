@@ -474,7 +474,7 @@ stage_cuda_tests() {  # the C++ cases that need a card: the whole model fused ag
     [ "$skipped" = 0 ] || { REASON="$t [cuda]: $skipped case(s) skipped on a card: $(grep -m 1 'SKIPPED' \
                                "$WORK/cuda_tests_$t.txt" | cut -c1-120)"; return 1; }
   done
-  REASON=$(IFS=';'; echo "${said[*]}")
+  REASON=$(printf '%s; ' "${said[@]}"); REASON=${REASON%; }
 }
 
 # --- the run ---
