@@ -25,7 +25,7 @@ BUILD=${BUILD:-build}
 BUDGET_S=${BUDGET_S:-420}
 JOBS=${JOBS:-8}
 PY=${ANALYSIS_PY:-}
-if [ -z "$PY" ]; then  # the first Python with numpy and h5py (the card's /usr/bin/python3 has neither: 2026-11-30)
+if [ -z "$PY" ]; then  # the first Python with numpy and h5py (the card's /usr/bin/python3 had no numpy: 2026-11-30)
   for p in /usr/bin/python3 python3 "$HOME/.cache/gaugelab/venv/bin/python" "$HOME/.cache/gaugelab/venv/bin/python3"; do
     command -v "$p" > /dev/null && "$p" -c 'import numpy, h5py' 2> /dev/null && { PY=$(command -v "$p"); break; }
   done
