@@ -21,7 +21,7 @@ ASAN_CMAKE_ARGS = -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_
 # the objects an earlier clone compiled.
 export CCACHE_BASEDIR := $(CURDIR)
 
-TORCH_PREFIX = $(shell [ "$(WITH_TORCH)" = ON ] && $(VENV)/bin/python -W ignore -c 'import torch.utils; print(torch.utils.cmake_prefix_path)' 2>/dev/null)
+TORCH_PREFIX = $(shell [ "$(WITH_TORCH)" = ON ] && $(VENV)/bin/python scripts/torch_wheel.py prefix 2>/dev/null)
 
 .PHONY: all deps deps-demo configure build setup-build test test-cpp test-py test-py-debian test-py-venv build-asan test-asan fuzz fuzz-campaign demo figures lr-grid lr-grid-bf16 bench report clean
 
@@ -41,16 +41,20 @@ configure:
 build: configure
 	@cmake --build $(BUILD) -j $(JOBS)
 
-# The venv's Python run (one process, ~20 s) goes beside CTest, whose -j $(JOBS) leaves ~7 % of the cores idle
-# (cases waiting on timeouts, child processes and the disk); its output is printed after CTest's. Then Debian's
-# run. Every part runs whatever another gave; make fails if any did.
+# CTest, the venv's Python tests and Debian's run side by side, each part's output printed after CTest's: all three
+# leave cores idle alone (cases waiting on timeouts, child processes and the disk; CTest -j 2 used 1.65 of 2 cores,
+# Debian's pytest -n 2 1.5). On the 2 development cores, the build done: CTest alone 203 s and Debian's pytest -n 2
+# alone 109 s (312 s one after the other); the three side by side 293 s, and 283 s with Debian's in one process (no
+# xdist workers to start).
+# Every part runs whatever another gave; make fails if any did.
 test: setup-build
-	@log=$(abspath $(BUILD))/test-py-venv.log; \
-	$(MAKE) --no-print-directory test-py-venv > $$log 2>&1 & venv=$$!; \
+	@venv_log=$(abspath $(BUILD))/test-py-venv.log; deb_log=$(abspath $(BUILD))/test-py-debian.log; \
+	$(MAKE) --no-print-directory test-py-venv > $$venv_log 2>&1 & venv=$$!; \
+	$(MAKE) --no-print-directory test-py-debian PYTEST_XDIST= > $$deb_log 2>&1 & deb=$$!; \
 	$(MAKE) --no-print-directory test-cpp; cpp=$$?; \
-	wait $$venv; v=$$?; echo "== python/tests under the venv's Python (run beside CTest; $$log):"; cat $$log; \
-	$(MAKE) --no-print-directory test-py-debian; deb=$$?; \
-	[ $$cpp = 0 ] && [ $$v = 0 ] && [ $$deb = 0 ] || { echo "make test: failed (ctest exit $$cpp, venv pytest $$v, Debian pytest $$deb)"; exit 1; }
+	wait $$venv; v=$$?; echo "== python/tests under the venv's Python (run beside CTest; $$venv_log):"; cat $$venv_log; \
+	wait $$deb; d=$$?; echo "== analysis and python/tests under Debian's Python (run beside CTest; $$deb_log):"; cat $$deb_log; \
+	[ $$cpp = 0 ] && [ $$v = 0 ] && [ $$d = 0 ] || { echo "make test: failed (ctest exit $$cpp, venv pytest $$v, Debian pytest $$d)"; exit 1; }
 
 # The set-up and the build side by side (scripts/build-overlapped.sh): on a new machine the torch-free half builds
 # while the venv's torch wheel installs.
