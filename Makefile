@@ -44,13 +44,14 @@ build: configure
 # CTest, the venv's Python tests and Debian's run side by side, each part's output printed after CTest's: all three
 # leave cores idle alone (cases waiting on timeouts, child processes and the disk; CTest -j 2 used 1.65 of 2 cores,
 # Debian's pytest -n 2 1.5). On the 2 development cores, the build done: CTest alone 203 s and Debian's pytest -n 2
-# alone 109 s (312 s one after the other); the three side by side 293 s, and 283 s with Debian's in one process (no
-# xdist workers to start).
+# alone 109 s (312 s one after the other); the three side by side 293 s. Debian's in one process beside CTest was 283 s
+# there, but in a fresh clone after the demo it was the last to end (278 s against CTest's 246: one process waits
+# through every case's timeouts and children itself), so it keeps its xdist workers.
 # Every part runs whatever another gave; make fails if any did.
 test: setup-build
 	@venv_log=$(abspath $(BUILD))/test-py-venv.log; deb_log=$(abspath $(BUILD))/test-py-debian.log; \
 	$(MAKE) --no-print-directory test-py-venv > $$venv_log 2>&1 & venv=$$!; \
-	$(MAKE) --no-print-directory test-py-debian PYTEST_XDIST= > $$deb_log 2>&1 & deb=$$!; \
+	$(MAKE) --no-print-directory test-py-debian > $$deb_log 2>&1 & deb=$$!; \
 	$(MAKE) --no-print-directory test-cpp; cpp=$$?; \
 	wait $$venv; v=$$?; echo "== python/tests under the venv's Python (run beside CTest; $$venv_log):"; cat $$venv_log; \
 	wait $$deb; d=$$?; echo "== analysis and python/tests under Debian's Python (run beside CTest; $$deb_log):"; cat $$deb_log; \

@@ -209,12 +209,14 @@ class Campaign:
         return seeds
 
     def load_timeout(self, t: str, artifact: Path, env: dict) -> bool:
-        """Whether a timeout artifact was the machine's, not the reader's: libFuzzer's -timeout counts wall time,
-        so a worker starved of CPU on a loaded machine can pass it on an input that takes milliseconds. The input
-        is run once more alone (not niced); when that run ends with exit 0 inside the timeout, using under
-        TIMEOUT_S / 10 of CPU, the artifact moves to artifacts/load-timeouts/ (kept, not a finding) and the
-        campaign goes on. A real hang (a loop, or a wait) fails that run too and stays a finding."""
-        if not artifact.name.startswith("timeout-"):
+        """Whether a timeout or slow-unit artifact was the machine's, not the reader's: libFuzzer's -timeout and its
+        slow-unit report (-report_slow_units, 10 s) count wall time, so a worker starved of CPU on a loaded machine,
+        or stopped (a SIGSTOP, a suspended session: a 432 s "slowest unit" on an input that alone takes 0.05 s), can
+        pass them on an input that takes milliseconds. The input is run once more alone (not niced); when that run
+        ends with exit 0 inside the timeout, using under TIMEOUT_S / 10 of CPU, the artifact moves to
+        artifacts/load-timeouts/ (kept, not a finding) and the campaign goes on. A real hang (a loop, or a wait)
+        or a really slow input fails that test too and stays a finding."""
+        if not artifact.name.startswith(("timeout-", "slow-unit-")):
             return False
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
         try:

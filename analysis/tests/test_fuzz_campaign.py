@@ -16,7 +16,8 @@ sys.path.insert(0, str(ROOT / "scripts"))
 import fuzz_campaign  # noqa: E402
 
 # Does -runs=N executions (at most FAKE_MAX of them), adds FAKE_NEW corpus files, and ends as FAKE_MODE says:
-# "ok" (final stats), "killed" (progress lines only, exit 137), "crash" (an artifact, exit 1).
+# "ok" (final stats), "killed" (progress lines only, exit 137), "crash" (an artifact, exit 1), "timeout" (an
+# artifact, exit 70), "slow" (a slow-unit artifact, exit 0).
 FAKE = r'''#!PYTHON -S
 import os, re, sys
 args = sys.argv[1:]
@@ -42,6 +43,9 @@ if mode == "timeout":
     open(opt["artifact_prefix"] + "timeout-def456", "w").write("slow?")
     print("==1== ERROR: libFuzzer: timeout after 15 seconds")
     sys.exit(70)
+if mode == "slow":  # libFuzzer's slow-unit report: wall time, exit 0
+    print("Slowest unit: 432 s:")
+    open(opt["artifact_prefix"] + "slow-unit-789abc", "w").write("stopped?")
 print("stat::number_of_executed_units: %d" % n)
 print("stat::average_exec_per_sec:     %d" % n)
 sys.exit(1 if mode == "crash" else 0)
@@ -172,6 +176,21 @@ def test_a_timeout_that_does_not_recur_alone_was_the_machines_and_the_campaign_g
     r = campaign(tmp_path, "--targets", "token_files", "--goal", 100, mode="timeout", replay="hang")
     assert r.returncode == 1 and "FINDING: timeout-def456" in r.stdout
     assert (tmp_path / "regressions" / "token_files" / "timeout-def456").exists()
+
+
+def test_a_slow_unit_that_is_quick_alone_was_the_machines_and_the_campaign_goes_on(tmp_path):
+    """libFuzzer's slow-unit report is wall time too: a worker stopped for minutes (a SIGSTOP, a suspended session)
+    reported a 432 s unit on a run-log input that alone takes 0.05 s. It is run once more alone, as a timeout is."""
+    make_build(tmp_path)
+    r = campaign(tmp_path, "--targets", "run_log", "--goal", 100, mode="slow")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "slow-unit-789abc was the machine's" in r.stdout and "FINDING" not in r.stdout
+    assert (tmp_path / "camp" / "run_log" / "artifacts" / "load-timeouts" / "slow-unit-789abc").exists()
+    assert not (tmp_path / "regressions" / "run_log").exists()
+    # One that fails alone too is a finding.
+    r = campaign(tmp_path, "--targets", "options", "--goal", 100, mode="slow", replay="hang")
+    assert r.returncode == 1 and "FINDING: slow-unit-789abc" in r.stdout
+    assert (tmp_path / "regressions" / "options" / "slow-unit-789abc").exists()
 
 
 def test_bad_arguments_are_one_line_errors(tmp_path):

@@ -19,6 +19,7 @@
 #include <filesystem>
 #include <fstream>
 #include <random>
+#include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -137,25 +138,24 @@ struct RefJob {
 // A test case's reference runs, in one Python process (tests/reference/run_batch.py): torch's import, ~2 CPU-s, is
 // paid once, not once per run (this file's 13 runs in 16 processes took 60 CPU-s of CTest's; in one, 8 s).
 std::vector<Ref> references(const std::vector<RefJob>& jobs) {
-  const std::string list = kRoot + "/batch." + std::to_string(::getpid()) + "." + fs::path(jobs.front().out).filename().string();
+  std::ostringstream lines;  // the runs' command lines, made first: data_dir() and init_checkpoint() make kRoot
   bool torch_ops = false;
-  {
-    std::ofstream f(list);
-    for (const RefJob& j : jobs) {
-      torch_ops = torch_ops || j.script == "torch_ops_train.py";
-      f << j.script << " --init " << init_checkpoint(j.k.lrm) << " --data " << data_dir() << "/train.bin --out " << j.out
-        << (j.k.lrm ? " --lrm" : "") << (j.k.lrm || j.script == "torch_ops_train.py" ? " --condition " + j.k.condition : "")
-        << (j.k.frozen ? " --multiplier-lr-scale 0" : "")
-        << " --batch-size 4 --grad-accum 2 --max-iters 24 --lr 3e-3 --min-lr 3e-4 --warmup-iters 4"
-           " --lr-decay-iters 24 --weight-decay 0.1 --wd-multipliers 2e-3 --grad-clip 1.0 --seed 42"
-        << j.extra << "\n";
-    }
+  for (const RefJob& j : jobs) {
+    torch_ops = torch_ops || j.script == "torch_ops_train.py";
+    lines << j.script << " --init " << init_checkpoint(j.k.lrm) << " --data " << data_dir() << "/train.bin --out " << j.out
+          << (j.k.lrm ? " --lrm" : "") << (j.k.lrm || j.script == "torch_ops_train.py" ? " --condition " + j.k.condition : "")
+          << (j.k.frozen ? " --multiplier-lr-scale 0" : "")
+          << " --batch-size 4 --grad-accum 2 --max-iters 24 --lr 3e-3 --min-lr 3e-4 --warmup-iters 4"
+             " --lr-decay-iters 24 --weight-decay 0.1 --wd-multipliers 2e-3 --grad-clip 1.0 --seed 42"
+          << j.extra << "\n";
   }
+  const std::string list = kRoot + "/batch." + std::to_string(::getpid()) + "." + fs::path(jobs.front().out).filename().string();
+  std::ofstream(list) << lines.str();
   const std::string env = torch_ops ? "PYTHONPATH=" + std::string(GAUGELAB_BINARY_DIR) + "/python " : "";
   const std::string cmd = env + std::string(GAUGELAB_TORCH_PYTHON) + " " + GAUGELAB_SOURCE_DIR +
                           "/tests/reference/run_batch.py " + list;
   const test::ProcessResult r = test::run_command(cmd);
-  INFO(cmd << "\n" << std::ifstream(list).rdbuf() << r.output);
+  INFO(cmd << "\n" << lines.str() << r.output);
   REQUIRE(r.status == 0);
   fs::remove(list);
   std::vector<Ref> refs;
