@@ -49,7 +49,9 @@ def main(argv: list[str]) -> int:
     if argv[0] == "prefix":
         print(package_dir() / "share" / "cmake")
     elif argv[0] == "version":  # torch/version.py's, with the build's local tag (the metadata's has none)
-        found = re.search(r"^__version__\s*=\s*['\"]([^'\"]+)['\"]", (package_dir() / "version.py").read_text(), re.M)
+        version_py = package_dir() / "version.py"
+        text = version_py.read_text() if version_py.is_file() else ""
+        found = re.search(r"^__version__\s*=\s*['\"]([^'\"]+)['\"]", text, re.M)
         print(found.group(1) if found else importlib.metadata.version("torch"))
     return 0
 

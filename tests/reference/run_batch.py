@@ -1,7 +1,8 @@
 """Several reference trainings in one Python process: each line of FILE is one command line of
 nanogpt_train_ref.py or torch_ops_train.py (the script's file name, then its arguments, shell-quoted), run in
 order by calling that script's main() with it. One process pays torch's import once (~2 CPU-s on the
-development machine) instead of once per run: tests/train/test_train_nanogpt.cpp's 16 runs were 16 processes.
+development machine) instead of once per run: tests/train/test_train_nanogpt.cpp's 14 runs were 14 processes (52
+CPU-s under CTest), one per test case now 5 (19 CPU-s); all 13 distinct runs in one process took 8 s.
 Each run sets its own thread count and reads its own initial weights and batches; nothing a run leaves in the
 process (torch's generators, which no run draws from, or gaugelab.torch's tables) enters the next one's
 arithmetic: a batch's losses.json and final.safetensors were seen equal, byte for byte, to those of one process
