@@ -50,7 +50,9 @@ build: configure
 # CTest's case that writes build/fixtures/example_log.h5, which Debian's pytest reads (analysis/tests/test_gaugelab_log.py,
 # skipping its C++ cases where the file is absent), runs first and alone, and the CTest run beside the readers leaves
 # it out: so the file is there before they start and is not rewritten while they read it. Ctrl-C (or a TERM) stops the
-# two pytest runs too (a command put in the background by a recipe's shell ignores SIGINT).
+# two pytest runs too: a command put in the background by a recipe's shell ignores SIGINT, so the trap sends TERM to
+# each one's process tree (not a process group of their own: with the kernel's autogroup, a new session would also be
+# a scheduling group of its own, weighed as much as CTest's whole group).
 # Every part runs whatever another gave; make fails if any did.
 PY_FIXTURE_CASE = example log for the Python reader
 test: setup-build
@@ -58,7 +60,8 @@ test: setup-build
 	venv_log=$(abspath $(BUILD))/test-py-venv.log; deb_log=$(abspath $(BUILD))/test-py-debian.log; \
 	$(MAKE) --no-print-directory test-py-venv > $$venv_log 2>&1 & venv=$$!; \
 	$(MAKE) --no-print-directory test-py-debian > $$deb_log 2>&1 & deb=$$!; \
-	trap 'kill -TERM $$venv $$deb 2>/dev/null; exit 130' INT TERM; \
+	kill_tree() { for c in $$(pgrep -P $$1); do kill_tree $$c; done; kill -TERM $$1 2>/dev/null; }; \
+	trap 'kill_tree $$venv; kill_tree $$deb; exit 130' INT TERM; \
 	$(MAKE) --no-print-directory test-cpp CTEST_EXCLUDE='$(PY_FIXTURE_CASE)'; cpp=$$?; \
 	wait $$venv; v=$$?; echo "== python/tests under the venv's Python (run beside CTest; $$venv_log):"; cat $$venv_log; \
 	wait $$deb; d=$$?; echo "== analysis and python/tests under Debian's Python (run beside CTest; $$deb_log):"; cat $$deb_log; \
