@@ -209,14 +209,16 @@ class Campaign:
         return seeds
 
     def load_timeout(self, t: str, artifact: Path, env: dict) -> bool:
-        """Whether a timeout artifact was the machine's, not the reader's: libFuzzer's -timeout counts wall time,
-        so a worker starved of CPU on a loaded machine can pass it on an input that takes milliseconds. The input
-        is run once more alone (not niced); when that run ends with exit 0 inside the timeout, using under
-        TIMEOUT_S / 10 of CPU, the artifact moves to artifacts/load-timeouts/ (kept, not a finding) and the
-        campaign goes on. A real hang (a loop, or a wait) fails that run too and stays a finding."""
-        if not artifact.name.startswith("timeout-"):
+        """Whether a timeout or slow-unit artifact was the machine's, not the reader's: libFuzzer's -timeout and its
+        slow-unit report (-report_slow_units, 10 s) count wall time, so a worker starved of CPU on a loaded machine,
+        or stopped (a SIGSTOP, a suspended session: a 432 s "slowest unit" on an input that alone takes 0.05 s), can
+        pass them on an input that takes milliseconds. The input is run once more alone (not niced); when that run
+        ends with exit 0 inside the timeout, taking under TIMEOUT_S / 10 of CPU and of wall time, the artifact moves to
+        artifacts/load-timeouts/ (kept, not a finding) and the campaign goes on. A real hang (a loop, or a wait)
+        or a really slow input fails that test too and stays a finding."""
+        if not artifact.name.startswith(("timeout-", "slow-unit-")):
             return False
-        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        before, start = resource.getrusage(resource.RUSAGE_CHILDREN), time.monotonic()
         try:
             r = subprocess.run([str(self.build / "fuzz" / f"fuzz_{t}"), f"-timeout={TIMEOUT_S}", str(artifact)],
                                env=env, capture_output=True, timeout=TIMEOUT_S * 3)
@@ -225,13 +227,14 @@ class Campaign:
             rc = None
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
         cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-        if rc != 0 or cpu >= TIMEOUT_S / 10:
+        wall = time.monotonic() - start
+        if rc != 0 or cpu >= TIMEOUT_S / 10 or wall >= TIMEOUT_S / 10:  # wall too: an input that waits, not computes
             return False
         kept = artifact.parent / "load-timeouts"
         kept.mkdir(exist_ok=True)
         shutil.move(str(artifact), kept / artifact.name)
         load = open("/proc/loadavg").read().split()[:3] if Path("/proc/loadavg").exists() else ["?"]
-        print(f"  {t}: {artifact.name} was the machine's: alone it ran in {cpu:.2f} CPU s with exit 0 (load "
+        print(f"  {t}: {artifact.name} was the machine's: alone it ran in {cpu:.2f} CPU s ({wall:.2f} s) with exit 0 (load "
               f"{' '.join(load)}); kept in {kept}, not a finding", flush=True)
         return True
 

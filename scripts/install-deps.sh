@@ -16,7 +16,10 @@
 # Not root: prints what it would need and exits 1 if anything is missing.
 # Environment: GAUGELAB_DEPS_PART=system installs only the Debian packages the torch-free half builds and draws
 # with, GAUGELAB_DEPS_PART=python the other Debian packages, the venv and the assets (scripts/build-overlapped.sh
-# and scripts/demo.sh run the second part beside the torch-free build); default: both. GAUGELAB_DEPS=demo skips the test-only packages (transformers, safetensors, the venv's matplotlib, tensorboard: `make demo` needs none);
+# and scripts/demo.sh run the second part beside the torch-free build); default: both. GAUGELAB_DEPS=demo skips the
+# test-only packages (pytest, transformers, safetensors, the venv's matplotlib, tensorboard: `make demo` needs none);
+# GAUGELAB_DEPS_PART=tests installs only those, into an existing venv (scripts/build-overlapped.sh runs it beside the
+# test build: none of them is needed to build);
 # GAUGELAB_NO_TORCH=1 skips the venv (core/toys/harness only); GAUGELAB_BENCH_PEERS=1 also installs
 # the JAX CPU wheel into a separate venv ($GAUGELAB_BENCH_VENV, default ~/.cache/gaugelab/bench-venv) for `make bench`.
 set -euo pipefail
@@ -56,8 +59,24 @@ case "$PART" in
   system) apt_pkgs=("${apt_first[@]}") ;;
   python) apt_pkgs=("${apt_later[@]}") ;;
   all) apt_pkgs=("${apt_first[@]}" "${apt_later[@]}") ;;
-  *) say "GAUGELAB_DEPS_PART must be system, python or all, not '$PART'"; exit 2 ;;
+  tests) apt_pkgs=() ;;
+  *) say "GAUGELAB_DEPS_PART must be system, python, tests or all, not '$PART'"; exit 2 ;;
 esac
+# The venv's test-only packages, in one pip call (each call resolves and unpacks on its own): pytest (the module's tests
+# under the venv's NumPy 2 too), transformers + safetensors (the GPT-2 forward-pass reference), matplotlib (the
+# gaugelab.torch notebook), tensorboard (its reader checks the event files of `gaugelab tensorboard`). --no-compile:
+# a test imports a few of transformers' thousands of modules, compiled when first imported (measured into a new venv,
+# 2 cores: 20 s and 19.5 CPU-s with the byte-compile, 13 s and 12.6 without).
+install_test_only() {
+  local want=()
+  "$VENV/bin/python" -c 'import pytest' 2>/dev/null || want+=("pytest>=7")
+  "$VENV/bin/python" -c 'import transformers, safetensors, matplotlib' 2>/dev/null ||
+    want+=("$TRANSFORMERS_SPEC" "$SAFETENSORS_SPEC" "matplotlib>=3.5")
+  "$VENV/bin/python" -c 'import tensorboard' 2>/dev/null || want+=("tensorboard>=2.10")
+  [ ${#want[@]} -eq 0 ] && return 0
+  say "installing the venv's test-only packages: ${want[*]}"
+  "$VENV/bin/python" -m pip install -q --no-compile "${want[@]}"
+}
 missing_of() {  # the packages among "$@" not installed
   local p
   for p in "$@"; do
@@ -68,7 +87,7 @@ mapfile -t missing < <(missing_of "${apt_pkgs[@]}")
 if [ "$(id -u)" -ne 0 ]; then
   # Not root: every missing package named at once, at the first part (not minutes later, from the background).
   mapfile -t all_missing < <(missing_of "${apt_first[@]}" "${apt_later[@]}")
-  [ "$PART" = python ] && all_missing=("${missing[@]}")
+  case "$PART" in python|tests) all_missing=("${missing[@]}") ;; esac
   if [ ${#all_missing[@]} -gt 0 ]; then
     say "missing Debian packages (run as root): apt-get install -y ${all_missing[*]}"
     exit 1
@@ -98,13 +117,20 @@ if [ "$PART" = system ]; then
   exit 0
 fi
 
+if [ "$PART" = tests ]; then
+  [ -x "$VENV/bin/python" ] || { say "no venv at $VENV for its test-only packages; run: make deps"; exit 1; }
+  install_test_only
+  say "ok: the venv's test-only packages (GAUGELAB_DEPS_PART=tests)"
+  exit 0
+fi
 mkdir -p "$CACHE" "$ASSETS"
 if [ ! -x "$VENV/bin/python" ]; then
   say "creating venv $VENV from $($PY --version 2>&1)"
   "$PY" -m venv "$VENV"
   "$VENV/bin/python" -m pip install -q --upgrade pip
 fi
-if ! "$VENV/bin/python" -c 'import torch' 2>/dev/null; then
+torch_wheel=$(cd "$(dirname "$0")" && pwd)/torch_wheel.py  # the wheel's state from its files (an import costs ~2 CPU-s)
+if ! "$VENV/bin/python" "$torch_wheel" present; then
   say "installing $TORCH_SPEC into the venv (a few GB the first time; pip's cache makes re-installs fast)"
   "$VENV/bin/python" -m pip install -q "$TORCH_SPEC"
 fi
@@ -119,17 +145,8 @@ if ! "$VENV/bin/python" -c 'import sys, pybind11; sys.exit(tuple(map(int, pybind
   "$VENV/bin/python" -m pip install -q "$PYBIND11_SPEC"
 fi
 # Test-only references (`make test`, not `make demo`): GAUGELAB_DEPS=demo leaves them out.
-if [ "${GAUGELAB_DEPS:-test}" != demo ] && ! "$VENV/bin/python" -c 'import pytest' 2>/dev/null; then
-  say "installing pytest into the venv (make test-py runs the module's tests under its NumPy 2 too)"
-  "$VENV/bin/python" -m pip install -q "pytest>=7"
-fi
-if [ "${GAUGELAB_DEPS:-test}" != demo ] && ! "$VENV/bin/python" -c 'import transformers, safetensors, matplotlib' 2>/dev/null; then
-  say "installing $TRANSFORMERS_SPEC, $SAFETENSORS_SPEC and matplotlib into the venv (GPT-2 reference and the torch notebook, for tests)"
-  "$VENV/bin/python" -m pip install -q "$TRANSFORMERS_SPEC" "$SAFETENSORS_SPEC" "matplotlib>=3.5"
-fi
-if [ "${GAUGELAB_DEPS:-test}" != demo ] && ! "$VENV/bin/python" -c 'import tensorboard' 2>/dev/null; then
-  say "installing tensorboard into the venv (its reader checks the event files of \`gaugelab tensorboard\`, for tests)"
-  "$VENV/bin/python" -m pip install -q "tensorboard>=2.10"
+if [ "${GAUGELAB_DEPS:-test}" != demo ]; then
+  install_test_only
 fi
 
 ranks="$ASSETS/gpt2.tiktoken"
@@ -179,4 +196,4 @@ if [ "${GAUGELAB_BENCH_PEERS:-0}" = 1 ]; then
   fi
 fi
 
-say "ok: venv $VENV (torch $("$VENV/bin/python" -W ignore -c 'import torch; print(torch.__version__)')), ranks $ranks"
+say "ok: venv $VENV (torch $("$VENV/bin/python" "$torch_wheel" version)), ranks $ranks"

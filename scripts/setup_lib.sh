@@ -11,11 +11,14 @@
 VENV=${VENV:-$HOME/.cache/gaugelab/venv}
 JOBS=${JOBS:-$(nproc)}
 BUILD_TYPE=${BUILD_TYPE:-Release}
+CMAKE_ARGS=${CMAKE_ARGS:-}
 setup_t0=${setup_t0:-$(date +%s)}
 setup_say() { echo "[set-up] $(( $(date +%s) - setup_t0 )) s: $*"; }
 
-# Whether the venv's torch imports (then nothing needs to overlap).
-setup_torch_present() { "$VENV/bin/python" -W ignore -c 'import torch' >/dev/null 2>&1; }
+# Whether the venv holds the torch wheel whole (then nothing needs to overlap); read from its files, not imported
+# (scripts/torch_wheel.py: an import costs ~2 CPU-s).
+setup_lib_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+setup_torch_present() { "$VENV/bin/python" "$setup_lib_dir/torch_wheel.py" present >/dev/null 2>&1; }
 
 # The Debian packages of the torch-free half (its compilers, libraries and the figures' Python stack), in the foreground.
 setup_system() {
@@ -24,17 +27,18 @@ setup_system() {
 }
 
 # The other Debian packages, the venv, its torch wheel and the assets, in the background; its output goes to $1,
-# its exit status to $1.rc.
+# its exit status to $1.rc. $2: install-deps.sh's part (default python; tests: only the venv's test-only packages).
 setup_python_start() {
-  local log=$1
+  local log=$1 part=${2:-python}
   mkdir -p "$(dirname "$log")"
   rm -f "$log.rc"
-  ( t=$(date +%s); GAUGELAB_VENV="$VENV" GAUGELAB_DEPS_PART=python bash scripts/install-deps.sh > "$log" 2>&1; rc=$?
-    echo "[set-up] the venv, its torch wheel and the assets took $(( $(date +%s) - t )) s (exit $rc)" >> "$log"
+  ( t=$(date +%s); GAUGELAB_VENV="$VENV" GAUGELAB_DEPS_PART=$part bash scripts/install-deps.sh > "$log" 2>&1; rc=$?
+    echo "[set-up] $(setup_part_words "$part") took $(( $(date +%s) - t )) s (exit $rc)" >> "$log"
     echo $rc > "$log.rc" ) &
-  setup_python_pid=$!
-  setup_say "installing the venv and its torch wheel in the background (log: $log)"
+  setup_python_pid=$! setup_python_part=$part
+  setup_say "installing $(setup_part_words "$part") in the background (log: $log)"
 }
+setup_part_words() { [ "$1" = tests ] && echo "the venv's test-only packages" || echo "the venv, its torch wheel and the assets"; }
 
 # Waits for setup_python_start's install (from any subshell: it polls the status file while the installer lives);
 # one line and a non-zero status if it failed.
@@ -43,10 +47,10 @@ setup_python_wait() {
   while [ ! -f "$log.rc" ] && kill -0 "${setup_python_pid:-0}" 2>/dev/null; do sleep 2; done
   if [ "$(cat "$log.rc" 2>/dev/null)" != 0 ]; then
     tail -5 "$log" >&2
-    echo "set-up failed at the venv and its torch wheel (log: $log); retry with: make deps" >&2
+    echo "set-up failed at $(setup_part_words "${setup_python_part:-python}") (log: $log); retry with: make deps" >&2
     return 1
   fi
-  setup_say "the venv and its torch wheel are installed ($(tail -1 "$log" | sed 's/^\[set-up\] //'))"
+  setup_say "installed: $(tail -1 "$log" | sed 's/^\[set-up\] //')"
 }
 
 # Configures BUILD ($1) without LibTorch and without the Python module (neither is installed yet).
@@ -60,7 +64,7 @@ setup_configure_torch_free() {
 # Configures BUILD ($1) with the venv's LibTorch and the Python module, as `make configure` does.
 setup_configure_full() {
   local prefix
-  prefix=$("$VENV/bin/python" -W ignore -c 'import torch.utils; print(torch.utils.cmake_prefix_path)' 2>/dev/null) ||
+  prefix=$("$VENV/bin/python" "$setup_lib_dir/torch_wheel.py" prefix 2>/dev/null) ||
     { echo "the venv's torch gives no CMake prefix ($VENV); retry with: make deps" >&2; return 1; }
   # shellcheck disable=SC2086
   cmake -S . -B "$1" -G Ninja -DCMAKE_BUILD_TYPE="$BUILD_TYPE" -DGAUGELAB_WITH_TORCH=ON -DGAUGELAB_PYTHON=ON \

@@ -10,13 +10,16 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "scripts" / "fuzz_campaign.py"
 sys.path.insert(0, str(ROOT / "scripts"))
 import fuzz_campaign  # noqa: E402
 
 # Does -runs=N executions (at most FAKE_MAX of them), adds FAKE_NEW corpus files, and ends as FAKE_MODE says:
-# "ok" (final stats), "killed" (progress lines only, exit 137), "crash" (an artifact, exit 1).
+# "ok" (final stats), "killed" (progress lines only, exit 137), "crash" (an artifact, exit 1), "timeout" (an
+# artifact, exit 70), "slow" (a slow-unit artifact, exit 0).
 FAKE = r'''#!PYTHON -S
 import os, re, sys
 args = sys.argv[1:]
@@ -42,6 +45,9 @@ if mode == "timeout":
     open(opt["artifact_prefix"] + "timeout-def456", "w").write("slow?")
     print("==1== ERROR: libFuzzer: timeout after 15 seconds")
     sys.exit(70)
+if mode == "slow":  # libFuzzer's slow-unit report: wall time, exit 0
+    print("Slowest unit: 432 s:")
+    open(opt["artifact_prefix"] + "slow-unit-789abc", "w").write("stopped?")
 print("stat::number_of_executed_units: %d" % n)
 print("stat::average_exec_per_sec:     %d" % n)
 sys.exit(1 if mode == "crash" else 0)
@@ -159,19 +165,23 @@ def test_a_finding_is_copied_to_the_regressions_and_ends_that_target_only(tmp_pa
     assert str(tmp_path / "regressions" / "run_log") in (tmp_path / "args.txt").read_text().splitlines()[-1]
 
 
-def test_a_timeout_that_does_not_recur_alone_was_the_machines_and_the_campaign_goes_on(tmp_path):
-    """libFuzzer's -timeout is wall time: a worker starved on a loaded machine passed it on inputs that run in
-    milliseconds (tokenizer and token files, niced at load ~7). Such an input is run once more alone."""
+# libFuzzer's -timeout is wall time: a worker starved on a loaded machine passed it on inputs that run in milliseconds
+# (tokenizer and token files, niced at load ~7). Its slow-unit report is wall time too: a worker stopped for minutes
+# (a SIGSTOP, a suspended session) reported a 432 s unit on a run-log input that alone takes 0.05 s. Such an input
+# is run once more alone; one that hangs (or fails) alone too is a finding.
+@pytest.mark.parametrize("mode, artifact, quick, slow", [("timeout", "timeout-def456", "tokenizer", "token_files"),
+                                                         ("slow", "slow-unit-789abc", "run_log", "options")])
+def test_a_wall_clock_report_that_does_not_recur_alone_was_the_machines_and_the_campaign_goes_on(
+        tmp_path, mode, artifact, quick, slow):
     make_build(tmp_path)
-    r = campaign(tmp_path, "--targets", "tokenizer", "--goal", 100, mode="timeout")
+    r = campaign(tmp_path, "--targets", quick, "--goal", 100, mode=mode)
     assert r.returncode == 0, r.stdout + r.stderr
-    assert "timeout-def456 was the machine's" in r.stdout and "FINDING" not in r.stdout
-    assert (tmp_path / "camp" / "tokenizer" / "artifacts" / "load-timeouts" / "timeout-def456").exists()
-    assert not (tmp_path / "regressions" / "tokenizer").exists()
-    # One that hangs alone too is a finding.
-    r = campaign(tmp_path, "--targets", "token_files", "--goal", 100, mode="timeout", replay="hang")
-    assert r.returncode == 1 and "FINDING: timeout-def456" in r.stdout
-    assert (tmp_path / "regressions" / "token_files" / "timeout-def456").exists()
+    assert f"{artifact} was the machine's" in r.stdout and "FINDING" not in r.stdout
+    assert (tmp_path / "camp" / quick / "artifacts" / "load-timeouts" / artifact).exists()
+    assert not (tmp_path / "regressions" / quick).exists()
+    r = campaign(tmp_path, "--targets", slow, "--goal", 100, mode=mode, replay="hang")
+    assert r.returncode == 1 and f"FINDING: {artifact}" in r.stdout
+    assert (tmp_path / "regressions" / slow / artifact).exists()
 
 
 def test_bad_arguments_are_one_line_errors(tmp_path):

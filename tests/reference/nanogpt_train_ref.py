@@ -128,8 +128,9 @@ def arguments(description, conditions=tuple("ABC")):
     return ap
 
 
-def main():
-    a = arguments("nanoGPT's training loop on gaugelab's initial weights and batches").parse_args()
+def main(argv=None):
+    """argv: the command line's arguments (None: sys.argv's); run_batch.py calls this once per line of its file."""
+    a = arguments("nanoGPT's training loop on gaugelab's initial weights and batches").parse_args(argv)
     torch.set_num_threads(1)
     cfg = json.load(open(os.path.join(a.init, "config.json")))["model"]
     params = {k: v.float().clone().requires_grad_(True) for k, v in load_file(os.path.join(a.init, "model.safetensors")).items()}

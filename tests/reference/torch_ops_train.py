@@ -30,12 +30,13 @@ import gaugelab.torch as gt  # noqa: E402
 from gaugelab.torch.nanogpt import NanoGPT  # noqa: E402
 
 
-def main():
+def main(argv=None):
+    """argv: the command line's arguments (None: sys.argv's); run_batch.py calls this once per line of its file."""
     ap = arguments("A PyTorch loop using only gaugelab.torch, on gaugelab's initial weights and batches",
                    tuple(gt.conditions()))
     ap.add_argument("--qk-cap", type=float, default=4.0, help="Dcap's cap (the trainer's --qk-cap)")
     ap.add_argument("--qk-clip-tau", type=float, default=100.0, help="QKclip's tau (the trainer's --qk-clip-tau)")
-    a = ap.parse_args()
+    a = ap.parse_args(argv)
     torch.set_num_threads(1)
     cfg = json.load(open(os.path.join(a.init, "config.json")))["model"]
     model = NanoGPT(cfg)

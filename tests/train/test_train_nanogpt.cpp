@@ -19,7 +19,9 @@
 #include <filesystem>
 #include <fstream>
 #include <random>
+#include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -123,24 +125,48 @@ bool have_python() {
   return false;
 }
 
-// script: nanogpt_train_ref.py (the functional reference) or torch_ops_train.py (a PyTorch nn.Module loop that
-// takes its multipliers, groups, clip set and condition hooks only from gaugelab.torch, found in the build).
-Ref reference(const Case& k, const std::string& out, const std::string& script = "nanogpt_train_ref.py",
-              const std::string& extra = "") {
-  const std::string env = script == "torch_ops_train.py" ? "PYTHONPATH=" + std::string(GAUGELAB_BINARY_DIR) + "/python " : "";
+// One reference run. script: nanogpt_train_ref.py (the functional reference) or torch_ops_train.py (a PyTorch
+// nn.Module loop that takes its multipliers, groups, clip set and condition hooks only from gaugelab.torch, found in
+// the build).
+struct RefJob {
+  RefJob(Case k_, std::string out_, std::string script_ = "nanogpt_train_ref.py", std::string extra_ = "")
+      : k(std::move(k_)), out(std::move(out_)), script(std::move(script_)), extra(std::move(extra_)) {}
+  Case k;
+  std::string out, script, extra;
+};
+
+// A test case's reference runs, in one Python process (tests/reference/run_batch.py): torch's import, ~2 CPU-s, is
+// paid once per test case, not once per run (process accounting under CTest: this file's 14 reference runs took 52 CPU-s
+// in 14 processes; one process per test case, 5 in all, 19 CPU-s).
+std::vector<Ref> references(const std::vector<RefJob>& jobs) {
+  std::ostringstream lines;  // the runs' command lines, made first: data_dir() and init_checkpoint() make kRoot
+  bool torch_ops = false;
+  for (const RefJob& j : jobs) {
+    torch_ops = torch_ops || j.script == "torch_ops_train.py";
+    lines << j.script << " --init " << init_checkpoint(j.k.lrm) << " --data " << data_dir() << "/train.bin --out " << j.out
+          << (j.k.lrm ? " --lrm" : "") << (j.k.lrm || j.script == "torch_ops_train.py" ? " --condition " + j.k.condition : "")
+          << (j.k.frozen ? " --multiplier-lr-scale 0" : "")
+          << " --batch-size 4 --grad-accum 2 --max-iters 24 --lr 3e-3 --min-lr 3e-4 --warmup-iters 4"
+             " --lr-decay-iters 24 --weight-decay 0.1 --wd-multipliers 2e-3 --grad-clip 1.0 --seed 42"
+          << j.extra << "\n";
+  }
+  for (const RefJob& j : jobs) fs::remove_all(j.out);  // no output of an earlier run read as this one's
+  const std::string list = kRoot + "/batch." + std::to_string(::getpid()) + "." + fs::path(jobs.front().out).filename().string();
+  std::ofstream(list) << lines.str();
+  const std::string env = torch_ops ? "PYTHONPATH=" + std::string(GAUGELAB_BINARY_DIR) + "/python " : "";
   const std::string cmd = env + std::string(GAUGELAB_TORCH_PYTHON) + " " + GAUGELAB_SOURCE_DIR +
-                          "/tests/reference/" + script + " --init " + init_checkpoint(k.lrm) + " --data " +
-                          data_dir() + "/train.bin --out " + out + (k.lrm ? " --lrm" : "") +
-                          (k.lrm || !env.empty() ? " --condition " + k.condition : "") +
-                          (k.frozen ? " --multiplier-lr-scale 0" : "") +
-                          " --batch-size 4 --grad-accum 2 --max-iters 24 --lr 3e-3 --min-lr 3e-4 --warmup-iters 4"
-                          " --lr-decay-iters 24 --weight-decay 0.1 --wd-multipliers 2e-3 --grad-clip 1.0 --seed 42" + extra;
+                          "/tests/reference/run_batch.py " + list;
   const test::ProcessResult r = test::run_command(cmd);
-  INFO(cmd << "\n" << r.output);
+  INFO(cmd << "\n" << lines.str() << r.output);
   REQUIRE(r.status == 0);
-  const nlohmann::json j = nlohmann::json::parse(std::ifstream(out + "/losses.json"));
-  return {j.at("loss").get<std::vector<double>>(), j.at("grad_norm_clipped").get<std::vector<double>>(),
-          out + "/final.safetensors"};
+  fs::remove(list);
+  std::vector<Ref> refs;
+  for (const RefJob& j : jobs) {
+    const nlohmann::json out = nlohmann::json::parse(std::ifstream(j.out + "/losses.json"));
+    refs.push_back({out.at("loss").get<std::vector<double>>(), out.at("grad_norm_clipped").get<std::vector<double>>(),
+                    j.out + "/final.safetensors"});
+  }
+  return refs;
 }
 
 struct Ours {
@@ -223,7 +249,7 @@ bool have_torch_package() {
 TEST_CASE("nanogpt: plain model, nanoGPT's groups, every loss and the final weights", "[train][nanogpt][alone]") {
   if (!have_python()) return;
   const Case k{"plain", false, "A", false};
-  const Ref ref = reference(k, kRoot + "/ref_plain");
+  const Ref ref = references({{k, kRoot + "/ref_plain"}}).front();
   compare(k, ref);
   // A departure from the protocol is far outside the tolerance: no decay on the embeddings.
   const Ours off = ours({"plain_wd_emb_0", false, "A", false}, " --wd-embeddings 0");
@@ -236,7 +262,7 @@ TEST_CASE("nanogpt: plain model, nanoGPT's groups, every loss and the final weig
 
 TEST_CASE("nanogpt: multipliers on and frozen at 1 give the plain model's losses", "[train][nanogpt][alone]") {
   if (!have_python()) return;
-  const Ref plain = reference({"plain", false, "A", false}, kRoot + "/ref_plain_for_frozen");
+  const Ref plain = references({{{"plain", false, "A", false}, kRoot + "/ref_plain_for_frozen"}}).front();
   const Ours o = ours({"frozen", true, "A", true});
   const double dl = max_loss_diff(o.loss, plain.loss);
   WARN("frozen multipliers vs nanoGPT's plain model: max |dloss| " << dl);
@@ -249,11 +275,17 @@ TEST_CASE("nanogpt: conditions A, B and C against the reference of the multiplie
           "[train][nanogpt][alone]") {
   if (!have_python()) return;
   const bool torch_ops = have_torch_package();
+  std::vector<RefJob> jobs;
   for (const char* c : {"A", "B", "C"}) {
     const Case k{std::string("lrm_") + c, true, c, false};
-    const Ours o = compare(k, reference(k, kRoot + "/ref_lrm_" + c), "", "the functional reference");
-    if (torch_ops)
-      check_against(k, o, reference(k, kRoot + "/ref_torch_ops_" + c, "torch_ops_train.py"), "the gaugelab.torch loop");
+    jobs.push_back({k, kRoot + "/ref_lrm_" + c});
+    if (torch_ops) jobs.push_back({k, kRoot + "/ref_torch_ops_" + c, "torch_ops_train.py"});
+  }
+  const std::vector<Ref> refs = references(jobs);
+  for (std::size_t i = 0; i < jobs.size(); ++i) {
+    if (jobs[i].script == "torch_ops_train.py") continue;
+    const Ours o = compare(jobs[i].k, refs[i], "", "the functional reference");
+    if (torch_ops) check_against(jobs[i].k, o, refs[i + 1], "the gaugelab.torch loop");
   }
 }
 
@@ -266,13 +298,15 @@ TEST_CASE("nanogpt: conditions A, B and C against the reference of the multiplie
 TEST_CASE("gaugelab.torch: Beff, Dcap, QKclip and Erms in the same loop, hooks from the conditions table", "[train][nanogpt][alone]") {
   if (!have_python() || !have_torch_package()) return;
   const Ours c = ours({"torch_ops_hooks_C", true, "C", false});
+  std::vector<RefJob> jobs;
   for (const auto& [cond, extra] : std::vector<std::pair<std::string, std::string>>{
-           {"Beff", ""}, {"Dcap", " --qk-cap 0.95"}, {"QKclip", " --qk-clip-tau 0.1"}, {"Erms", ""}}) {
-    const Case k{"torch_ops_" + cond, true, cond, false};
-    const Ours o = compare(k, reference(k, kRoot + "/ref_torch_ops_" + cond, "torch_ops_train.py", extra), extra,
-                           "the gaugelab.torch loop");
+           {"Beff", ""}, {"Dcap", " --qk-cap 0.95"}, {"QKclip", " --qk-clip-tau 0.1"}, {"Erms", ""}})
+    jobs.push_back({{"torch_ops_" + cond, true, cond, false}, kRoot + "/ref_torch_ops_" + cond, "torch_ops_train.py", extra});
+  const std::vector<Ref> refs = references(jobs);
+  for (std::size_t i = 0; i < jobs.size(); ++i) {
+    const Ours o = compare(jobs[i].k, refs[i], jobs[i].extra, "the gaugelab.torch loop");
     const double moved = max_weight_rel(o.weights, c.weights);
-    WARN(cond << ": max relative weight difference from C's run " << moved);
+    WARN(jobs[i].k.condition << ": max relative weight difference from C's run " << moved);
     CHECK(moved > 10 * kWeightRel);
   }
 }
@@ -284,13 +318,15 @@ TEST_CASE("gaugelab.torch: Beff, Dcap, QKclip and Erms in the same loop, hooks f
 TEST_CASE("gaugelab.torch: the gradient and update projections (P, Pu) in the same loop", "[train][nanogpt][alone]") {
   if (!have_python() || !have_torch_package()) return;
   const Ours n = ours({"torch_ops_proj_N", false, "N", false});
-  for (const char* cond : {"P", "Pu"}) {
-    const Case k{std::string("torch_ops_") + cond, false, cond, false};
-    const Ours o = compare(k, reference(k, kRoot + "/ref_torch_ops_" + cond, "torch_ops_train.py"), "",
-                           "the gaugelab.torch loop");
+  std::vector<RefJob> jobs;
+  for (const char* cond : {"P", "Pu"})
+    jobs.push_back({{std::string("torch_ops_") + cond, false, cond, false}, kRoot + "/ref_torch_ops_" + cond, "torch_ops_train.py"});
+  const std::vector<Ref> refs = references(jobs);
+  for (std::size_t i = 0; i < jobs.size(); ++i) {
+    const Ours o = compare(jobs[i].k, refs[i], "", "the gaugelab.torch loop");
     const double moved = max_weight_rel(o.weights, n.weights);
-    WARN(cond << ": max relative weight difference from N's run " << moved);
-    if (std::string(cond) == "P") CHECK(moved < kWeightRel);
+    WARN(jobs[i].k.condition << ": max relative weight difference from N's run " << moved);
+    if (jobs[i].k.condition == "P") CHECK(moved < kWeightRel);
     else CHECK(moved > 10 * kWeightRel);
   }
 }
