@@ -145,10 +145,7 @@ std::vector<Ref> references(const std::vector<RefJob>& jobs) {
     torch_ops = torch_ops || j.script == "torch_ops_train.py";
     lines << j.script << " --init " << init_checkpoint(j.k.lrm) << " --data " << data_dir() << "/train.bin --out " << j.out
           << (j.k.lrm ? " --lrm" : "") << (j.k.lrm || j.script == "torch_ops_train.py" ? " --condition " + j.k.condition : "")
-          << (j.k.frozen ? " --multiplier-lr-scale 0" : "")
-          << " --batch-size 4 --grad-accum 2 --max-iters 24 --lr 3e-3 --min-lr 3e-4 --warmup-iters 4"
-             " --lr-decay-iters 24 --weight-decay 0.1 --wd-multipliers 2e-3 --grad-clip 1.0 --seed 42"
-          << j.extra << "\n";
+          << (j.k.frozen ? " --multiplier-lr-scale 0" : "") << kSchedule << j.extra << "\n";  // ours' schedule, the same flags
   }
   for (const RefJob& j : jobs) fs::remove_all(j.out);  // no output of an earlier run read as this one's
   const std::string list = kRoot + "/batch." + std::to_string(::getpid()) + "." + fs::path(jobs.front().out).filename().string();
