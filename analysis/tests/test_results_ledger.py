@@ -82,7 +82,21 @@ def test_the_regime_drift_claim_is_not_testable_when_the_reference_shows_no_drif
     gc = next(c for c in t1.REGIME if c.label.startswith("drift"))
     _bf16_slice(tmp_path, {"A": 1e-7, "B": 1.5e-7, "C": 1.2e-7})  # the float32 proxy's picture
     _, verdict = figure_index.regime_row(gc, tmp_path, tmp_path / "results")
-    assert verdict.startswith("not testable here:") and "≤ floor 1e-05" in verdict
+    assert verdict.startswith("not testable here:") and "≤ 0.0001, the floor 1e-05 raised by the margin" in verdict
+
+
+def test_the_regime_drift_claim_needs_its_reference_a_margin_above_the_floor(tmp_path):
+    """B's drift is read at the floor 1e-5, so with A 0.75 decade above it A − B cannot reach the one-decade margin:
+    (the bf16 grid at lr 2.68e-3 has A's median at 5.7e-5) said "no" before the gate was raised; now it says it
+    cannot show. Two decades above the floor, the same B gives yes."""
+    gc = next(c for c in t1.REGIME if c.label.startswith("drift"))
+    _bf16_slice(tmp_path, {"A": 4e-5, "B": 1.2e-7, "C": 4e-5})
+    _, verdict = figure_index.regime_row(gc, tmp_path, tmp_path / "results")
+    assert verdict.startswith("not testable here:") and "≤ 0.0001, the floor" in verdict
+    shutil.rmtree(tmp_path / "runs")
+    _bf16_slice(tmp_path, {"A": 1e-3, "B": 1.2e-7, "C": 1e-3})
+    _, verdict = figure_index.regime_row(gc, tmp_path, tmp_path / "results")
+    assert verdict.startswith("yes:") and "log10 final drift C − B" in verdict
 
 
 def test_the_null_and_the_late_instability_verdicts_need_their_run_sets(tmp_path):
@@ -96,6 +110,12 @@ def test_the_null_and_the_late_instability_verdicts_need_their_run_sets(tmp_path
                                  SEEDS8, {"C": 2.68e-3}, drift={"C": 3e-3}, threads=t)
     _, verdict = figure_index.regime_row(null, tmp_path, tmp_path / "results")
     assert verdict.startswith("yes:") and "threads 1 − 2" in verdict
+    shutil.rmtree(tmp_path / "runs")  # drift under one decade above the floor: a decade lost would read as none
+    for t, d in ((1, 5e-5), (2, 3e-3)):
+        grid_logs.quadratic_grid(tmp_path / "runs" / "lr_sensitivity_bf16_null", "C", [manifest.SEED_REGIME_LR],
+                                 SEEDS8, {"C": 2.68e-3}, drift={"C": d}, threads=t)
+    _, verdict = figure_index.regime_row(null, tmp_path, tmp_path / "results")
+    assert verdict.startswith("not testable here:") and "(the lower arm's) " in verdict and "≤ 0.0001" in verdict
     assert "0.85 at 20 seeds per arm" in late.power and "0.26 at 8" in late.power and "0.00 at 3" in late.power
 
 
@@ -121,6 +141,10 @@ def test_the_emulation_check_keeps_natives_drift_or_says_it_does_not(tmp_path):
     _emulation_check(tmp_path, {"bf16-native": {"A": 1e-7, "C": 1e-7}, "bf16-emulated": {"A": 1e-7, "C": 1e-7}})
     _, verdict = figure_index.regime_row(gc, tmp_path, tmp_path / "results")
     assert verdict.startswith("not testable here:") and "under native bf16" in verdict
+    shutil.rmtree(tmp_path / "runs")  # native under a decade above the floor: emulation losing a decade reads as equal
+    _emulation_check(tmp_path, {"bf16-native": {"A": 5e-5, "C": 5e-5}, "bf16-emulated": {"A": 5e-6, "C": 5e-6}})
+    _, verdict = figure_index.regime_row(gc, tmp_path, tmp_path / "results")
+    assert verdict.startswith("not testable here:") and "≤ 0.0001" in verdict
     shutil.rmtree(tmp_path / "runs")  # emulation that stops where native does not: a difference, never "no drift"
     _emulation_check(tmp_path, {"bf16-native": {"A": 3e-3, "C": 3e-3}, "bf16-emulated": {"A": 3e-3, "C": 3e-3}})
     grid_logs.run_log(tmp_path / "runs" / "bf16_emulation_check" / f"C_lr{manifest.SEED_REGIME_LR}_s42_bf16-emulated",
@@ -147,6 +171,24 @@ def test_late_instability_verdict_counts_spike_rule_failures(tmp_path):
         grid_logs.run_log(root / name, key, 6e-4, seed, 5.0, stable=not (key == "B" and seed <= 8))
     _, verdict = figure_index.regime_row(late, tmp_path, tmp_path / "results")
     assert verdict.startswith("yes:") and "failed seeds B vs A: 8/20 vs 0/20" in verdict
+
+
+def test_the_drift_claim_at_the_seeds_length_reads_the_late_instability_runs(tmp_path):
+    """Its verdict only on the whole run set ("in progress" with the count before), by the drift row's rule."""
+    row = next(c for c in t1.REGIME if c.label.startswith("drift, at the seed's"))
+    root = tmp_path / "runs" / "late_instability_bf16"
+    names = rl.declared_runs("late_instability_bf16")
+    drift = {"A": 1.4e-4, "B": 1.2e-7, "C": 1.8e-4}
+    for name in names[:17]:
+        key = name.split("_")[0]
+        grid_logs.run_log(root / name, key, 6e-4, int(name.split("_s")[1]), 5.0, drift=drift[key])
+    _, verdict = figure_index.regime_row(row, tmp_path, tmp_path / "results")
+    assert verdict.startswith("in progress, no verdict before the whole run set (run set: 60 runs") and "17 present" in verdict
+    for name in names[17:]:
+        key = name.split("_")[0]
+        grid_logs.run_log(root / name, key, 6e-4, int(name.split("_s")[1]), 5.0, drift=drift[key])
+    _, verdict = figure_index.regime_row(row, tmp_path, tmp_path / "results")
+    assert verdict.startswith("yes:") and "log10 final drift A − B at lr 0.0006, 20000 steps" in verdict
 
 
 def test_the_archived_bf16_table_is_tagged_and_agrees_with_figures_md():
