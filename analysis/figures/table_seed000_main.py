@@ -103,15 +103,15 @@ def _regime_null(grids):
                              "(decades)"))])
 
 
-def _emulation(grids, name: str = "bf16_emulation_check"):
+def _emulation(grids, name: str = "bf16_emulation_check", lr: float = REGIME_LR):
     """Emulated bf16 against native bf16 on the same seeds: the grids of this regime run emulated, so their verdicts
     stand only if emulation keeps native's drift (ATen's bf16 kernels in grid bf16_emulation_check, the CPU's bf16
     matmul in bf16_emulation_check_hw)."""
     runs = grids[name]
     parts = []
     for k in "AC":
-        nat = lr_grid.at(runs, k, REGIME_LR, bf16_mode="native")
-        emu = lr_grid.at(runs, k, REGIME_LR, bf16_mode="emulated")
+        nat = lr_grid.at(runs, k, lr, bf16_mode="native")
+        emu = lr_grid.at(runs, k, lr, bf16_mode="emulated")
         a, b = _log10_drift(emu), _log10_drift(nat)  # a run without a finite drift (it stopped) drops its seed
         seeds = sorted(set(a) & set(b))
         lost = sorted(set(a) ^ set(b))  # a finite drift under one arm only
@@ -147,6 +147,7 @@ def _late(grids):
 
 _N_LATE = len(manifest.SEEDS_20.split())
 _BAR = s0.DRIFT_FLOOR * 10.0 ** DRIFT_DECADES
+_DRIFTING_LR = float(manifest.EMULATION_DRIFTING_LR)
 REGIME = (
     GridClaim(label="the regime: emulated bf16 keeps native bf16's drift",
               says="(the check under every row below: on a CPU without bf16 matmul the grids run bf16 emulated, "
@@ -164,6 +165,15 @@ REGIME = (
                    f"no beyond; not testable when native's median drift is ≤ {_BAR:g}",
               needs=(("bf16_emulation_check_hw", ()),),
               decide=lambda grids: _emulation(grids, "bf16_emulation_check_hw")),
+    GridClaim(label="the regime: emulated bf16 keeps the hardware's bf16 drift, where it drifts",
+              says="(the same check at a learning rate where native's drift can show a decade lost: the bf16 grid's "
+                   "own 600-step runs there, each beside the same run under the CPU's bf16 matmul)",
+              rule=f"as the row above, on grid bf16_emulation_check_hw_drifting (declared 2026-11-30, before its runs): "
+                   f"A and C at lr {_DRIFTING_LR:g}, 600 steps, 4 seeds, log10 final drift emulated − native paired by "
+                   f"seed, yes inside ±{DRIFT_DECADES:g} decade by TOST, no beyond; not testable when native's median "
+                   f"drift is ≤ {_BAR:g}",
+              needs=(("bf16_emulation_check_hw_drifting", ()),),
+              decide=lambda grids: _emulation(grids, "bf16_emulation_check_hw_drifting", _DRIFTING_LR)),
     GridClaim(label="drift, in the seed's regime",
               says="GaugeFix (B) removes the Q/K drift that A and C accumulate",
               rule=f"bf16 grid at lr {REGIME_LR:g}: log10 final drift (below the floor {s0.DRIFT_FLOOR:g} read at it), "

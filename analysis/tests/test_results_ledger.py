@@ -332,3 +332,18 @@ def test_one_reading_of_how_a_runs_bf16_ran():
         "emulated+native"  # resumed under another mode
     assert lr_grid.bf16_modes({"bf16-mode": "auto", "precision": "bf16"}, {}) == "unknown"  # started, nothing logged
     assert lr_grid.bf16_modes({"precision": "fp32"}, {"bf16_mode": "-"}) == "-"
+
+
+def test_the_emulation_check_where_native_drifts_reads_its_own_lr_and_can_say_no(tmp_path):
+    """Declared at the bf16 grid's first lr whose A and C medians reach 1e-3, at the grid's length, on hardware bf16
+    only: a decade lost by emulation there is a no, which the check at the seed-regime lr could not say."""
+    gc = next(c for c in t1.REGIME if c.label.endswith("where it drifts"))
+    settings, _ = manifest.GRIDS["bf16_emulation_check_hw_drifting"]
+    assert settings["lrs"] == manifest.EMULATION_DRIFTING_LR == "1.93e-2" and "--max-iters" not in settings["extra"]
+    assert manifest.GRID_REQUIRES["bf16_emulation_check_hw_drifting"] == "cpu-bf16"
+    root = tmp_path / "runs" / "bf16_emulation_check_hw_drifting"
+    for arm, d in (("bf16-native", 2e-3), ("bf16-emulated", 2e-5)):  # two decades lost
+        grid_logs.quadratic_grid(root, "AC", [manifest.EMULATION_DRIFTING_LR], SEEDS8[:4], {k: 1.93e-2 for k in "AC"},
+                                 arm=arm, drift={"A": d, "C": d}, cpu_bf16="avx512_bf16")
+    _, verdict = figure_index.regime_row(gc, tmp_path, tmp_path / "results")
+    assert verdict.startswith("no:") and "resolved beyond ±1" in verdict
