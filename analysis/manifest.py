@@ -382,7 +382,7 @@ GRIDS = {
     # of it (table_seed000_main.py gates every decade comparison at floor·10^margin). Here: the bf16 grid's own runs
     # (600 steps, emulated) at the smallest of its learning rates where A's and C's median drift is at least
     # floor·10^(2·margin) = 1e-3, so that native's, if emulation keeps it within the margin, still clears that gate:
-    # 1.93e-2 (the ledger's medians there: A 1.7e-3, C 1.1e-3; at 7.2e-3 they are 2.3e-4 and 2.5e-4), each beside the
+    # 1.93e-2 (the ledger's medians over its 8 seeds there: A 1.7e-3, C 1.1e-3; at 7.2e-3 2.3e-4 and 2.5e-4), each beside the
     # same run under the CPU's native bf16 matmul. The same rule as the check above. 16 runs, ~1.5 CPU-min each.
     "bf16_emulation_check_hw_drifting": ({**_LR_DEFAULTS, "root": "runs/bf16_emulation_check_hw_drifting",
                                           "conditions": "A C", "optimizers": "adamw", "seeds": "42 123 456 789",

@@ -88,8 +88,9 @@ show_verdict("fig_seed000_series")
 # rule written before the runs (differ / equivalent within the declared margin of 0.05 nats / undecided; no
 # verdict below 8 seeds). In float32 the grid's measured null is B − C, zero by construction from the
 # balanced start (every multiplier 1, no biases: r_Q and r_K of a head get identical gradients, so GaugeFix has
-# nothing to fix; gpt2/README.md, "Why B ≡ C"). In bf16 it is not a null: rounding breaks the tie, C drifts and
-# B does not, so there B − C is GaugeFix's effect, and the null is the same condition under two thread counts
+# nothing to fix; gpt2/README.md, "Why B ≡ C"). In bf16 it is not zero by construction: rounding breaks the tie
+# between r_Q and r_K, which GaugeFix removes in B and nothing removes in C, so there B − C is GaugeFix's effect, and
+# the null is the same condition under two thread counts
 # (its row, with Table 1's, says whether the drift there is large enough for either to show).
 #
 # - **The float32 grid** (`make lr-grid`: A, B, C, D, Dcap, QK-norm, E under AdamW and Muon, 3 seeds, and

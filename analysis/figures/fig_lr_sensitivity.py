@@ -246,7 +246,7 @@ def table_lines(runs: list[Run], where: str, margin: float = MARGIN, null_runs: 
     if any("threads" in n for n in nulls):  # what it does not cover, said where it stands
         nulls.append("| (the sensitivities' own null is not measured: the thread-count null is one learning rate's, "
                      "and the sensitivity's would need the whole lr axis under both thread counts, a second grid; the "
-                     "rows above bound the reduction-order noise of one run's loss and drift) | — |")
+                     "rows above estimate the reduction-order noise of one run's loss and drift) | — |")
     if bf16 and not any("threads" in n for n in nulls):
         nulls.append("| (the bf16 grid's null, the same condition under two thread counts: grid "
                      "lr_sensitivity_bf16_null, not present in these runs) | — |")

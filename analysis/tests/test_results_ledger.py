@@ -9,6 +9,7 @@ import re
 import shutil
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 
@@ -339,7 +340,14 @@ def test_the_emulation_check_where_native_drifts_reads_its_own_lr_and_can_say_no
     only: a decade lost by emulation there is a no, which the check at the seed-regime lr could not say."""
     gc = next(c for c in t1.REGIME if c.label.endswith("where it drifts"))
     settings, _ = manifest.GRIDS["bf16_emulation_check_hw_drifting"]
-    assert settings["lrs"] == manifest.EMULATION_DRIFTING_LR == "1.93e-2" and "--max-iters" not in settings["extra"]
+    assert settings["lrs"] == manifest.EMULATION_DRIFTING_LR and "--max-iters" not in settings["extra"]
+    # its lr by its declared rule, from the committed bf16 ledger: the smallest where A's and C's medians reach 1e-3
+    runs = rl.load_grid("lr_sensitivity_bf16", ANALYSIS / "no-runs-here", ANALYSIS / "results").runs
+    def med(k, lr):
+        return float(np.median([r.drift for r in runs if r.key == k and math.isclose(r.lr, lr, rel_tol=1e-6)]))
+    lrs = sorted({r.lr for r in runs})
+    first = next(lr for lr in lrs if all(med(k, lr) >= 1e-3 for k in "AC"))
+    assert math.isclose(first, float(manifest.EMULATION_DRIFTING_LR), rel_tol=1e-6), first
     assert manifest.GRID_REQUIRES["bf16_emulation_check_hw_drifting"] == "cpu-bf16"
     root = tmp_path / "runs" / "bf16_emulation_check_hw_drifting"
     for arm, d in (("bf16-native", 2e-3), ("bf16-emulated", 2e-5)):  # two decades lost
@@ -347,3 +355,17 @@ def test_the_emulation_check_where_native_drifts_reads_its_own_lr_and_can_say_no
                                  arm=arm, drift={"A": d, "C": d}, cpu_bf16="avx512_bf16")
     _, verdict = figure_index.regime_row(gc, tmp_path, tmp_path / "results")
     assert verdict.startswith("no:") and "resolved beyond ±1" in verdict
+
+
+def test_a_decade_comparison_is_testable_only_when_its_rejected_outcome_is_reachable():
+    """The median gate is not enough: with A at 1.01e-4 in 5 seeds and 5e-5 in 3 (median above the bar), A − B with B
+    at the floor is +0.89 decade, so it could only say no (a review's example). Its best case decides: not testable.
+    Likewise a check of a decade lost must be able to see one: not within a decade of the floor, yes far above it."""
+    ref = [math.log10(x) for x in [1.01e-4] * 5 + [5e-5] * 3]
+    blocked = t1._yes_reachable(ref, "A")
+    assert blocked is not None and blocked[0] == "not testable here" and "cannot come out yes" in blocked[1]
+    assert t1._yes_reachable([math.log10(x) for x in (3e-3, 1e-3, 2e-3, 5e-3, 4e-3, 1.5e-3, 2.5e-3, 6e-3)], "A") is None
+    # ... and at 4 seeds no paired yes can be reached (the exact sign-flip p is at least 2/16): not testable either
+    assert t1._yes_reachable([math.log10(x) for x in (3e-3, 1e-3, 2e-3, 5e-3)], "A")[0] == "not testable here"
+    assert t1._loss_reachable([math.log10(x) for x in (8e-5, 1.5e-4, 9e-5, 1.2e-4)], "native")[0] == "not testable here"
+    assert t1._loss_reachable([math.log10(x) for x in (2e-3, 1e-3, 3e-3, 1.5e-3)], "native") is None

@@ -20,6 +20,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <thread>
@@ -58,14 +59,26 @@ bool torch_built() {
 // write, truncation, replacement, rename, chmod, or entry added to or removed from a folder moves the change
 // time, which no system call sets back; reading does not. (The fixture is 135 MB: comparing its bytes after
 // each of ~100 rows cost ~25 CPU-s of make test.)
-std::map<std::string, std::tuple<ino_t, off_t, long long>> tree(const fs::path& root) {
-  std::map<std::string, std::tuple<ino_t, off_t, long long>> t;
-  for (const auto& e : fs::recursive_directory_iterator(root)) {
+// The root itself too (an entry added to or removed from it).
+using Tree = std::map<std::string, std::tuple<ino_t, off_t, long long>>;
+Tree tree(const fs::path& root) {
+  Tree t;
+  const auto stamp = [&t](const fs::path& p) {
     struct stat st {};
-    REQUIRE(::lstat(e.path().c_str(), &st) == 0);
-    t[e.path().string()] = {st.st_ino, st.st_size, st.st_ctim.tv_sec * 1000000000LL + st.st_ctim.tv_nsec};
-  }
+    REQUIRE(::lstat(p.c_str(), &st) == 0);
+    t[p.string()] = {st.st_ino, st.st_size, st.st_ctim.tv_sec * 1000000000LL + st.st_ctim.tv_nsec};
+  };
+  stamp(root);
+  for (const auto& e : fs::recursive_directory_iterator(root)) stamp(e.path());
   return t;
+}
+
+std::string text_of(const Tree& t) {
+  std::string s;
+  for (const auto& [path, v] : t)
+    s += path + " " + std::to_string(std::get<0>(v)) + " " + std::to_string(std::get<1>(v)) + " " +
+         std::to_string(std::get<2>(v)) + "\n";
+  return s;
 }
 
 // The checkpoint directory a one-step run wrote.
@@ -79,19 +92,34 @@ std::string checkpoint_of(const std::string& run_dir) {
 // `in` is shared by the cases (read only: each checks it is untouched), `root` holds the case's own output.
 struct Fixture {
   std::string root, in, data, val, a, a_copy, b, narrow, tok, log_bin, existing, corpus, text_bin, text, empty;
+  std::shared_ptr<struct InputsLock> lock;  // shared while the case runs: nobody remakes the inputs under it
 };
 
-// The binaries the shared inputs were made by: inputs of an older build are made again.
+// The binaries the shared inputs were made by, this test's own among them (a new make_inputs): inputs made by
+// others are made again.
 std::string build_stamp() {
   std::string s;
-  for (const char* name : {"/gaugelab", "/gaugelab-torch"}) {
+  for (const std::string& path : {std::string(GAUGELAB_BINARY_DIR) + "/gaugelab",
+                                  std::string(GAUGELAB_BINARY_DIR) + "/gaugelab-torch", std::string("/proc/self/exe")}) {
     struct stat st {};
-    if (::stat((std::string(GAUGELAB_BINARY_DIR) + name).c_str(), &st) == 0)
-      s += std::to_string(st.st_size) + ":" + std::to_string(st.st_mtim.tv_sec) + "." +
-           std::to_string(st.st_mtim.tv_nsec) + " ";
+    if (::stat(path.c_str(), &st) == 0)
+      s += std::to_string(st.st_ino) + ":" + std::to_string(st.st_size) + ":" + std::to_string(st.st_mtim.tv_sec) +
+           "." + std::to_string(st.st_mtim.tv_nsec) + " ";
   }
-  return s;
+  return s + "\n";
 }
+
+// flock on the shared inputs' lock file, released (with its descriptor) however the case ends.
+struct InputsLock {
+  int fd = -1;
+  InputsLock() : fd(::open((kRoot + "/shared.lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644)) { REQUIRE(fd >= 0); }
+  ~InputsLock() {
+    if (fd >= 0) ::close(fd);  // closing the last descriptor releases the lock
+  }
+  void take(int how) { REQUIRE(::flock(fd, how) == 0); }
+  InputsLock(const InputsLock&) = delete;
+  InputsLock& operator=(const InputsLock&) = delete;
+};
 
 // The fixture's paths under `in`; the checkpoints' once the runs that write them have.
 Fixture paths_under(const std::string& in) {
@@ -142,23 +170,32 @@ void make_inputs(const std::string& in) {
   std::ofstream{f.empty};
 }
 
-// The cases' shared inputs, made once per build under a lock (ctest runs the cases as parallel processes) and
-// marked complete last, so that a case never reads them half made; then the case's own empty output folder.
+// The cases' shared inputs (ctest runs the cases as parallel processes): each case holds a shared lock while it
+// runs. They are made again, under the exclusive lock once no case holds them, when the mark written last after
+// making them differs from what is there now: made by other binaries, half made, or changed since (a failed row).
 Fixture make_fixture(const std::string& name) {
-  const std::string shared = kRoot + "/shared", mark = shared + "/made_by", stamp = build_stamp();
+  const std::string shared = kRoot + "/shared", in = shared + "/in", mark = shared + "/made_by";
   fs::create_directories(kRoot);
-  const int lock = ::open((kRoot + "/shared.lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-  REQUIRE(lock >= 0);
-  REQUIRE(::flock(lock, LOCK_EX) == 0);
-  std::ifstream was(mark);
-  if (std::string(std::istreambuf_iterator<char>(was), {}) != stamp) {
-    fs::remove_all(shared);
-    make_inputs(shared + "/in");
-    std::ofstream(mark) << stamp;
+  const auto current = [&] {
+    std::ifstream was(mark);
+    const std::string had(std::istreambuf_iterator<char>(was), {});
+    return !had.empty() && fs::is_directory(in) && had == build_stamp() + text_of(tree(in));
+  };
+  auto lock = std::make_shared<InputsLock>();
+  lock->take(LOCK_SH);
+  if (!current()) {
+    lock->take(LOCK_EX);  // waits for the cases that hold them
+    if (!current()) {
+      fs::remove_all(shared);
+      make_inputs(in);
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));  // a later write moves a coarse change time
+      const std::string made = build_stamp() + text_of(tree(in));
+      std::ofstream(mark) << made;
+    }
+    lock->take(LOCK_SH);
   }
-  ::flock(lock, LOCK_UN);
-  ::close(lock);
-  Fixture f = paths_under(shared + "/in");
+  Fixture f = paths_under(in);
+  f.lock = lock;
   f.root = kRoot + "/" + name;
   fs::remove_all(f.root);
   fs::create_directories(f.root);
