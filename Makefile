@@ -103,12 +103,13 @@ fuzz-campaign:
 PYTEST_XDIST = $(shell $(ANALYSIS_PY) -c 'import xdist' 2>/dev/null && [ "$(JOBS)" -gt 1 ] && echo "-n $(JOBS) --dist loadfile")
 test-py: test-py-debian test-py-venv
 
+# GAUGELAB_VENV: the tests that start the venv's Python find the one these targets use.
 test-py-debian:
-	@GAUGELAB_BUILD_DIR=$(abspath $(BUILD)) $(ANALYSIS_PY) -m pytest -q $(PYTEST_XDIST) analysis python/tests
+	@GAUGELAB_BUILD_DIR=$(abspath $(BUILD)) GAUGELAB_VENV=$(VENV) $(ANALYSIS_PY) -m pytest -q $(PYTEST_XDIST) analysis python/tests
 
 test-py-venv:
 	@if $(VENV)/bin/python -c 'import pytest' 2>/dev/null; then \
-	  GAUGELAB_BUILD_DIR=$(abspath $(BUILD)) $(VENV)/bin/python -m pytest -q python/tests; \
+	  GAUGELAB_BUILD_DIR=$(abspath $(BUILD)) GAUGELAB_VENV=$(VENV) $(VENV)/bin/python -m pytest -q python/tests; \
 	else echo "SKIPPED: python/tests under the venv's NumPy 2 (no pytest in $(VENV): make deps)"; fi
 
 # Builds only the two executables the demo runs (never the tests, benchmarks or fuzz targets): the torch-free

@@ -98,7 +98,8 @@ def render(figures: dict[str, fd.Figure] | None = None) -> str:
 
 def regime_row(gc: fd.GridClaim, root: Path = ROOT, results: Path | None = None) -> tuple[str, str]:
     """(where its runs came from, its verdict) for a claim judged on declared grids: computed only when every run it
-    needs is here, from the logs or the results ledger; else "not run here" naming the run set."""
+    needs is here, from the logs or the results ledger; else "in progress" (some present) or "not run here" (none),
+    naming the run set."""
     results = results or results_ledger.RESULTS
     got, where = {}, []
     for name, settings in gc.needs:
@@ -106,9 +107,12 @@ def regime_row(gc: fd.GridClaim, root: Path = ROOT, results: Path | None = None)
         g = results_ledger.load_grid(name, root, results)
         missing = g.have(names) if g else names
         if missing:
-            return ("—", f"not run here (run set: {len(names)} runs of grid {name}"
-                         f"{' (' + ', '.join(f'{k} {v}' for k, v in settings) + ')' if settings else ''}, "
-                         f"{len(names) - len(missing)} present; `python3 analysis/make_figures.py --grid {name}`)")
+            have = len(names) - len(missing)
+            what = (f"run set: {len(names)} runs of grid {name}"
+                    f"{' (' + ', '.join(f'{k} {v}' for k, v in settings) + ')' if settings else ''}, "
+                    f"{have} present; `python3 analysis/make_figures.py --grid {name}`")
+            return ("—", f"in progress, no verdict before the whole run set ({what})" if have else
+                         f"not run here ({what})")
         got[name] = [r for r in g.runs if r.run in set(names)]
         where.append(g.source)
     try:

@@ -11,9 +11,10 @@
 # **Scale.** Those runs need GPUs. Here the same trainer (`gaugelab train`, the same code path a
 # cluster runs under torchrun/Slurm) runs the `tiny-cpu` config on the built-in synthetic corpus
 # (whose next tokens need attention, so Q/K multipliers do learn). Absolute losses are therefore not
-# comparable; what is comparable is the mechanism: drift exactly 0 after each fix under B, drift
-# growing under A and C, its size under A vs C, and the frequency dependence between fixes. The
-# full-scale path: `gpt2/experiments/` with `gpt2/configs/gpt2-124m-owt.ini` (README, "GPT-2 runs").
+# comparable; what can be compared is the mechanism the paper names: drift after each fix under B, drift
+# under A and C, its size under A vs C, and the frequency dependence between fixes, where the runs make
+# drift at all (the verdicts below say where they do not). The full-scale path: `gpt2/experiments/` with
+# `gpt2/configs/gpt2-124m-owt.ini` (README, "GPT-2 runs").
 
 # %%
 import os
@@ -85,9 +86,12 @@ show_verdict("fig_seed000_series")
 # the LR sensitivity per seed (mean excess of the final validation loss over the best learning rate), its
 # difference to A paired by seed with a t-interval and an exact sign-flip p-value, and the verdict of the
 # rule written before the runs (differ / equivalent within the declared margin of 0.05 nats / undecided; no
-# verdict below 8 seeds). Beside every difference stands the grid's measured null: B − C, zero by
-# construction from the balanced start (every multiplier 1, no biases: r_Q and r_K of a head get identical
-# gradients, so GaugeFix has nothing to fix; gpt2/README.md, "Why B ≡ C").
+# verdict below 8 seeds). In float32 the grid's measured null is B − C, zero by construction from the
+# balanced start (every multiplier 1, no biases: r_Q and r_K of a head get identical gradients, so GaugeFix has
+# nothing to fix; gpt2/README.md, "Why B ≡ C"). In bf16 it is not zero by construction: rounding breaks the tie
+# between r_Q and r_K, which GaugeFix removes in B and nothing removes in C, so there B − C is GaugeFix's effect, and
+# the null is the same condition under two thread counts
+# (its row, with Table 1's, says whether the drift there is large enough for either to show).
 #
 # - **The float32 grid** (`make lr-grid`: A, B, C, D, Dcap, QK-norm, E under AdamW and Muon, 3 seeds, and
 #   from a gauge-offset start): 3 seeds are below the verdict floor, so it prints intervals, not verdicts.

@@ -21,8 +21,9 @@ show_summary(s)
 show_figure("fig_seed002_noise_wd")
 
 # %% [markdown]
-# **What matches.** The fitted exponents of ‖W‖ in η/λ and in ηλ are ½ and 0, as the equilibrium
-# argument predicts, for SGD (which also follows its closed form) and for AdamW.
+# **What is compared.** The equilibrium argument predicts exponents ½ of ‖W‖ in η/λ and 0 in ηλ. The
+# exponents fitted for SGD (beside its closed form) and AdamW are printed above from the run's log, and the
+# claim's verdict in FIGURES.md tests AdamW's against ½ (no exponent of ours is typed here).
 #
 # **What differs, and why.** The multiplier helps only for targets whose scale lies below the
 # equilibrium norm: above it, a larger multiplier scales up the effective step and with it the

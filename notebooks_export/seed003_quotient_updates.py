@@ -79,12 +79,11 @@ show_table("table_seed003_head_spread")
 # ## §7 Which state transport, and how often the full correction (beyond one step)
 #
 # After an explicit gauge move, an optimizer's warm state must move too: the table puts no transport, the
-# vector rule and the covector rule side by side, with and without the full correction. Covector makes momentum
-# exact once the step is corrected; uncorrected, no transport helps; Adam's second moment has none for general
-# gauges. Then many steps (`gaugelab diag trajectory`): from gauge images of one head, how far the represented
-# trajectories drift apart when the full correction runs every k steps. For general gauges one uncorrected step in
-# two is enough to leave the orbit for good — the answer to "how often" is every step; for diagonal gauges the
-# diagonal correction between full steps is exact.
+# vector rule and the covector rule side by side, with and without the full correction (the next step's spread
+# over gauges, per rule, from the run's log). Then many steps (`gaugelab diag trajectory`): from gauge images of
+# one head, how far the represented trajectories drift apart when the full correction runs every k steps, for
+# general and for diagonal gauges, with the diagonal correction between full steps. The seed asks "how often" and
+# states no claim, so the table and the figure carry no verdict, and no reading of them is typed here.
 
 # %%
 show_table("table_seed003_transport")

@@ -52,10 +52,10 @@ show_figure("fig_seed004_stability_map")
 # ## Principled: how many steps, where is the stability boundary, does λ widen it?
 # The paper's Table I is matched only by nets still at the constant predictor (300 steps). Trained to the
 # plateau instead (T*: doubling the steps gains < 1 % of the training MSE), the λ × lr × initialisation × ε map
-# answers the paper's claim: λ > 0 never keeps every seed from diverging at a larger learning rate; with a small
-# initialisation it reduces late oscillation (GD's edge of stability), and only with a bounded stiffness (ε = 0.05)
-# does it do so without diverging at the higher rates. The overlays are the explicit-GD conditions lr·max κ = 2
-# (the penalty, eq. 21) and lr·S = 2 (the MSE's top Hessian eigenvalue).
+# tests the paper's claim, that λ > 0 keeps training stable at larger learning rates: per cell, the stable
+# learning rates of each seed against λ = 0, paired by seed; the verdict below is computed from the logs and says
+# which cells come out yes, no or undecided (no finding of ours is typed here). The overlays are the explicit-GD
+# conditions lr·max κ = 2 (the penalty, eq. 21) and lr·S = 2 (the MSE's top Hessian eigenvalue).
 
 # %%
 show_figure("fig_seed004_plateau")

@@ -243,6 +243,10 @@ def table_lines(runs: list[Run], where: str, margin: float = MARGIN, null_runs: 
                 if t is not None:
                     nulls.append(f"| {t.name} (another reduction order, the same math; {null_where}) | {t.text()} |")
     bf16 = any(r.precision == "bf16" for r in runs)
+    if any("threads" in n for n in nulls):  # what it does not cover, said where it stands
+        nulls.append("| (the sensitivities' own null is not measured: the thread-count null is one learning rate's, "
+                     "and the sensitivity's would need the whole lr axis under both thread counts, a second grid; the "
+                     "rows above estimate the reduction-order noise of one run's loss and drift) | — |")
     if bf16 and not any("threads" in n for n in nulls):
         nulls.append("| (the bf16 grid's null, the same condition under two thread counts: grid "
                      "lr_sensitivity_bf16_null, not present in these runs) | — |")

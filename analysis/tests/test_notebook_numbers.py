@@ -17,7 +17,7 @@ from conftest import write_example
 from py2nb import cells
 
 NOTEBOOKS = Path(__file__).resolve().parents[2] / "notebooks_export"
-NUMBER = re.compile(r"(?<![\w.`/§])[~≈]?\s?[−+-]?\d+(?:[.,]\d+)?(?:[eE][−+-]?\d+|·10[⁻⁰¹²³⁴⁵⁶⁷⁸⁹]+)?\s?%?")
+NUMBER = re.compile(r"(?<![\w.`/§])[~≈]?\s?[−+-]?(?:\d+(?:[.,]\d+)?(?:[eE][−+-]?\d+|·10[⁻⁰¹²³⁴⁵⁶⁷⁸⁹]+)?\s?%?|[½⅓⅔¼¾⅕⅛])")
 
 ALLOWED = {
     ("seed000_gaugefix_lrm", "~10"): "the paper's token count (~10B tokens)",
@@ -29,8 +29,9 @@ ALLOWED = {
     ("seed000_gaugefix_lrm", "0.05"): "the declared equivalence margin (fig_lr_sensitivity.MARGIN)",
     ("seed000_gaugefix_lrm", "3.73e-4"): "a setting: the bf16 grid's smallest learning rate",
     ("seed003_quotient_updates", "5·10⁻⁷"): "the paper's example (loss before the step)",
+    ("seed003_quotient_updates", "½"): "the seed's formula f = ½(ab − 1)² and its quoted \"order ½·10¹²\"",
+    ("seed002_learnable_multipliers", "½"): "the equilibrium argument's prediction, which the verdict tests",
     ("seed004_soft_gauge_fixing", "1 %"): "the declared plateau criterion T*",
-    ("seed004_soft_gauge_fixing", "0.05"): "a setting: the bounded stiffness ε of the map",
     ("torch_gauge_tools", "~15"): "a run time of the cell, not a result",
 }
 # The typed numbers the audit found contradicting the computed ones; none may come back.
@@ -42,7 +43,7 @@ def result_numbers(text: str) -> list[str]:
     out = []
     for m in NUMBER.finditer(text):
         tok = m.group().strip()
-        if re.search(r"\d\.\d|\d[eE][−+-]?\d|·10|%|^[~≈]", tok):
+        if re.search(r"\d\.\d|\d[eE][−+-]?\d|·10|%|^[~≈]|[½⅓⅔¼¾⅕⅛]", tok):  # a vulgar fraction is a value too
             out.append(re.sub(r"\s+", " ", tok))
     return out
 
@@ -55,6 +56,7 @@ def test_the_scanner_sees_typed_results_and_skips_code_and_section_numbers():
     assert result_numbers("drift 2.4e-2 ± 0.5e-2 under A, ~70 % of it, 4.98·10¹¹") == ["2.4e-2", "0.5e-2", "~70 %",
                                                                                       "4.98·10¹¹"]
     assert result_numbers("§7.4 and `--lr 1e-3` and 12 layers") == []
+    assert result_numbers("exponents ½ and ¾") == ["½", "¾"]
 
 
 def test_no_notebook_types_a_result_number():

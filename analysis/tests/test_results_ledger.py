@@ -9,6 +9,7 @@ import re
 import shutil
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 
@@ -82,7 +83,21 @@ def test_the_regime_drift_claim_is_not_testable_when_the_reference_shows_no_drif
     gc = next(c for c in t1.REGIME if c.label.startswith("drift"))
     _bf16_slice(tmp_path, {"A": 1e-7, "B": 1.5e-7, "C": 1.2e-7})  # the float32 proxy's picture
     _, verdict = figure_index.regime_row(gc, tmp_path, tmp_path / "results")
-    assert verdict.startswith("not testable here:") and "≤ floor 1e-05" in verdict
+    assert verdict.startswith("not testable here:") and "≤ 0.0001, the floor 1e-05 raised by the margin" in verdict
+
+
+def test_the_regime_drift_claim_needs_its_reference_a_margin_above_the_floor(tmp_path):
+    """B's drift is read at the floor 1e-5, so with A 0.75 decade above it A − B cannot reach the one-decade margin:
+    (the bf16 grid at lr 2.68e-3 has A's median at 5.7e-5) said "no" before the gate was raised; now it says it
+    cannot show. Two decades above the floor, the same B gives yes."""
+    gc = next(c for c in t1.REGIME if c.label.startswith("drift"))
+    _bf16_slice(tmp_path, {"A": 4e-5, "B": 1.2e-7, "C": 4e-5})
+    _, verdict = figure_index.regime_row(gc, tmp_path, tmp_path / "results")
+    assert verdict.startswith("not testable here:") and "≤ 0.0001, the floor" in verdict
+    shutil.rmtree(tmp_path / "runs")
+    _bf16_slice(tmp_path, {"A": 1e-3, "B": 1.2e-7, "C": 1e-3})
+    _, verdict = figure_index.regime_row(gc, tmp_path, tmp_path / "results")
+    assert verdict.startswith("yes:") and "log10 final drift C − B" in verdict
 
 
 def test_the_null_and_the_late_instability_verdicts_need_their_run_sets(tmp_path):
@@ -96,6 +111,12 @@ def test_the_null_and_the_late_instability_verdicts_need_their_run_sets(tmp_path
                                  SEEDS8, {"C": 2.68e-3}, drift={"C": 3e-3}, threads=t)
     _, verdict = figure_index.regime_row(null, tmp_path, tmp_path / "results")
     assert verdict.startswith("yes:") and "threads 1 − 2" in verdict
+    shutil.rmtree(tmp_path / "runs")  # drift under one decade above the floor: a decade lost would read as none
+    for t, d in ((1, 5e-5), (2, 3e-3)):
+        grid_logs.quadratic_grid(tmp_path / "runs" / "lr_sensitivity_bf16_null", "C", [manifest.SEED_REGIME_LR],
+                                 SEEDS8, {"C": 2.68e-3}, drift={"C": d}, threads=t)
+    _, verdict = figure_index.regime_row(null, tmp_path, tmp_path / "results")
+    assert verdict.startswith("not testable here:") and "(the lower arm's) " in verdict and "≤ 0.0001" in verdict
     assert "0.85 at 20 seeds per arm" in late.power and "0.26 at 8" in late.power and "0.00 at 3" in late.power
 
 
@@ -121,6 +142,10 @@ def test_the_emulation_check_keeps_natives_drift_or_says_it_does_not(tmp_path):
     _emulation_check(tmp_path, {"bf16-native": {"A": 1e-7, "C": 1e-7}, "bf16-emulated": {"A": 1e-7, "C": 1e-7}})
     _, verdict = figure_index.regime_row(gc, tmp_path, tmp_path / "results")
     assert verdict.startswith("not testable here:") and "under native bf16" in verdict
+    shutil.rmtree(tmp_path / "runs")  # native under a decade above the floor: emulation losing a decade reads as equal
+    _emulation_check(tmp_path, {"bf16-native": {"A": 5e-5, "C": 5e-5}, "bf16-emulated": {"A": 5e-6, "C": 5e-6}})
+    _, verdict = figure_index.regime_row(gc, tmp_path, tmp_path / "results")
+    assert verdict.startswith("not testable here:") and "≤ 0.0001" in verdict
     shutil.rmtree(tmp_path / "runs")  # emulation that stops where native does not: a difference, never "no drift"
     _emulation_check(tmp_path, {"bf16-native": {"A": 3e-3, "C": 3e-3}, "bf16-emulated": {"A": 3e-3, "C": 3e-3}})
     grid_logs.run_log(tmp_path / "runs" / "bf16_emulation_check" / f"C_lr{manifest.SEED_REGIME_LR}_s42_bf16-emulated",
@@ -147,6 +172,24 @@ def test_late_instability_verdict_counts_spike_rule_failures(tmp_path):
         grid_logs.run_log(root / name, key, 6e-4, seed, 5.0, stable=not (key == "B" and seed <= 8))
     _, verdict = figure_index.regime_row(late, tmp_path, tmp_path / "results")
     assert verdict.startswith("yes:") and "failed seeds B vs A: 8/20 vs 0/20" in verdict
+
+
+def test_the_drift_claim_at_the_seeds_length_reads_the_late_instability_runs(tmp_path):
+    """Its verdict only on the whole run set ("in progress" with the count before), by the drift row's rule."""
+    row = next(c for c in t1.REGIME if c.label.startswith("drift, at the seed's"))
+    root = tmp_path / "runs" / "late_instability_bf16"
+    names = rl.declared_runs("late_instability_bf16")
+    drift = {"A": 1.4e-4, "B": 1.2e-7, "C": 1.8e-4}
+    for name in names[:17]:
+        key = name.split("_")[0]
+        grid_logs.run_log(root / name, key, 6e-4, int(name.split("_s")[1]), 5.0, drift=drift[key])
+    _, verdict = figure_index.regime_row(row, tmp_path, tmp_path / "results")
+    assert verdict.startswith("in progress, no verdict before the whole run set (run set: 60 runs") and "17 present" in verdict
+    for name in names[17:]:
+        key = name.split("_")[0]
+        grid_logs.run_log(root / name, key, 6e-4, int(name.split("_s")[1]), 5.0, drift=drift[key])
+    _, verdict = figure_index.regime_row(row, tmp_path, tmp_path / "results")
+    assert verdict.startswith("yes:") and "log10 final drift A − B at lr 0.0006, 20000 steps" in verdict
 
 
 def test_the_archived_bf16_table_is_tagged_and_agrees_with_figures_md():
@@ -290,3 +333,39 @@ def test_one_reading_of_how_a_runs_bf16_ran():
         "emulated+native"  # resumed under another mode
     assert lr_grid.bf16_modes({"bf16-mode": "auto", "precision": "bf16"}, {}) == "unknown"  # started, nothing logged
     assert lr_grid.bf16_modes({"precision": "fp32"}, {"bf16_mode": "-"}) == "-"
+
+
+def test_the_emulation_check_where_native_drifts_reads_its_own_lr_and_can_say_no(tmp_path):
+    """Declared at the bf16 grid's first lr whose A and C medians reach 1e-3, at the grid's length, on hardware bf16
+    only: a decade lost by emulation there is a no, which the check at the seed-regime lr could not say."""
+    gc = next(c for c in t1.REGIME if c.label.endswith("where it drifts"))
+    settings, _ = manifest.GRIDS["bf16_emulation_check_hw_drifting"]
+    assert settings["lrs"] == manifest.EMULATION_DRIFTING_LR and "--max-iters" not in settings["extra"]
+    # its lr by its declared rule, from the committed bf16 ledger: the smallest where A's and C's medians reach 1e-3
+    runs = rl.load_grid("lr_sensitivity_bf16", ANALYSIS / "no-runs-here", ANALYSIS / "results").runs
+    def med(k, lr):
+        return float(np.median([r.drift for r in runs if r.key == k and math.isclose(r.lr, lr, rel_tol=1e-6)]))
+    lrs = sorted({r.lr for r in runs})
+    first = next(lr for lr in lrs if all(med(k, lr) >= 1e-3 for k in "AC"))
+    assert math.isclose(first, float(manifest.EMULATION_DRIFTING_LR), rel_tol=1e-6), first
+    assert manifest.GRID_REQUIRES["bf16_emulation_check_hw_drifting"] == "cpu-bf16"
+    root = tmp_path / "runs" / "bf16_emulation_check_hw_drifting"
+    for arm, d in (("bf16-native", 2e-3), ("bf16-emulated", 2e-5)):  # two decades lost
+        grid_logs.quadratic_grid(root, "AC", [manifest.EMULATION_DRIFTING_LR], SEEDS8[:4], {k: 1.93e-2 for k in "AC"},
+                                 arm=arm, drift={"A": d, "C": d}, cpu_bf16="avx512_bf16")
+    _, verdict = figure_index.regime_row(gc, tmp_path, tmp_path / "results")
+    assert verdict.startswith("no:") and "resolved beyond ±1" in verdict
+
+
+def test_a_decade_comparison_is_testable_only_when_its_rejected_outcome_is_reachable():
+    """The median gate is not enough: with A at 1.01e-4 in 5 seeds and 5e-5 in 3 (median above the bar), A − B with B
+    at the floor is +0.89 decade, so it could only say no (a review's example). Its best case decides: not testable.
+    Likewise a check of a decade lost must be able to see one: not within a decade of the floor, yes far above it."""
+    ref = [math.log10(x) for x in [1.01e-4] * 5 + [5e-5] * 3]
+    blocked = t1._yes_reachable(ref, "A")
+    assert blocked is not None and blocked[0] == "not testable here" and "cannot come out yes" in blocked[1]
+    assert t1._yes_reachable([math.log10(x) for x in (3e-3, 1e-3, 2e-3, 5e-3, 4e-3, 1.5e-3, 2.5e-3, 6e-3)], "A") is None
+    # ... and at 4 seeds no paired yes can be reached (the exact sign-flip p is at least 2/16): not testable either
+    assert t1._yes_reachable([math.log10(x) for x in (3e-3, 1e-3, 2e-3, 5e-3)], "A")[0] == "not testable here"
+    assert t1._loss_reachable([math.log10(x) for x in (8e-5, 1.5e-4, 9e-5, 1.2e-4)], "native")[0] == "not testable here"
+    assert t1._loss_reachable([math.log10(x) for x in (2e-3, 1e-3, 3e-3, 1.5e-3)], "native") is None

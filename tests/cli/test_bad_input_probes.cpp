@@ -1,14 +1,18 @@
 // The bad-input probes of issue 31, one row each: a command that once wrote over its own inputs, ran for
 // ever on an unbounded count, ignored a flag outside its mode or failed in a way that named nothing. Each
 // row gives the command, the exit status it must end with, a piece of its one-line error, and a time
-// bound; every file of the fixture (checkpoints, token files, logs) must be byte for byte what it was,
-// and a refused command must leave nothing new behind. Rows of valid commands beside them keep working.
+// bound; every file and folder of the fixture (checkpoints, token files, logs) must be untouched (the same
+// inode, size and change time: no write, replacement, removal or addition escapes the change time), and a
+// refused command must leave nothing new behind. Rows of valid commands beside them keep working.
 // Then the stop signals: SIGTERM during the trainer's evaluation and SIGINT during its sampling stop the
 // run within a bound (both were ignored until the evaluation or the sample ended).
 #include <catch2/catch.hpp>
 
+#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/file.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -16,6 +20,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <thread>
@@ -50,17 +55,30 @@ bool torch_built() {
   return built;
 }
 
-std::string bytes_of(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), {});
+// Every file, folder and link under `root` with its inode, size and change time (lstat: a link itself). Any
+// write, truncation, replacement, rename, chmod, or entry added to or removed from a folder moves the change
+// time, which no system call sets back; reading does not. (The fixture is 135 MB: comparing its bytes after
+// each of ~100 rows cost ~25 CPU-s of make test.)
+// The root itself too (an entry added to or removed from it).
+using Tree = std::map<std::string, std::tuple<ino_t, off_t, long long>>;
+Tree tree(const fs::path& root) {
+  Tree t;
+  const auto stamp = [&t](const fs::path& p) {
+    struct stat st {};
+    REQUIRE(::lstat(p.c_str(), &st) == 0);
+    t[p.string()] = {st.st_ino, st.st_size, st.st_ctim.tv_sec * 1000000000LL + st.st_ctim.tv_nsec};
+  };
+  stamp(root);
+  for (const auto& e : fs::recursive_directory_iterator(root)) stamp(e.path());
+  return t;
 }
 
-// Every file under `root` with its contents (the fixture is small: a few MB).
-std::map<std::string, std::string> tree(const fs::path& root) {
-  std::map<std::string, std::string> t;
-  for (const auto& e : fs::recursive_directory_iterator(root))
-    t[e.path().string()] = e.is_regular_file() ? bytes_of(e.path()) : std::string("<dir>");
-  return t;
+std::string text_of(const Tree& t) {
+  std::string s;
+  for (const auto& [path, v] : t)
+    s += path + " " + std::to_string(std::get<0>(v)) + " " + std::to_string(std::get<1>(v)) + " " +
+         std::to_string(std::get<2>(v)) + "\n";
+  return s;
 }
 
 // The checkpoint directory a one-step run wrote.
@@ -71,19 +89,62 @@ std::string checkpoint_of(const std::string& run_dir) {
 
 // The fixture: a prepared corpus, two checkpoints of one configuration and one of another width, a
 // token file under a name of no token file, an HDF5 log named like a token file, a tiny named corpus.
+// `in` is shared by the cases (read only: each checks it is untouched), `root` holds the case's own output.
 struct Fixture {
-  std::string root, data, val, a, a_copy, b, narrow, tok, log_bin, existing, corpus, text_bin, text, empty;
+  std::string root, in, data, val, a, a_copy, b, narrow, tok, log_bin, existing, corpus, text_bin, text, empty;
+  std::shared_ptr<struct InputsLock> lock;  // shared while the case runs: nobody remakes the inputs under it
 };
 
-Fixture make_fixture(const std::string& name) {
+// The binaries the shared inputs were made by, this test's own among them (a new make_inputs): inputs made by
+// others are made again.
+std::string build_stamp() {
+  std::string s;
+  for (const std::string& path : {std::string(GAUGELAB_BINARY_DIR) + "/gaugelab",
+                                  std::string(GAUGELAB_BINARY_DIR) + "/gaugelab-torch", std::string("/proc/self/exe")}) {
+    struct stat st {};
+    if (::stat(path.c_str(), &st) == 0)
+      s += std::to_string(st.st_ino) + ":" + std::to_string(st.st_size) + ":" + std::to_string(st.st_mtim.tv_sec) +
+           "." + std::to_string(st.st_mtim.tv_nsec) + " ";
+  }
+  return s + "\n";
+}
+
+// flock on the shared inputs' lock file, released (with its descriptor) however the case ends.
+struct InputsLock {
+  int fd = -1;
+  InputsLock() : fd(::open((kRoot + "/shared.lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644)) { REQUIRE(fd >= 0); }
+  ~InputsLock() {
+    if (fd >= 0) ::close(fd);  // closing the last descriptor releases the lock
+  }
+  void take(int how) { REQUIRE(::flock(fd, how) == 0); }
+  InputsLock(const InputsLock&) = delete;
+  InputsLock& operator=(const InputsLock&) = delete;
+};
+
+// The fixture's paths under `in`; the checkpoints' once the runs that write them have.
+Fixture paths_under(const std::string& in) {
   Fixture f;
-  f.root = kRoot + "/" + name;
-  fs::remove_all(f.root);
-  const std::string in = f.root + "/in";
-  fs::create_directories(in);
+  f.in = in;
   f.data = in + "/data";
-  REQUIRE(run("prepare --synthetic --docs 200 --seed 1 --out " + f.data, 60).status == 0);
   f.val = f.data + "/val.bin";
+  if (fs::is_directory(in + "/runA/checkpoints")) f.a = checkpoint_of(in + "/runA");
+  if (fs::is_directory(in + "/runW/checkpoints")) f.narrow = checkpoint_of(in + "/runW");
+  f.a_copy = in + "/a_copy";
+  f.b = in + "/b";
+  f.tok = in + "/val.tokens";          // a token file is one by its bytes, not its name
+  f.log_bin = in + "/log_named.bin";   // an HDF5 log is none, whatever its name
+  f.existing = in + "/existing.h5";
+  f.corpus = in + "/corpus";
+  f.text_bin = in + "/p/train.bin";    // a text input named like the output prepare writes beside it
+  f.text = in + "/q/t.txt";            // a text input in a folder of its own
+  f.empty = in + "/empty.txt";
+  return f;
+}
+
+void make_inputs(const std::string& in) {
+  fs::create_directories(in);
+  Fixture f = paths_under(in);
+  REQUIRE(run("prepare --synthetic --docs 200 --seed 1 --out " + f.data, 60).status == 0);
   const std::string train = " --data " + f.data + " --model nano --max-iters 1 --warmup-iters 0 --eval-every 1 "
                             "--eval-batches 1 --sample-tokens 0 --threads 1 --out ";
   ChildResult r = run("train" + train + in + "/runA", 120);
@@ -91,32 +152,53 @@ Fixture make_fixture(const std::string& name) {
   REQUIRE(r.status == 0);
   r = run("train" + train + in + "/runW --n-embd 32", 120);
   REQUIRE(r.status == 0);
-  f.a = checkpoint_of(in + "/runA");
-  f.narrow = checkpoint_of(in + "/runW");
-  f.a_copy = in + "/a_copy";
-  f.b = in + "/b";
+  f = paths_under(in);
   fs::copy(f.a, f.a_copy);
   fs::copy(f.a, f.b);
-  f.tok = in + "/val.tokens";  // a token file is one by its bytes, not its name
   fs::copy_file(f.val, f.tok);
-  f.log_bin = in + "/log_named.bin";  // an HDF5 log is none, whatever its name
   fs::copy_file(in + "/runA/log.h5", f.log_bin);
-  f.existing = in + "/existing.h5";
   fs::copy_file(in + "/runA/log.h5", f.existing);
-  f.corpus = in + "/corpus";
   fs::create_directories(f.corpus);
   for (const char* w : {"alpha", "beta", "gamma"}) {
     std::ofstream o(f.corpus + "/" + w + "_gut.txt");
     for (int i = 0; i < 30; ++i) o << "Line " << i << " of the work " << w << ", spoken twice.\n";
   }
-  f.text_bin = in + "/p/train.bin";  // a text input named like the output prepare writes beside it
   fs::create_directories(in + "/p");
   std::ofstream(f.text_bin) << "Some text to tokenise, once upon a time.\n";
-  f.text = in + "/q/t.txt";  // a text input in a folder of its own
   fs::create_directories(in + "/q");
   std::ofstream(f.text) << "Other text to tokenise, twice upon a time.\n";
-  f.empty = in + "/empty.txt";
   std::ofstream{f.empty};
+}
+
+// The cases' shared inputs (ctest runs the cases as parallel processes): each case holds a shared lock while it
+// runs. They are made again, under the exclusive lock once no case holds them, when the mark written last after
+// making them differs from what is there now: made by other binaries, half made, or changed since (a failed row).
+Fixture make_fixture(const std::string& name) {
+  const std::string shared = kRoot + "/shared", in = shared + "/in", mark = shared + "/made_by";
+  fs::create_directories(kRoot);
+  const auto current = [&] {
+    std::ifstream was(mark);
+    const std::string had(std::istreambuf_iterator<char>(was), {});
+    return !had.empty() && fs::is_directory(in) && had == build_stamp() + text_of(tree(in));
+  };
+  auto lock = std::make_shared<InputsLock>();
+  lock->take(LOCK_SH);
+  if (!current()) {
+    lock->take(LOCK_EX);  // waits for the cases that hold them
+    if (!current()) {
+      fs::remove_all(shared);
+      make_inputs(in);
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));  // a later write moves a coarse change time
+      const std::string made = build_stamp() + text_of(tree(in));
+      std::ofstream(mark) << made;
+    }
+    lock->take(LOCK_SH);
+  }
+  Fixture f = paths_under(in);
+  f.lock = lock;
+  f.root = kRoot + "/" + name;
+  fs::remove_all(f.root);
+  fs::create_directories(f.root);
   return f;
 }
 
@@ -129,7 +211,7 @@ std::string fill(const std::string& args, const Fixture& f) {
                                                         {"{EXISTING}", f.existing}, {"{CORPUS}", f.corpus},
                                                         {"{TEXTBIN}", f.text_bin}, {"{TEXT}", f.text},
                                                         {"{EMPTY}", f.empty}, {"{OUT}", f.root + "/out"},
-                                                        {"{IN}", f.root + "/in"}})
+                                                        {"{IN}", f.in}})
     s = replace_all(s, key, value);
   return s;
 }
@@ -149,7 +231,7 @@ void check_rows(const std::string& name, const std::vector<Row>& rows) {
     return;
   }
   const Fixture f = make_fixture(name);
-  const auto before = tree(f.root + "/in");
+  const auto before = tree(f.in);
   for (const Row& row : rows) {
     fs::remove_all(f.root + "/out");
     fs::create_directories(f.root + "/out");
@@ -162,7 +244,7 @@ void check_rows(const std::string& name, const std::vector<Row>& rows) {
     CHECK_FALSE(r.timed_out);
     CHECK(r.signal == 0);
     CHECK(r.status == row.status);
-    CHECK(r.output.find(row.says) != std::string::npos);
+    CHECK(r.output.find(fill(row.says, f)) != std::string::npos);
     if (row.status != 0) {
       // One error line, and it is the last line, short enough to read.
       const std::size_t at = r.output.find("error:");
@@ -170,7 +252,7 @@ void check_rows(const std::string& name, const std::vector<Row>& rows) {
       CHECK(gaugelab::test::count_lines(r.output.substr(at)) == 1);
       CHECK(r.output.size() - at < 400);
     }
-    CHECK(tree(f.root + "/in") == before);  // no input replaced, deleted or added to
+    CHECK(tree(f.in) == before);  // no input written, replaced, deleted or added to
     if (!row.writes) CHECK(fs::is_empty(f.root + "/out"));
   }
 }
@@ -217,7 +299,7 @@ TEST_CASE("bad input probes: train --force refuses a linked checkpoints/ or log.
     return;
   }
   const Fixture f = make_fixture("links");
-  const auto before = tree(f.root + "/in");
+  const auto before = tree(f.in);
   const std::string t = "train --model nano --max-iters 1 --warmup-iters 0 --threads 1 --force --out {OUT}/run ";
   struct LinkRow {
     const char* link;    // under --out
@@ -225,7 +307,7 @@ TEST_CASE("bad input probes: train --force refuses a linked checkpoints/ or log.
     std::string args, says;
   };
   const std::vector<LinkRow> rows = {
-      {"checkpoints", f.root + "/in/runA/checkpoints", t + "--data {D} --init-from {A}",
+      {"checkpoints", f.in + "/runA/checkpoints", t + "--data {D} --init-from {A}",
        "--out {OUT}/run/checkpoints holds this command's input {A} (write the result elsewhere)"},
       {"log.h5", f.val, t + "--data {D}", "--out {OUT}/run/log.h5 is a file of this command's input {D}"},
   };
@@ -243,7 +325,7 @@ TEST_CASE("bad input probes: train --force refuses a linked checkpoints/ or log.
     CHECK(r.status == 2);
     CHECK(r.output.find(fill(row.says, f)) != std::string::npos);
     CHECK(fs::is_symlink(link));  // refused before anything was removed
-    CHECK(tree(f.root + "/in") == before);
+    CHECK(tree(f.in) == before);
   }
   // --init-from given as a link inside OUT/checkpoints (to a checkpoint elsewhere): --force would delete the link
   // before the weights are read. Refused by where the link lives, not where it leads.
@@ -257,7 +339,7 @@ TEST_CASE("bad input probes: train --force refuses a linked checkpoints/ or log.
   CHECK(r.status == 2);
   CHECK(r.output.find("holds this command's input " + link.string()) != std::string::npos);
   CHECK(fs::is_symlink(link));
-  CHECK(tree(f.root + "/in") == before);
+  CHECK(tree(f.in) == before);
 }
 
 TEST_CASE("bad input probes: every count is bounded, refused in one line before any work", "[cli][probes]") {
@@ -384,12 +466,10 @@ TEST_CASE("bad input probes: issue 45 (the CLI)", "[cli][probes]") {
       {t + "--profile-from 2 --profile-steps 3 --out {OUT}/t --print-config", 0, "\"profile-steps\": 3", false},
       {t + "--lr 2.5e-308 --out {OUT}/t --print-config", 0, "\"lr\": 2.5e-308", false},
   };
-  Fixture names;  // the placeholders in the expected text are the fixture's paths
-  names.root = kRoot + "/issue45";
-  std::vector<std::string> args, says;
+  std::vector<std::string> args, says;  // the placeholders in the expected text are filled as the command's
   for (const auto& [a, status, say, writes] : table) {
     args.push_back(a);
-    says.push_back(fill(say, names));
+    says.push_back(say);
   }
   std::vector<Row> rows;
   for (std::size_t i = 0; i < table.size(); ++i)
