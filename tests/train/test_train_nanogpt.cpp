@@ -115,12 +115,16 @@ struct Ref {
   std::string weights;
 };
 
-#ifndef GAUGELAB_TORCH_PYTHON  // LibTorch not from a venv: no torch Python to run the reference with
-#define GAUGELAB_TORCH_PYTHON ""
+// The torch Python to run the reference with; none where LibTorch is not from a venv. A constant, not a #define of
+// the macro: the area compiles as one unity batch, and a definition here would reach the files after it.
+#ifdef GAUGELAB_TORCH_PYTHON
+const std::string kTorchPython = GAUGELAB_TORCH_PYTHON;
+#else
+const std::string kTorchPython;
 #endif
 
 bool have_python() {
-  if (!std::string(GAUGELAB_TORCH_PYTHON).empty()) return true;
+  if (!kTorchPython.empty()) return true;
   WARN("SKIPPED: no Python beside the torch wheel to run tests/reference/nanogpt_train_ref.py");
   return false;
 }
@@ -151,7 +155,7 @@ std::vector<Ref> references(const std::vector<RefJob>& jobs) {
   const std::string list = kRoot + "/batch." + std::to_string(::getpid()) + "." + fs::path(jobs.front().out).filename().string();
   std::ofstream(list) << lines.str();
   const std::string env = torch_ops ? "PYTHONPATH=" + std::string(GAUGELAB_BINARY_DIR) + "/python " : "";
-  const std::string cmd = env + std::string(GAUGELAB_TORCH_PYTHON) + " " + GAUGELAB_SOURCE_DIR +
+  const std::string cmd = env + kTorchPython + " " + GAUGELAB_SOURCE_DIR +
                           "/tests/reference/run_batch.py " + list;
   const test::ProcessResult r = test::run_command(cmd);
   INFO(cmd << "\n" << lines.str() << r.output);
