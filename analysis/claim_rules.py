@@ -55,9 +55,9 @@ PAIRED_RULE = (
 FLOOR_RULE = (
     "a part is not testable here when its reference condition shows no effect above the round-off floor the claim "
     "declares for it (the proxy cannot show the claim: never read as no), or when a premise it rests on did not "
-    "come out yes; a part that compares in decades a quantity read at the floor below it needs its reference a "
-    "margin above the floor, and the outcome it would reject reachable with the other side at the floor (else a "
-    "difference of the margin could not show)")
+    "come out yes; a part that compares in decades a quantity read at the floor below it is testable only when the "
+    "outcome it would reject is reachable with the other side at the floor (else a difference of the margin could "
+    "not show)")
 
 
 def paired(x, y, margin: float, name: str, claimed: str = "lower", alpha: float = FAMILY_ALPHA) -> Part:
@@ -101,27 +101,13 @@ def at_least(value: float, bound: float, name: str, fmt: str = ".3g") -> Part:
 
 # --- "not testable here" ---------------------------------------------------------------------------------------
 
-def floor_bar(floor: float, decades: float) -> float:
-    """The least reference effect at which a difference of `decades` can show above a `floor` that values are read at."""
-    return floor * 10.0 ** decades
-
-
-def above_floor(value: float, floor: float, name: str, cannot: str, decades: float = 0.0) -> Part | None:
+def above_floor(value: float, floor: float, name: str, cannot: str) -> Part | None:
     """None when the reference effect `value` lies above its declared round-off `floor`; else the part "not
     testable here" with the reason, e.g. "A's final drift (largest over seeds) 7.6e-08 ≤ floor 1e-05: the proxy
-    cannot show drift".
-
-    `decades`: for a comparison in decades of a quantity read at the floor where it lies below it (a value under the
-    floor carries no more), with that margin. A difference of the margin can then show only when the reference lies
-    at least the margin above the floor: the bar is floor·10^decades. (With A's drift 0.75 decade above the floor and
-    B's read at it, A − B cannot reach one decade whatever GaugeFix does, and an emulation that loses a decade of
-    native's drift reads as equal to it.)"""
-    bar = floor_bar(floor, decades)
-    if math.isfinite(value) and value > bar:
+    cannot show drift"."""
+    if math.isfinite(value) and value > floor:
         return None
-    where = (f"floor {floor:g}" if not decades else
-             f"{bar:g}, the floor {floor:g} raised by the margin ({decades:g} decade{'' if decades == 1 else 's'})")
-    return Part(NOT_TESTABLE, f"{name} {value:.2g} ≤ {where}: {cannot}")
+    return Part(NOT_TESTABLE, f"{name} {value:.2g} ≤ floor {floor:g}: {cannot}")
 
 
 def premise(part: Part, name: str) -> Part | None:

@@ -83,17 +83,17 @@ def test_the_regime_drift_claim_is_not_testable_when_the_reference_shows_no_drif
     gc = next(c for c in t1.REGIME if c.label.startswith("drift"))
     _bf16_slice(tmp_path, {"A": 1e-7, "B": 1.5e-7, "C": 1.2e-7})  # the float32 proxy's picture
     _, verdict = figure_index.regime_row(gc, tmp_path, tmp_path / "results")
-    assert verdict.startswith("not testable here:") and "≤ 0.0001, the floor 1e-05 raised by the margin" in verdict
+    assert verdict.startswith("not testable here:") and "cannot come out yes" in verdict
 
 
 def test_the_regime_drift_claim_needs_its_reference_a_margin_above_the_floor(tmp_path):
-    """B's drift is read at the floor 1e-5, so with A 0.75 decade above it A − B cannot reach the one-decade margin:
-    (the bf16 grid at lr 2.68e-3 has A's median at 5.7e-5) said "no" before the gate was raised; now it says it
-    cannot show. Two decades above the floor, the same B gives yes."""
+    """B's drift is read at the floor 1e-5, so with A under a decade above it A − B cannot reach the one-decade margin
+    (the bf16 grid at lr 2.68e-3, A's median 5.7e-5, said "no" before the amendment); now it says it cannot show. Two
+    decades above the floor, the same B gives yes."""
     gc = next(c for c in t1.REGIME if c.label.startswith("drift"))
     _bf16_slice(tmp_path, {"A": 4e-5, "B": 1.2e-7, "C": 4e-5})
     _, verdict = figure_index.regime_row(gc, tmp_path, tmp_path / "results")
-    assert verdict.startswith("not testable here:") and "≤ 0.0001, the floor" in verdict
+    assert verdict.startswith("not testable here:") and "cannot come out yes" in verdict
     shutil.rmtree(tmp_path / "runs")
     _bf16_slice(tmp_path, {"A": 1e-3, "B": 1.2e-7, "C": 1e-3})
     _, verdict = figure_index.regime_row(gc, tmp_path, tmp_path / "results")
@@ -116,7 +116,8 @@ def test_the_null_and_the_late_instability_verdicts_need_their_run_sets(tmp_path
         grid_logs.quadratic_grid(tmp_path / "runs" / "lr_sensitivity_bf16_null", "C", [manifest.SEED_REGIME_LR],
                                  SEEDS8, {"C": 2.68e-3}, drift={"C": d}, threads=t)
     _, verdict = figure_index.regime_row(null, tmp_path, tmp_path / "results")
-    assert verdict.startswith("not testable here:") and "(the lower arm's) " in verdict and "≤ 0.0001" in verdict
+    assert verdict.startswith("not testable here:") and "C's drift under threads 1" in verdict \
+        and "would not read as one" in verdict
     assert "0.85 at 20 seeds per arm" in late.power and "0.26 at 8" in late.power and "0.00 at 3" in late.power
 
 
@@ -141,11 +142,11 @@ def test_the_emulation_check_keeps_natives_drift_or_says_it_does_not(tmp_path):
     shutil.rmtree(tmp_path / "runs")  # native bf16 that does not drift: nothing to keep
     _emulation_check(tmp_path, {"bf16-native": {"A": 1e-7, "C": 1e-7}, "bf16-emulated": {"A": 1e-7, "C": 1e-7}})
     _, verdict = figure_index.regime_row(gc, tmp_path, tmp_path / "results")
-    assert verdict.startswith("not testable here:") and "under native bf16" in verdict
+    assert verdict.startswith("not testable here:") and "native drift" in verdict and "would not read as one" in verdict
     shutil.rmtree(tmp_path / "runs")  # native under a decade above the floor: emulation losing a decade reads as equal
     _emulation_check(tmp_path, {"bf16-native": {"A": 5e-5, "C": 5e-5}, "bf16-emulated": {"A": 5e-6, "C": 5e-6}})
     _, verdict = figure_index.regime_row(gc, tmp_path, tmp_path / "results")
-    assert verdict.startswith("not testable here:") and "≤ 0.0001" in verdict
+    assert verdict.startswith("not testable here:") and "would not read as one" in verdict
     shutil.rmtree(tmp_path / "runs")  # emulation that stops where native does not: a difference, never "no drift"
     _emulation_check(tmp_path, {"bf16-native": {"A": 3e-3, "C": 3e-3}, "bf16-emulated": {"A": 3e-3, "C": 3e-3}})
     grid_logs.run_log(tmp_path / "runs" / "bf16_emulation_check" / f"C_lr{manifest.SEED_REGIME_LR}_s42_bf16-emulated",
@@ -358,13 +359,15 @@ def test_the_emulation_check_where_native_drifts_reads_its_own_lr_and_can_say_no
 
 
 def test_a_decade_comparison_is_testable_only_when_its_rejected_outcome_is_reachable():
-    """The median gate is not enough: with A at 1.01e-4 in 5 seeds and 5e-5 in 3 (median above the bar), A − B with B
-    at the floor is +0.89 decade, so it could only say no (a review's example). Its best case decides: not testable.
-    Likewise a check of a decade lost must be able to see one: not within a decade of the floor, yes far above it."""
+    """Its best case decides, not the reference's median: with A at 1.01e-4 in 5 seeds and 5e-5 in 3 (median above
+    floor·10), A − B with B at the floor is +0.89 decade, so it could only say no (a review's example): not testable;
+    with A at 8e-5 in 5 seeds and 0.1 in 3 (median below floor·10) a yes is reachable: testable. Likewise a check of a
+    decade lost must be able to see one: not within a decade of the floor, yes far above it."""
     ref = [math.log10(x) for x in [1.01e-4] * 5 + [5e-5] * 3]
     blocked = t1._yes_reachable(ref, "A")
     assert blocked is not None and blocked[0] == "not testable here" and "cannot come out yes" in blocked[1]
     assert t1._yes_reachable([math.log10(x) for x in (3e-3, 1e-3, 2e-3, 5e-3, 4e-3, 1.5e-3, 2.5e-3, 6e-3)], "A") is None
+    assert t1._yes_reachable([math.log10(x) for x in [8e-5] * 5 + [0.1] * 3], "A") is None
     # ... and at 4 seeds no paired yes can be reached (the exact sign-flip p is at least 2/16): not testable either
     assert t1._yes_reachable([math.log10(x) for x in (3e-3, 1e-3, 2e-3, 5e-3)], "A")[0] == "not testable here"
     assert t1._loss_reachable([math.log10(x) for x in (8e-5, 1.5e-4, 9e-5, 1.2e-4)], "native")[0] == "not testable here"
