@@ -12,8 +12,9 @@ import numpy as np
 import figstyle
 import seed000_runs as s0
 import claim_rules as cr
+import lr_grid
 import manifest
-from figure_decl import FULL_GPT2, Claim, Figure
+from figure_decl import FULL_GPT2, Claim, Figure, GridClaim
 
 COLOURS = {"A": "C0", "B": "C2", "C": "C1"}
 
@@ -38,6 +39,34 @@ def _decide(paths):
                                                            "largest final s_Q·s_K (mean over heads) over B's seeds"))])
 
 
+# --- the same claim in the seed's regime: declared 2026-11-30, before the late-instability runs' final s_Q·s_K (mean over
+# heads) was read; their largest s_Q·s_K over heads and samples (sqk_max, its upper bound) had been, in 20 of 60 ledger rows:
+# 1.5-1.9 -----------------------------------------------------------------------------------------------------------------
+def _regime(grids):
+    runs = grids["late_instability_bf16"]
+    lr = float(manifest.SEED000_LR)
+    b = list(lr_grid.at(runs, "B", lr).values())
+    c_drift = max((r.drift for r in lr_grid.at(runs, "C", lr).values()), default=float("nan"))
+    gate = cr.above_floor(c_drift, s0.DRIFT_FLOOR, "C's final drift (largest over seeds; B is C plus the fix)",
+                          "GaugeFix moves the point by round-off only, so B is C up to rounding")
+    return cr.combine([
+        cr.unless(gate, lambda: cr.at_least(sum(r.n_spikes > 0 for r in b), 1,
+                                            f"B seeds with a grad-norm spike (of {len(b)})", "d")),
+        cr.unless(gate, lambda: cr.at_least(max((r.sqk_final for r in b), default=float("nan")), SQK_CLAIMED,
+                                            "largest final s_Q·s_K (mean over heads) over B's seeds"))])
+
+
+REGIME = (GridClaim(
+    label="the series, at the seed's lr and length",
+    says="under GaugeFix alone the gradient norm spikes and s_Q·s_K grows to ~3",
+    rule=f"the series row's rule on the late-instability run set (bf16, lr {manifest.SEED000_LR}, "
+         f"{manifest.SEED000_ITERS} steps, 20 seeds per arm): at least one B seed with a spike (the trainer's spike rule) "
+         f"and B's final s_Q·s_K (mean over heads) ≥ {SQK_CLAIMED:g} in some seed; not testable when C's largest final "
+         f"drift is ≤ the float32 floor {s0.DRIFT_FLOOR:g}. Declared 2026-11-30, after 20 of its 60 runs had been "
+         "read (their largest s_Q·s_K over heads and samples, an upper bound on this statistic: 1.5-1.9)",
+    needs=(("late_instability_bf16", ()),), decide=_regime),)
+
+
 FIGURE = Figure(seed="000", label="§4.2/§4.4 series", what="grad norm, s_Q·s_K and drift per step per condition",
                 inputs=manifest.SEED000_GRID, status="small-scale proxy",
                 paper="grad norm 0.25 → 55-123 (B, seed 123); s_Q·s_K → ~3 (B) vs ~2.5 (A)", full_scale=FULL_GPT2,
@@ -45,7 +74,8 @@ FIGURE = Figure(seed="000", label="§4.2/§4.4 series", what="grad norm, s_Q·s_
                             rule=f"at least one B seed with a spike (the trainer's stated spike rule) and B's final "
                                  f"s_Q·s_K (mean over heads) ≥ {SQK_CLAIMED:g} in some seed; both not testable when C's "
                                  f"largest final drift is ≤ the float32 round-off floor {s0.DRIFT_FLOOR:g} (GaugeFix then "
-                                 "acts at round-off only)", decide=_decide))
+                                 "acts at round-off only)", decide=_decide),
+                regime=REGIME)
 
 
 def main(paths: list[str]) -> None:
