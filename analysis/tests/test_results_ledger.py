@@ -158,8 +158,8 @@ def test_the_emulation_check_keeps_natives_drift_or_says_it_does_not(tmp_path):
 def test_a_ledger_from_before_the_bf16_mode_column_still_reads(tmp_path):
     _bf16_slice(tmp_path, {"A": 3e-3, "B": 1.5e-7, "C": 3e-3})
     text = rl.write("lr_sensitivity_bf16", root=tmp_path, results=tmp_path / "results").read_text()
-    assert rl.COLUMNS[-4:] == ("bf16_mode", "cpu_bf16", "device", "processes")
-    old = "\n".join(ln if ln.startswith("#") or not ln else ln.rsplit(",", 4)[0] for ln in text.splitlines())
+    assert rl.COLUMNS[-8:-4] == ("bf16_mode", "cpu_bf16", "device", "processes")
+    old = "\n".join(ln if ln.startswith("#") or not ln else ln.rsplit(",", 8)[0] for ln in text.splitlines())
     runs = rl.loads(old).runs
     assert len(runs) == 24 and all(r.bf16_mode == "" and r.cpu_bf16 == "" and r.device == "" and r.processes == 0
                                    for r in runs)
@@ -372,3 +372,59 @@ def test_a_decade_comparison_is_testable_only_when_its_rejected_outcome_is_reach
     assert t1._yes_reachable([math.log10(x) for x in (3e-3, 1e-3, 2e-3, 5e-3)], "A")[0] == "not testable here"
     assert t1._loss_reachable([math.log10(x) for x in (8e-5, 1.5e-4, 9e-5, 1.2e-4)], "native")[0] == "not testable here"
     assert t1._loss_reachable([math.log10(x) for x in (2e-3, 1e-3, 3e-3, 1.5e-3)], "native") is None
+
+
+def test_the_drift_over_a_window_is_the_largest_move_of_one_head_within_it():
+    step = np.arange(100, 3001, 100)
+    ratio = np.zeros((len(step), 1, 2))
+    ratio[:, 0, 1] = 1e-6 * step  # one head drifts 1e-6 a step, the other stays balanced
+    h = {"step": step, "s_q": np.exp(ratio), "s_k": np.ones_like(ratio)}
+    assert lr_grid.drift_window(h, 1000) == pytest.approx(1e-3, rel=1e-9)  # samples 1000 steps apart, not 1100
+    assert lr_grid.drift_window(h, 250) == pytest.approx(2e-4, rel=1e-9)
+    back = dict(h, s_q=np.exp(-ratio))  # the sign of the move does not matter
+    assert lr_grid.drift_window(back, 1000) == pytest.approx(1e-3, rel=1e-9)
+    assert math.isnan(lr_grid.drift_window({"step": step[:1], "s_q": h["s_q"][:1], "s_k": h["s_k"][:1]}))
+    assert math.isnan(lr_grid.drift_window({"step": step, "s_qk": np.ones_like(ratio)}))  # no s_Q, s_K logged
+
+
+def _frequency_runs(root: Path, c_window: float, peaks: dict) -> None:
+    """Seed 1 of the late-instability set (B, C) and the frequency grid's B runs, with their drifts as given."""
+    for key in "BC":
+        grid_logs.run_log(root / "runs/late_instability_bf16" / f"{key}_lr6e-4_s1", key, 6e-4, 1, 4.85,
+                          peak=peaks[1] if key == "B" else 2e-4, window=c_window if key == "C" else 1e-7)
+    for n in (10, 100, 1000):
+        grid_logs.run_log(root / "runs/gaugefix_frequency_bf16" / f"B_lr6e-4_s1_N{n}", "B", 6e-4, 1, 4.85,
+                          peak=peaks[n], every=n)
+
+
+def test_the_frequency_claim_in_the_seeds_regime_reads_each_n_and_its_reference(tmp_path):
+    import table_seed000_frequency as t2
+    row = t2.REGIME[0]
+    assert figure_index.regime_row(row, tmp_path, tmp_path / "results")[1].startswith("not run here")
+    _frequency_runs(tmp_path, 2e-4, {1: 3e-7, 10: 2e-6, 100: 8e-6, 1000: 1e-3})
+    where, verdict = figure_index.regime_row(row, tmp_path, tmp_path / "results")
+    assert "runs/gaugefix_frequency_bf16" in where and "runs/late_instability_bf16" in where
+    assert verdict.startswith("partly:") and "max drift N 1000 / largest at N ≤ 100" in verdict and "100 ≥ 10" in verdict
+    _frequency_runs(tmp_path, 2e-4, {1: 3e-7, 10: 2e-6, 100: 8e-6, 1000: 5e-5})  # N = 1000 under 10x the floor: no
+    assert figure_index.regime_row(row, tmp_path, tmp_path / "results")[1].startswith("no:")
+    _frequency_runs(tmp_path, 7e-5, {1: 3e-7, 10: 2e-6, 100: 8e-6, 1000: 1e-3})  # C moves < 1e-4 within 1000 steps
+    verdict = figure_index.regime_row(row, tmp_path, tmp_path / "results")[1]
+    assert verdict.startswith("not testable here:") and "within 1000 steps" in verdict
+
+
+def test_the_series_claim_in_the_seeds_regime_reads_spikes_and_the_final_product(tmp_path):
+    import fig_seed000_series as series
+    row = series.REGIME[0]
+    root = tmp_path / "runs" / "late_instability_bf16"
+    names = rl.declared_runs("late_instability_bf16")
+    for name in names:
+        key, seed = name.split("_")[0], int(name.split("_s")[1])
+        grid_logs.run_log(root / name, key, 6e-4, seed, 4.85, drift=1.5e-4 if key != "B" else 1.2e-7, sqk=1.3)
+    assert figure_index.regime_row(row, tmp_path, tmp_path / "results")[1].startswith("no:")
+    grid_logs.run_log(root / "B_lr6e-4_s3", "B", 6e-4, 3, 4.85, drift=1.2e-7, sqk=2.6, stable=False)
+    verdict = figure_index.regime_row(row, tmp_path, tmp_path / "results")[1]
+    assert verdict.startswith("yes:") and "(of 20)" in verdict
+    for name in names:
+        if name.startswith("C"):  # C at round-off: GaugeFix has nothing to act on
+            grid_logs.run_log(root / name, "C", 6e-4, int(name.split("_s")[1]), 4.85, drift=2e-7)
+    assert figure_index.regime_row(row, tmp_path, tmp_path / "results")[1].startswith("not testable here:")
