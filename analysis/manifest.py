@@ -365,6 +365,15 @@ GRIDS = {
                                   "optimizers": "adamw", "seeds": "42 123 456 789 1001 2002 3003 4004",
                                   "lrs": SEED_REGIME_LR, "threads": "1 2",
                                   "extra": f"{_BF16_CPU} --bias false"}, _lr_grid),
+    # the sensitivities' own null (declared 2026-11-30, before any of its runs): the bf16 grid's C over its whole lr axis
+    # and 8 seeds again under --threads 2 (the grid ran --threads 1: the config's), paired by seed with the grid's own C
+    # runs, so that the sensitivity differences (Wortsman's, around the own optimum) stand beside a difference that is
+    # zero in exact arithmetic. The grid's C runs came from binaries of several commits; one of them (C_lr0.139_s456,
+    # a2652fd) reran bit for bit (final loss and drift) under 927849b's, so the pairing adds only the thread count.
+    # 72 runs, ~1.5 CPU-min each.
+    "lr_sensitivity_bf16_sens_null": ({**_LR_DEFAULTS, "root": "runs/lr_sensitivity_bf16_sens_null", "conditions": "C",
+                                       "optimizers": "adamw", "seeds": "42 123 456 789 1001 2002 3003 4004",
+                                       "lrs": _BF16_LRS, "threads": "2", "extra": f"{_BF16_CPU} --bias false"}, _lr_grid),
     # the check that emulated bf16 is the seed's regime (declared 2026-11-29, before any of its runs): A and C at the
     # seed-regime lr, 4 seeds, each under native bf16 (ATen's bf16 kernels, ~13x slower than emulated on a CPU without
     # bf16 matmul) and emulated bf16, 200 steps (the drift builds from the first steps; 600 native steps would cost
@@ -451,7 +460,8 @@ GRID_NEEDS = {"lr_sensitivity": ["shakespeare_data"], "lr_sensitivity_offset": [
               "lr_sensitivity_bf16_null": ["shakespeare_data"], "late_instability_bf16": ["shakespeare_data"],
               "lr_sensitivity_gpu": ["shakespeare_data"], "lr_sensitivity_gpu_math": ["shakespeare_data"],
               "bf16_emulation_check": ["shakespeare_data"], "bf16_emulation_check_hw": ["shakespeare_data"],
-              "bf16_emulation_check_hw_drifting": ["shakespeare_data"], "gaugefix_frequency_bf16": ["shakespeare_data"]}
+              "bf16_emulation_check_hw_drifting": ["shakespeare_data"], "gaugefix_frequency_bf16": ["shakespeare_data"],
+              "lr_sensitivity_bf16_sens_null": ["shakespeare_data"]}
 # What a grid's machine must have for its runs to mean what the grid declares; the runner refuses it elsewhere.
 # "cpu-bf16": a CPU with bf16 matmul instructions, as the build's trainer reads them (src/io/cpu_features.hpp's
 # table; `gaugelab info` prints them, each run's summary records them as cpu_bf16).
