@@ -139,6 +139,19 @@ def test_the_thread_count_null_pairs_by_seed(tmp_path):
     assert "C at lr 0.00268, threads 1 − 2, final_val" in text and "log10 drift" in text and "n=8 (null)" in text
 
 
+def test_the_sensitivities_own_null_pairs_the_grids_runs_with_the_whole_axis_under_the_other_thread_count(tmp_path):
+    main = grid_logs.quadratic_grid(tmp_path / "g", "AC", LRS9, SEEDS8, {"A": 2.68e-3, "C": 2.68e-3})
+    axis = grid_logs.quadratic_grid(tmp_path / "x", "C", LRS9, SEEDS8, {"C": 2.68e-3}, threads=2, noise=0.02)
+    text = "\n".join(lrs.table_lines(_runs(main), "synthetic", axis_runs=_runs(axis), axis_where="x here"))
+    for name in ("LR sensitivity (Wortsman)", "sensitivity around the own optimum (±1 decade)"):
+        row = next(ln for ln in text.splitlines() if f"C, threads 1 − 2 over the whole lr axis, {name}" in ln)
+        assert "grid lr_sensitivity_bf16_sens_null" in row and "x here" in row and "n=8 (null)" in row
+    assert "own null is not measured" not in text
+    short = _runs(axis)[: -len(SEEDS8)]  # the last seed without 8 of its 9 lrs: it drops out of the pairs
+    row = next(ln for ln in lrs.table_lines(_runs(main), "s", axis_runs=short) if "Wortsman)" in ln and "axis" in ln)
+    assert "n=7 (null)" in row
+
+
 def test_the_signed_logit_maximum_is_shown_where_logged_else_max_abs_marked(tmp_path):
     signed = [grid_logs.run_log(tmp_path / f"s{s}", "A", 0.1, s, 5.0, signed_logit=-3.0 + s) for s in range(3)]
     plain = [grid_logs.run_log(tmp_path / f"p{s}", "A", 0.1, s, 5.0) for s in range(3)]

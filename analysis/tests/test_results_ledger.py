@@ -428,3 +428,15 @@ def test_the_series_claim_in_the_seeds_regime_reads_spikes_and_the_final_product
         if name.startswith("C"):  # C at round-off: GaugeFix has nothing to act on
             grid_logs.run_log(root / name, "C", 6e-4, int(name.split("_s")[1]), 4.85, drift=2e-7)
     assert figure_index.regime_row(row, tmp_path, tmp_path / "results")[1].startswith("not testable here:")
+
+
+def test_the_sensitivities_own_null_is_read_only_when_its_grid_is_whole(tmp_path):
+    _bf16_slice(tmp_path, {"A": 3e-3, "B": 1.5e-7, "C": 3e-3})
+    for t in (1, 2):
+        grid_logs.quadratic_grid(tmp_path / "runs/lr_sensitivity_bf16_null", "C", [manifest.SEED_REGIME_LR], SEEDS8,
+                                 {"C": 2.68e-3}, threads=t)
+    axis = tmp_path / "runs/lr_sensitivity_bf16_sens_null"
+    grid_logs.quadratic_grid(axis, "C", [manifest.SEED_REGIME_LR], SEEDS8, {"C": 2.68e-3}, threads=2)
+    text = "\n".join(figure_index.grid_table(("lr_sensitivity_bf16",), "lr-grid-bf16", "x", null="lr_sensitivity_bf16_null",
+                                             root=tmp_path, results=tmp_path / "results"))
+    assert "8 of its 72 runs present, read when whole" in text and "over the whole lr axis" not in text
