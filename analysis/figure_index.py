@@ -183,10 +183,11 @@ def grid_table(names: tuple[str, ...], target: str, cost: str, null: str = "", r
         axis, axis_where = None, ""
         if null:  # the sensitivities' own null: read only when its grid is whole (no estimate from part of it)
             ax = results_ledger.load_grid(lrs.AXIS_NULL, root, results)
-            names = results_ledger.declared_runs(lrs.AXIS_NULL)
-            missing = ax.have(names) if ax else names
+            declared = results_ledger.declared_runs(lrs.AXIS_NULL)
+            missing = ax.have(declared) if ax else declared
             axis, axis_where = ((ax.runs, ax.source) if not missing else
-                                (None, f"{len(names) - len(missing)} of its {len(names)} runs present, read when whole"))
+                                (None, f"{len(declared) - len(missing)} of its {len(declared)} runs present, read "
+                                       "when whole"))
         return [*lrs.table_lines(runs, where, null_runs=nul.runs if nul else None,
                                  at_lr=float(manifest.SEED_REGIME_LR), null_where=nul.source if nul else "",
                                  axis_runs=axis, axis_where=axis_where), ""]

@@ -67,10 +67,11 @@ class Run:
     device: str = ""                   # --device as run ("cpu", "cuda:0"); "" in a log from before it was read here
     processes: int = 0                 # how many processes made the run (a resumed run: more than 1); 0 not read
     drift_peak: float = math.nan       # largest drift_max over the run's heads samples (seed 000 Table 2's "max drift")
-    drift_window: float = math.nan     # largest change of one head's log(s_Q/s_K) between two heads samples at most
-                                       # DRIFT_WINDOW steps apart: what grows without a fix within that many steps
+    drift_window: float = math.nan     # largest move of one head's log(s_Q/s_K) from a heads sample at a multiple of
+                                       # DRIFT_WINDOW steps to a later one before the next: what grows between fixes
     sqk_final: float = math.nan        # s_Q·s_K at the last heads sample, mean over layers and heads (§4.4's product)
-    gaugefix_every: int = 0            # --gaugefix-every as run (condition B's N); 0 not read
+    gaugefix_every: int = 0            # GaugeFix's interval N as run (the summary's: 0 for a condition that never
+                                       # fixes; the configuration's in a log from before the summary had it)
 
     def __post_init__(self):
         if math.isnan(self.attn_max) and len(self.attn) and np.isfinite(self.attn).any():
@@ -79,25 +80,25 @@ class Run:
             self.sqk_max = float(np.nanmax(self.sqk))
 
 
-# The window drift_window spans, in steps: seed 000's largest GaugeFix interval (its Table 2's N = 1000), so that a
+# The interval drift_window spans, in steps: seed 000's largest GaugeFix interval (its Table 2's N = 1000), so that a
 # run without a fix says how much drift GaugeFix every 1000 steps would let grow between two of its fixes.
 DRIFT_WINDOW = 1000
 
 
 def drift_window(h: dict, window: int = DRIFT_WINDOW) -> float:
-    """Largest |log(s_Q/s_K)(t2) − log(s_Q/s_K)(t1)| of one head over heads samples with 0 < t2 − t1 ≤ `window` steps
-    (h: /heads, s_q and s_k [record, layer, head]); NaN without two samples or multipliers."""
+    """Largest |ℓ(t) − ℓ(t0)| of one head, ℓ = log(s_Q/s_K), t0 a heads sample at a multiple of `window` steps and t a
+    later sample before the next multiple (t0 < t < t0 + window): what grows from the point a fix every `window` steps
+    would balance until its next fix (a fix acts at steps that are multiples of N; B is C between fixes). h: /heads,
+    s_q and s_k [record, layer, head]. NaN without such a pair of samples or without multipliers."""
     step = np.asarray(h.get("step", []))
     if not {"s_q", "s_k"} <= set(h) or len(step) < 2:
         return math.nan
     ratio = np.log(np.asarray(h["s_q"], dtype=float) / np.asarray(h["s_k"], dtype=float)).reshape(len(step), -1)
     best = math.nan
-    for j in range(1, len(step)):  # samples j records apart; steps increase, so a lag past the window ends the search
-        near = (step[j:] - step[:-j]) <= window
-        if not near.any():
-            break
-        d = np.abs(ratio[j:] - ratio[:-j])[near]
-        if np.isfinite(d).any():
+    for i in np.flatnonzero(step % window == 0):
+        later = (step > step[i]) & (step < step[i] + window)
+        d = np.abs(ratio[later] - ratio[i])
+        if d.size and np.isfinite(d).any():
             best = float(np.nanmax(d)) if math.isnan(best) else max(best, float(np.nanmax(d)))
     return best
 
@@ -190,7 +191,7 @@ def load(path: Path) -> Run | None:
                drift_window=drift_window(h),
                sqk_final=float(np.nanmean(h["s_qk"][-1])) if "s_qk" in h and len(h["s_qk"]) and
                np.isfinite(h["s_qk"][-1]).any() else math.nan,
-               gaugefix_every=int(cfg.get("gaugefix-every", 0) or 0))
+               gaugefix_every=int(summ.get("gaugefix_every", cfg.get("gaugefix-every", 0)) or 0))
 
 
 def find_logs(items: list[str]) -> list[Path]:

@@ -368,9 +368,11 @@ GRIDS = {
     # the sensitivities' own null (declared 2026-11-30, before any of its runs): the bf16 grid's C over its whole lr axis
     # and 8 seeds again under --threads 2 (the grid ran --threads 1: the config's), paired by seed with the grid's own C
     # runs, so that the sensitivity differences (Wortsman's, around the own optimum) stand beside a difference that is
-    # zero in exact arithmetic. The grid's C runs came from binaries of several commits; one of them (C_lr0.139_s456,
-    # a2652fd) reran bit for bit (final loss and drift) under 927849b's, so the pairing adds only the thread count.
-    # 72 runs, ~1.5 CPU-min each.
+    # zero in exact arithmetic. The grid's C runs came from the binaries of five commits; one run of each reran bit for
+    # bit (final loss and drift) under 927849b's on the development machine (C_lr0.139_s456 of a2652fd, C_lr1e-3_s42
+    # of dbbf3f7, C_lr7.2e-3_s42 of 53e10d7, C_lr5.18e-2_s42 of 4a64217-dirty, C_lr0.139_s42 of 74fff96), so there the
+    # pairing adds the thread count alone; the table's row counts the pairs whose build or CPU also differ. 72 runs,
+    # ~1.5 CPU-min each (~3 with --threads 2 beside another run on 2 cores).
     "lr_sensitivity_bf16_sens_null": ({**_LR_DEFAULTS, "root": "runs/lr_sensitivity_bf16_sens_null", "conditions": "C",
                                        "optimizers": "adamw", "seeds": "42 123 456 789 1001 2002 3003 4004",
                                        "lrs": _BF16_LRS, "threads": "2", "extra": f"{_BF16_CPU} --bias false"}, _lr_grid),
@@ -418,7 +420,8 @@ GRIDS = {
     # experiment's seed 1, lr, schedule and length; N = 1 and the run without a fix (C) are that experiment's B and C at
     # seed 1 (one seed per N, the paper's design). Heads sampled every 97 steps, a cadence no N divides, so the samples
     # fall at every distance from the last fix: at 100, every sample of N = 10 and 100 would fall right after a fix and
-    # read round-off whatever grew between fixes. 3 runs of 20 000 steps, ~30 CPU-min each here.
+    # read round-off whatever grew between fixes. 3 runs of 20 000 steps, ~30 min each on a free core here (the
+    # late-instability runs took 1 700-1 800 s there).
     "gaugefix_frequency_bf16": ({**_LR_DEFAULTS, "root": "runs/gaugefix_frequency_bf16", "conditions": "B",
                                  "optimizers": "adamw", "seeds": "1", "lrs": SEED000_LR, "min_lr": SEED000_MIN_LR,
                                  "every": "10 100 1000",

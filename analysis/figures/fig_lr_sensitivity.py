@@ -164,7 +164,12 @@ def axis_null(runs: list[Run], axis_runs: list[Run], L0: float) -> list[stats.Pa
         label = f"{mine[0].cond} threads {t_other[0]}"
         both = mine + [dataclasses.replace(r, cond=label) for r in other]
         lrs = grid(mine, mine[0].cond, L0)[0]
-        what = f"{key}, threads {t_mine[0]} − {t_other[0]} over the whole lr axis"
+        by = {(r.lr, r.seed): r for r in mine}
+        pairs = [(by[(r.lr, r.seed)], r) for r in other if (r.lr, r.seed) in by]
+        build = sum(a.git_sha != b.git_sha for a, b in pairs)
+        cpu = sum(not a.cpu_bf16 or a.cpu_bf16 != b.cpu_bf16 for a, b in pairs)  # "" (not logged) counts as differing
+        what = (f"{key}, threads {t_mine[0]} − {t_other[0]} over the whole lr axis (of its {len(pairs)} run pairs, "
+                f"{build} also from another build, {cpu} not shown to be on the same kind of CPU)")
         for fn, name in ((stats.sensitivity_per_seed, "LR sensitivity (Wortsman)"),
                          (lambda X: stats.sensitivity_around_optimum(X, lrs, OWN_WINDOW_DECADES).sensitivity,
                           f"sensitivity around the own optimum (±{OWN_WINDOW_DECADES:g} decade)")):
@@ -278,7 +283,10 @@ def table_lines(runs: list[Run], where: str, margin: float = MARGIN, null_runs: 
     axis = axis_null(runs, axis_runs, L0) if axis_runs else []
     for t in axis:
         nulls.append(f"| {t.name} (grid {AXIS_NULL}, paired with the grid's own runs; {axis_where}) | {t.text()} |")
-    if not axis and any("threads" in n for n in nulls):  # what it does not cover, said where it stands
+    if axis_runs and not axis:  # whole, yet nothing to pair: said, never "not measured"
+        nulls.append(f"| (the sensitivities' own null, grid {AXIS_NULL} ({axis_where}): its runs pair with none of "
+                     "these, another lr axis or the same thread count) | — |")
+    elif not axis and (axis_where or any("threads" in n for n in nulls)):  # not here: said, with how far it is
         nulls.append("| (the sensitivities' own null is not measured here: the thread-count null is one learning "
                      f"rate's; the sensitivity's is grid {AXIS_NULL}, the whole lr axis under the other thread count"
                      f"{': ' + axis_where if axis_where else ''}; the rows above estimate the reduction-order noise "
@@ -475,6 +483,13 @@ def main(argv: list[str]) -> None:
         runs, left = read_runs(a.logs, sources)
         null_runs = read_runs(a.null)[0] if a.null else None
         axis_runs = read_runs(a.axis_null)[0] if a.axis_null else None
+        axis_where = ", ".join(a.axis_null)
+        if axis_runs is not None:  # read only when whole, as the figure index reads it
+            declared = results_ledger.declared_runs(AXIS_NULL)
+            missing = set(declared) - {r.run for r in axis_runs}
+            if missing:
+                axis_runs, axis_where = None, (f"{len(declared) - len(missing)} of its {len(declared)} runs present "
+                                               f"in {axis_where}, read when whole")
     except ValueError as err:  # two results for one cell, a file that is no ledger
         sys.exit(f"fig_lr_sensitivity.py: error: {err}")
     if left:
@@ -485,7 +500,7 @@ def main(argv: list[str]) -> None:
         plot(runs, lr_grid.initial_loss(runs))
     figstyle.save_table("table_lr_sensitivity", "\n".join(
         table_lines(runs, "; ".join(sources), a.margin, null_runs, float(manifest.SEED_REGIME_LR), ", ".join(a.null),
-                    axis_runs, ", ".join(a.axis_null))))
+                    axis_runs, axis_where)))
 
 
 if __name__ == "__main__":

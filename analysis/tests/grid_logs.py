@@ -20,11 +20,13 @@ def run_log(run_dir: Path, key: str, lr: float, seed: int, final_val: float, dri
             precision: str = "bf16", threads: int = 1, diverged: bool = False, stable: bool = True,
             signed_logit: float | None = None, first_loss: float = 9.9, steps: int = 20,
             bf16_mode: str | None = None, cpu_bf16: str = "", device: str = "cpu", processes: int = 1,
-            peak: float | None = None, window: float | None = None, sqk: float = 1.0, every: int = 1) -> Path:
+            peak: float | None = None, window: float | None = None, sqk: float = 1.0, every: int = 1,
+            n_spikes: int | None = None) -> Path:
     """One finished run: its summary as the trainer writes it, a loss series and heads samples; a bf16 run's mode
     by default the CPU bf16 grids' declared "emulated". peak: the series' drift_max at the heads samples (its
-    largest); window: how far one head's log(s_Q/s_K) moves between the two heads samples (steps // 2 apart); sqk:
-    s_Q·s_K at every head and sample; every: --gaugefix-every as configured."""
+    largest); window: how far one head's log(s_Q/s_K) moves between the two heads samples (then at steps 1000 and
+    1500, a window lr_grid.drift_window reads); sqk: s_Q·s_K at every head and sample; every: GaugeFix's N (the
+    summary's gaugefix_every: 0 unless B); n_spikes: the detector's count (default 0 if stable, else 12)."""
     if bf16_mode is None:
         bf16_mode = "emulated" if precision == "bf16" else ""
     run_dir.mkdir(parents=True, exist_ok=True)
@@ -36,14 +38,14 @@ def run_log(run_dir: Path, key: str, lr: float, seed: int, final_val: float, dri
         f.attrs["git_sha"] = "abc1234"
         step = np.arange(1, steps + 1)
         s = f["series"]
-        hs = np.array([steps // 2, steps])
+        hs = np.array([1000, 1500]) if window is not None else np.array([steps // 2, steps])
         s.attrs["names"] = json.dumps(["loss"] + (["drift_max"] if peak is not None else []))
         _extendable(s, "step", step, np.int64)
         _extendable(s, "loss", np.linspace(first_loss, final_val if math.isfinite(final_val) else first_loss, steps),
                     np.float64)
         if peak is not None:
             d = np.full(steps, np.nan)
-            d[hs - 1] = [peak / 2, peak]
+            d[np.minimum(hs, steps) - 1] = [peak / 2, peak]
             _extendable(s, "drift_max", d, np.float64)
         h = f["heads"]
         names = ["s_qk", "attn_logit_max"] + (["attn_logit_max_signed"] if signed_logit is not None else []) + (
@@ -62,7 +64,9 @@ def run_log(run_dir: Path, key: str, lr: float, seed: int, final_val: float, dri
         summ = {"condition": key, "condition_label": key, "condition_title": TITLES.get(key, key),
                 "condition_reference": "-" if key == "A" else "A", "condition_index": INDEX.get(key, 9),
                 "optimizer": "adamw", "seed": seed, "final_val_loss": final_val, "best_val_loss": final_val,
-                "final_drift_max": drift, "final_eff_imbalance_max": 0.3, "n_spikes": 0 if stable else 12,
+                "final_drift_max": drift, "final_eff_imbalance_max": 0.3,
+                "n_spikes": n_spikes if n_spikes is not None else 0 if stable else 12,
+                "gaugefix_every": every if key == "B" else 0,
                 "stable": int(stable and not diverged), "diverged": int(diverged), "completed": int(not diverged),
                 "steps": steps, "precision": precision, "processes": processes}
         if bf16_mode:
