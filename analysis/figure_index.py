@@ -96,11 +96,30 @@ def render(figures: dict[str, fd.Figure] | None = None) -> str:
     return "\n".join(lines)
 
 
+def _read_needs(needs, root: Path, results: Path) -> tuple[dict | None, list[str]]:
+    """({grid: its runs among those named}, where they came from) when every run `needs` names is here, else None."""
+    got, where = {}, []
+    for name, settings in needs:
+        names = results_ledger.declared_runs(name, dict(settings))
+        g = results_ledger.load_grid(name, root, results)
+        if not g or g.have(names):
+            return None, []
+        got[name] = [r for r in g.runs if r.run in set(names)]
+        where.append(g.source)
+    return got, where
+
+
 def regime_row(gc: fd.GridClaim, root: Path = ROOT, results: Path | None = None) -> tuple[str, str]:
     """(where its runs came from, its verdict) for a claim judged on declared grids: computed only when every run it
     needs is here, from the logs or the results ledger; else "in progress" (some present) or "not run here" (none),
     naming the run set."""
     results = results or results_ledger.RESULTS
+    if gc.gate is not None:  # whether the claim can show here, from the runs that decide it, before the rest
+        gated = _read_needs(gc.gate_needs, root, results)
+        if gated[0] is not None:
+            part = gc.gate(gated[0])
+            if part is not None:
+                return "; ".join(gated[1]), str(claim_rules.combine([part]))
     got, where = {}, []
     for name, settings in gc.needs:
         names = results_ledger.declared_runs(name, dict(settings))

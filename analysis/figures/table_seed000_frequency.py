@@ -61,6 +61,17 @@ def _finite(v: float, what: str) -> float:
     return v
 
 
+def _gate(grids):
+    """None when N = 1000 could show its drift here: C's move between two would-be fixes reaches floor·ratio."""
+    window = lr_grid.at(grids["late_instability_bf16"], "C", float(manifest.SEED000_LR))[_SEED].drift_window
+    return cr.above_floor(window, s0.DRIFT_FLOOR * DRIFT_RATIO,
+                          f"C's largest move of one head's log(s_Q/s_K) between two multiples of "
+                          f"{lr_grid.DRIFT_WINDOW} steps (seed {_SEED})",
+                          f"no drift {DRIFT_RATIO:g}× the floor grows between two fixes {lr_grid.DRIFT_WINDOW} steps "
+                          "apart, so N = 1000 could not show more drift than N ≤ 100 (the frequency grid's runs "
+                          "could not change this, so they are not needed for it)")
+
+
 def _regime(grids):
     lr = float(manifest.SEED000_LR)
     late, freq = grids["late_instability_bf16"], grids["gaugefix_frequency_bf16"]
@@ -71,13 +82,7 @@ def _regime(grids):
     # decay on Q/K changes their sizes and so their gradients), so what one of C's heads moves from a multiple of 1000
     # steps to the next is what N = 1000 can let grow; under floor·ratio the ratio could not reach its bar even with
     # N ≤ 100 at the floor, so the regime could not show the claim.
-    window = lr_grid.at(late, "C", lr)[_SEED].drift_window
-    gate = cr.above_floor(window, s0.DRIFT_FLOOR * DRIFT_RATIO,
-                          f"C's largest move of one head's log(s_Q/s_K) between two multiples of "
-                          f"{lr_grid.DRIFT_WINDOW} steps (seed {_SEED})",
-                          f"no drift {DRIFT_RATIO:g}× the floor grows between two fixes {lr_grid.DRIFT_WINDOW} steps "
-                          f"apart, so N = 1000 could not show more drift than N ≤ 100 (the null, N = 1: "
-                          f"{peak[1]:.2g})")
+    gate = _gate(grids)
     small = max(max(peak[n], s0.DRIFT_FLOOR) for n in _EVERY[:-1])  # under the floor read at it: round-off
     return cr.combine([
         cr.unless(gate, lambda: cr.at_least(max(peak[1000], s0.DRIFT_FLOOR) / small, DRIFT_RATIO,
@@ -101,7 +106,7 @@ REGIME = (GridClaim(
          f"the fixes, a drift not finite no verdict), the verdict unchanged by it",
     needs=(("late_instability_bf16", (("conditions", "B C"), ("seeds", str(_SEED)))),
            ("gaugefix_frequency_bf16", ())),
-    decide=_regime),)
+    decide=_regime, gate=_gate, gate_needs=(("late_instability_bf16", (("conditions", "C"), ("seeds", str(_SEED)))),)),)
 
 FIGURE = Figure(seed="000", label="Table 2", what="GaugeFix frequency N ∈ {1, 10, 100, 1000} + A",
                 inputs=manifest.SEED000_FREQUENCY, status="small-scale proxy",

@@ -422,6 +422,13 @@ def test_the_frequency_claim_in_the_seeds_regime_reads_each_n_and_its_reference(
     _frequency_runs(tmp_path, 7e-5, {1: 3e-7, 10: 2e-6, 100: 8e-6, 1000: 1e-3})  # C moves < 1e-4 between fixes
     verdict = figure_index.regime_row(row, tmp_path, tmp_path / "results")[1]
     assert verdict.startswith("not testable here:") and "between two multiples of 1000 steps" in verdict
+    shutil.rmtree(tmp_path / "runs/gaugefix_frequency_bf16")  # the gate needs only C's run: said without the grid
+    where, verdict = figure_index.regime_row(row, tmp_path, tmp_path / "results")
+    assert verdict.startswith("not testable here:") and "runs/late_instability_bf16" in where
+    assert "gaugefix_frequency_bf16" not in where
+    _frequency_runs(tmp_path, 2e-4, {1: 3e-7, 10: 2e-6, 100: 8e-6, 1000: 1e-3})
+    shutil.rmtree(tmp_path / "runs/gaugefix_frequency_bf16")  # testable: the grid is waited for
+    assert figure_index.regime_row(row, tmp_path, tmp_path / "results")[1].startswith("not run here")
     _frequency_runs(tmp_path, 2e-4, {1: 3e-7, 10: 2e-6, 100: 8e-6, 1000: float("inf")})  # not finite: no verdict
     assert figure_index.regime_row(row, tmp_path, tmp_path / "results")[1].startswith("no verdict")
 
