@@ -133,13 +133,15 @@ lr-grid: deps build
 	@$(ANALYSIS_PY) analysis/figures/fig_lr_sensitivity.py runs/lr_sensitivity runs/lr_sensitivity_offset
 
 # The seed's own regime (bf16 autocast, no biases): A B C Dcap QKclip Q x 9 lrs x 8 seeds, 432 runs, ~1.5 CPU-min
-# each under emulated bf16, which the grid declares (native is ~13x that on a CPU without bf16 matmul; resumable, SHARD=i/n for several machines), and its thread-count null (16 runs), then its
-# figure and table; each grid run writes its results ledger analysis/results/<grid>.csv (commit it).
+# each under emulated bf16, which the grid declares (native is ~13x that on a CPU without bf16 matmul; resumable, SHARD=i/n for several machines), its thread-count null (16 runs)
+# and the sensitivities' own null (C over the whole lr axis at the other thread count, 72 runs), then its figure and
+# table; each grid run writes its results ledger analysis/results/<grid>.csv (commit it).
 lr-grid-bf16: deps build
 	@BUILD=$(BUILD) bash gpt2/experiments/lr_sensitivity.sh --seed-regime
 	@BUILD=$(BUILD) bash gpt2/experiments/lr_sensitivity.sh --seed-regime-null
+	@BUILD=$(BUILD) bash gpt2/experiments/lr_sensitivity.sh --seed-regime-axis-null
 	@$(ANALYSIS_PY) analysis/figures/fig_lr_sensitivity.py runs/lr_sensitivity_bf16 --null runs/lr_sensitivity_bf16_null \
-	  --out figures/lr_bf16
+	  --axis-null runs/lr_sensitivity_bf16_sens_null --out figures/lr_bf16
 
 bench: deps build
 	@cmake --build $(BUILD) -j $(JOBS) --target benchmarks

@@ -64,6 +64,11 @@ class GridClaim:
     needs: tuple[tuple[str, tuple[tuple[str, str], ...]], ...]
     decide: Callable[[dict], "Verdict"]
     power: str = ""
+    # Optional: whether the claim can show here, decided from fewer runs than the claim needs (`gate_needs`, as
+    # `needs`): a "not testable here" Part (or None: it can) given as the verdict as soon as those runs are here, so
+    # that runs which could not change a "not testable" are not waited for.
+    gate: Callable[[dict], object] | None = None
+    gate_needs: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = ()
 
 
 @dataclass(frozen=True)

@@ -96,11 +96,30 @@ def render(figures: dict[str, fd.Figure] | None = None) -> str:
     return "\n".join(lines)
 
 
+def _read_needs(needs, root: Path, results: Path) -> tuple[dict | None, list[str]]:
+    """({grid: its runs among those named}, where they came from) when every run `needs` names is here, else None."""
+    got, where = {}, []
+    for name, settings in needs:
+        names = results_ledger.declared_runs(name, dict(settings))
+        g = results_ledger.load_grid(name, root, results)
+        if not g or g.have(names):
+            return None, []
+        got[name] = [r for r in g.runs if r.run in set(names)]
+        where.append(g.source)
+    return got, where
+
+
 def regime_row(gc: fd.GridClaim, root: Path = ROOT, results: Path | None = None) -> tuple[str, str]:
     """(where its runs came from, its verdict) for a claim judged on declared grids: computed only when every run it
     needs is here, from the logs or the results ledger; else "in progress" (some present) or "not run here" (none),
     naming the run set."""
     results = results or results_ledger.RESULTS
+    if gc.gate is not None:  # whether the claim can show here, from the runs that decide it, before the rest
+        gated = _read_needs(gc.gate_needs, root, results)
+        if gated[0] is not None:
+            part = gc.gate(gated[0])
+            if part is not None:
+                return "; ".join(gated[1]), str(claim_rules.combine([part]))
     got, where = {}, []
     for name, settings in gc.needs:
         names = results_ledger.declared_runs(name, dict(settings))
@@ -180,8 +199,17 @@ def grid_table(names: tuple[str, ...], target: str, cost: str, null: str = "", r
         runs = [r for g in grids for r in g.runs]
         nul = results_ledger.load_grid(null, root, results) if null else None
         where = "; ".join(f"grid {g.name}: {g.source}" for g in grids)
+        axis, axis_where = None, ""
+        if null:  # the sensitivities' own null: read only when its grid is whole (no estimate from part of it)
+            ax = results_ledger.load_grid(lrs.AXIS_NULL, root, results)
+            declared = results_ledger.declared_runs(lrs.AXIS_NULL)
+            missing = ax.have(declared) if ax else declared
+            axis, axis_where = ((ax.runs, ax.source) if not missing else
+                                (None, f"{len(declared) - len(missing)} of its {len(declared)} runs present, read "
+                                       "when whole"))
         return [*lrs.table_lines(runs, where, null_runs=nul.runs if nul else None,
-                                 at_lr=float(manifest.SEED_REGIME_LR), null_where=nul.source if nul else ""), ""]
+                                 at_lr=float(manifest.SEED_REGIME_LR), null_where=nul.source if nul else "",
+                                 axis_runs=axis, axis_where=axis_where), ""]
     if archived:
         rerun = ([f"The re-run so far: {'; '.join(f'grid {g.name}: {g.source}' for g in grids)} — fewer than the "
                   f"archived {kept}, so the archived table stands until it has them.", ""] if grids else [])

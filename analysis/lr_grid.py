@@ -66,12 +66,41 @@ class Run:
                                        # "" in a log from before it was logged
     device: str = ""                   # --device as run ("cpu", "cuda:0"); "" in a log from before it was read here
     processes: int = 0                 # how many processes made the run (a resumed run: more than 1); 0 not read
+    drift_peak: float = math.nan       # largest drift_max over the run's heads samples (seed 000 Table 2's "max drift")
+    drift_window: float = math.nan     # largest move of one head's log(s_Q/s_K) from a heads sample at a multiple of
+                                       # DRIFT_WINDOW steps to a later one before the next: what grows between fixes
+    sqk_final: float = math.nan        # s_Q·s_K at the last heads sample, mean over layers and heads (§4.4's product)
+    gaugefix_every: int = 0            # GaugeFix's interval N as run (the summary's: 0 for a condition that never
+                                       # fixes; the configuration's in a log from before the summary had it)
 
     def __post_init__(self):
         if math.isnan(self.attn_max) and len(self.attn) and np.isfinite(self.attn).any():
             self.attn_max = float(np.nanmax(self.attn))
         if math.isnan(self.sqk_max) and len(self.sqk) and np.isfinite(self.sqk).any():
             self.sqk_max = float(np.nanmax(self.sqk))
+
+
+# The interval drift_window spans, in steps: seed 000's largest GaugeFix interval (its Table 2's N = 1000), so that a
+# run without a fix says how much drift GaugeFix every 1000 steps would let grow between two of its fixes.
+DRIFT_WINDOW = 1000
+
+
+def drift_window(h: dict, window: int = DRIFT_WINDOW) -> float:
+    """Largest |ℓ(t) − ℓ(t0)| of one head, ℓ = log(s_Q/s_K), t0 a heads sample at a multiple of `window` steps and t a
+    later sample before the next multiple (t0 < t < t0 + window): what grows from the point a fix every `window` steps
+    would balance until its next fix (a fix acts at steps that are multiples of N; B is C between fixes). h: /heads,
+    s_q and s_k [record, layer, head]. NaN without such a pair of samples or without multipliers."""
+    step = np.asarray(h.get("step", []))
+    if not {"s_q", "s_k"} <= set(h) or len(step) < 2:
+        return math.nan
+    ratio = np.log(np.asarray(h["s_q"], dtype=float) / np.asarray(h["s_k"], dtype=float)).reshape(len(step), -1)
+    best = math.nan
+    for i in np.flatnonzero(step % window == 0):
+        later = (step > step[i]) & (step < step[i] + window)
+        d = np.abs(ratio[later] - ratio[i])
+        if d.size and np.isfinite(d).any():
+            best = float(np.nanmax(d)) if math.isnan(best) else max(best, float(np.nanmax(d)))
+    return best
 
 
 # The signed attention-logit maximum (what QK-Clip bounds): read from /heads/<name> when the trainer logs it.
@@ -156,7 +185,13 @@ def load(path: Path) -> Run | None:
                threads=int(cfg.get("threads", prov.get("threads", 0)) or 0),
                attn_signed_max=float(np.nanmax(signed)) if np.isfinite(signed).any() else math.nan,
                run=Path(path).parent.name if Path(path).name == "log.h5" else Path(path).stem,
-               git_sha=str(prov.get("git_sha", "")))
+               git_sha=str(prov.get("git_sha", "")),
+               drift_peak=float(np.nanmax(s["drift_max"])) if "drift_max" in s and np.isfinite(s["drift_max"]).any()
+               else math.nan,
+               drift_window=drift_window(h),
+               sqk_final=float(np.nanmean(h["s_qk"][-1])) if "s_qk" in h and len(h["s_qk"]) and
+               np.isfinite(h["s_qk"][-1]).any() else math.nan,
+               gaugefix_every=int(summ.get("gaugefix_every", cfg.get("gaugefix-every", 0)) or 0))
 
 
 def find_logs(items: list[str]) -> list[Path]:

@@ -270,6 +270,7 @@ def _lr_grid(p: dict) -> dict:
     out = {}
     threads = _words(p.get("threads", "")) or [""]  # a grid that declares thread counts runs each, suffix _t<n>
     arms = _words(p.get("precisions", "")) or [""]  # a grid that declares precisions runs each, suffix _<arm>
+    everys = _words(p.get("every", "")) or [""]  # a grid that declares GaugeFix intervals runs each, suffix _N<n>
     for arm in arms:
         if arm and arm not in PRECISION_ARMS:
             raise ValueError(f"precision '{arm}' is not one of {', '.join(PRECISION_ARMS)}")
@@ -284,12 +285,15 @@ def _lr_grid(p: dict) -> dict:
                             "--seed", seed, "--condition", cond]
                     if opt == "muon":
                         args += ["--optimizer", "muon", "--muon-lr", str(float(lr) * 10)]
-                    for th in threads:
-                        for arm in arms:
-                            run_dir = f"{p['root']}/{'M' if opt == 'muon' else ''}{cond}_lr{lr}_s{seed}" + (
-                                f"_t{th}" if th else "") + (f"_{arm}" if arm else "")
-                            out[run_dir] = _train_run(run_dir, args + _words(p["extra"]) + PRECISION_ARMS.get(arm, []) +
-                                                      (["--threads", th] if th else []), [p["config"]])
+                    for every in everys:
+                        for th in threads:
+                            for arm in arms:
+                                run_dir = f"{p['root']}/{'M' if opt == 'muon' else ''}{cond}_lr{lr}_s{seed}" + (
+                                    f"_N{every}" if every else "") + (f"_t{th}" if th else "") + (
+                                    f"_{arm}" if arm else "")
+                                out[run_dir] = _train_run(
+                                    run_dir, args + (["--gaugefix-every", every] if every else []) + _words(p["extra"])
+                                    + PRECISION_ARMS.get(arm, []) + (["--threads", th] if th else []), [p["config"]])
     return out
 
 
@@ -361,6 +365,17 @@ GRIDS = {
                                   "optimizers": "adamw", "seeds": "42 123 456 789 1001 2002 3003 4004",
                                   "lrs": SEED_REGIME_LR, "threads": "1 2",
                                   "extra": f"{_BF16_CPU} --bias false"}, _lr_grid),
+    # the sensitivities' own null (declared 2026-11-30, before any of its runs): the bf16 grid's C over its whole lr axis
+    # and 8 seeds again under --threads 2 (the grid ran --threads 1: the config's), paired by seed with the grid's own C
+    # runs, so that the sensitivity differences (Wortsman's, around the own optimum) stand beside a difference that is
+    # zero in exact arithmetic. The grid's C runs came from the binaries of five commits; one run of each reran bit for
+    # bit (final loss and drift) under 927849b's on the development machine (C_lr0.139_s456 of a2652fd, C_lr1e-3_s42
+    # of dbbf3f7, C_lr7.2e-3_s42 of 53e10d7, C_lr5.18e-2_s42 of 4a64217-dirty, C_lr0.139_s42 of 74fff96), so there the
+    # pairing adds the thread count alone; the table's row counts the pairs whose build or CPU also differ. 72 runs,
+    # ~1.5 CPU-min each (~3 with --threads 2 beside another run on 2 cores).
+    "lr_sensitivity_bf16_sens_null": ({**_LR_DEFAULTS, "root": "runs/lr_sensitivity_bf16_sens_null", "conditions": "C",
+                                       "optimizers": "adamw", "seeds": "42 123 456 789 1001 2002 3003 4004",
+                                       "lrs": _BF16_LRS, "threads": "2", "extra": f"{_BF16_CPU} --bias false"}, _lr_grid),
     # the check that emulated bf16 is the seed's regime (declared 2026-11-29, before any of its runs): A and C at the
     # seed-regime lr, 4 seeds, each under native bf16 (ATen's bf16 kernels, ~13x slower than emulated on a CPU without
     # bf16 matmul) and emulated bf16, 200 steps (the drift builds from the first steps; 600 native steps would cost
@@ -400,6 +415,19 @@ GRIDS = {
                                "extra": f"{_BF16_CPU} --bias false --max-iters {SEED000_ITERS} --warmup-iters "
                                         f"{SEED000_WARMUP} --eval-every 1000 --ckpt-every 1000 --log-heads-every 100"},
                               _lr_grid),
+    # seed 000's Table 2 in its regime (declared 2026-11-30, before any of its runs and before any drift over a window of
+    # the late-instability runs was read): GaugeFix every N = 10, 100 and 1000 steps, condition B at the late-instability
+    # experiment's seed 1, lr, schedule and length; N = 1 and the run without a fix (C) are that experiment's B and C at
+    # seed 1 (one seed per N, the paper's design). Heads sampled every 97 steps, a cadence no N divides, so the samples
+    # fall at every distance from the last fix: at 100, every sample of N = 10 and 100 would fall right after a fix and
+    # read round-off whatever grew between fixes. 3 runs of 20 000 steps, ~30 min each on a free core here (the
+    # late-instability runs took 1 700-1 800 s there).
+    "gaugefix_frequency_bf16": ({**_LR_DEFAULTS, "root": "runs/gaugefix_frequency_bf16", "conditions": "B",
+                                 "optimizers": "adamw", "seeds": "1", "lrs": SEED000_LR, "min_lr": SEED000_MIN_LR,
+                                 "every": "10 100 1000",
+                                 "extra": f"{_BF16_CPU} --bias false --max-iters {SEED000_ITERS} --warmup-iters "
+                                          f"{SEED000_WARMUP} --eval-every 1000 --ckpt-every 1000 --log-heads-every 97"},
+                                _lr_grid),
     # the same regime on a GPU, a larger model (gpt2/configs/lr-sensitivity-gpu.ini: 6 x 384, context 512, 1000 steps)
     # at 16 seeds x 6 lrs x 6 conditions = 576 runs (~20-40 s each on one H100, estimated; several share the card:
     # --jobs 8), in time-boxed shards (scripts/gpu-grid.sh); plus the CUDA-stop test: A and C at the three largest
@@ -435,7 +463,8 @@ GRID_NEEDS = {"lr_sensitivity": ["shakespeare_data"], "lr_sensitivity_offset": [
               "lr_sensitivity_bf16_null": ["shakespeare_data"], "late_instability_bf16": ["shakespeare_data"],
               "lr_sensitivity_gpu": ["shakespeare_data"], "lr_sensitivity_gpu_math": ["shakespeare_data"],
               "bf16_emulation_check": ["shakespeare_data"], "bf16_emulation_check_hw": ["shakespeare_data"],
-              "bf16_emulation_check_hw_drifting": ["shakespeare_data"]}
+              "bf16_emulation_check_hw_drifting": ["shakespeare_data"], "gaugefix_frequency_bf16": ["shakespeare_data"],
+              "lr_sensitivity_bf16_sens_null": ["shakespeare_data"]}
 # What a grid's machine must have for its runs to mean what the grid declares; the runner refuses it elsewhere.
 # "cpu-bf16": a CPU with bf16 matmul instructions, as the build's trainer reads them (src/io/cpu_features.hpp's
 # table; `gaugelab info` prints them, each run's summary records them as cpu_bf16).

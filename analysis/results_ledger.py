@@ -36,7 +36,7 @@ RESULTS = ROOT / "analysis" / "results"
 COLUMNS = ("run", "cond", "key", "title", "reference", "index", "muon", "offset", "lr", "seed", "precision", "threads",
            "steps", "diverged", "stop", "stable", "n_spikes", "first_loss", "final_val", "best_val", "drift",
            "eff_imbalance", "attn_max", "attn_signed_max", "sqk_max", "git_sha", "bf16_mode", "cpu_bf16", "device",
-           "processes")
+           "processes", "drift_peak", "drift_window", "sqk_final", "gaugefix_every")
 _TYPES = {f.name: f.type for f in fields(lr_grid.Run)}
 
 

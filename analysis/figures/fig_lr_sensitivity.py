@@ -31,6 +31,7 @@ from __future__ import annotations
 import _analysis  # noqa: F401  (analysis/ on the import path)
 
 import argparse
+import dataclasses
 import math
 import os
 import sys
@@ -145,6 +146,39 @@ def thread_null(null_runs: list[Run], key: str, lr: float, quantity: str) -> sta
                                name=f"{key} at lr {lr:g}, threads {counts[0]} − {counts[1]}, {quantity}")
 
 
+AXIS_NULL = "lr_sensitivity_bf16_sens_null"  # the grid of the sensitivities' own null (analysis/manifest.py)
+
+
+def axis_null(runs: list[Run], axis_runs: list[Run], L0: float) -> list[stats.PairedResult]:
+    """The sensitivities' own null: each condition of `axis_runs` (grid AXIS_NULL: the bf16 grid's runs again under
+    another thread count over the whole lr axis) against the same condition's runs in `runs`, Wortsman's sensitivity
+    and the one around each seed's own optimum, the grid's thread count minus the other's, paired by seed over the
+    seeds both ran at every lr. L0: the grid's initial loss, so that a stopped run weighs as in the grid's table."""
+    out = []
+    for key in sorted({r.key for r in axis_runs}):
+        mine = [r for r in runs if r.key == key and not r.muon and not r.offset]
+        other = [r for r in axis_runs if r.key == key and not r.muon and not r.offset]
+        t_mine, t_other = sorted({r.threads for r in mine}), sorted({r.threads for r in other})
+        if not mine or not other or len(t_mine) != 1 or len(t_other) != 1 or t_mine == t_other:
+            continue
+        label = f"{mine[0].cond} threads {t_other[0]}"
+        both = mine + [dataclasses.replace(r, cond=label) for r in other]
+        lrs = grid(mine, mine[0].cond, L0)[0]
+        by = {(r.lr, r.seed): r for r in mine}
+        pairs = [(by[(r.lr, r.seed)], r) for r in other if (r.lr, r.seed) in by]
+        build = sum(a.git_sha != b.git_sha for a, b in pairs)
+        cpu = sum(not a.cpu_bf16 or a.cpu_bf16 != b.cpu_bf16 for a, b in pairs)  # "" (not logged) counts as differing
+        what = (f"{key}, threads {t_mine[0]} − {t_other[0]} over the whole lr axis (of its {len(pairs)} run pairs, "
+                f"{build} also from another build, {cpu} not shown to be on the same kind of CPU)")
+        for fn, name in ((stats.sensitivity_per_seed, "LR sensitivity (Wortsman)"),
+                         (lambda X: stats.sensitivity_around_optimum(X, lrs, OWN_WINDOW_DECADES).sensitivity,
+                          f"sensitivity around the own optimum (±{OWN_WINDOW_DECADES:g} decade)")):
+            d = paired_by_seed(both, mine[0].cond, label, L0, fn=fn)
+            if d is not None:
+                out.append(stats.measured_null(*d, name=f"{what}, {name}"))
+    return out
+
+
 def logit_cell(rs: list[Run]) -> str:
     """The largest attention logit: the signed maximum (Kimi K2's S_max, what QK-Clip bounds) when every run logged
     it, else max |logit| marked '|·|'."""
@@ -156,8 +190,11 @@ def logit_cell(rs: list[Run]) -> str:
 
 
 def table_lines(runs: list[Run], where: str, margin: float = MARGIN, null_runs: list[Run] | None = None,
-                at_lr: float | None = None, null_where: str = "") -> list[str]:
-    """The LR-sensitivity table (Markdown lines) of `runs`, whose run set is described by `where`."""
+                at_lr: float | None = None, null_where: str = "", axis_runs: list[Run] | None = None,
+                axis_where: str = "") -> list[str]:
+    """The LR-sensitivity table (Markdown lines) of `runs`, whose run set is described by `where`; `axis_runs` (grid
+    AXIS_NULL, whole: `axis_where` says from where; None: not here, `axis_where` may say how far it is) give the
+    sensitivities' own null."""
     L0 = lr_grid.initial_loss(runs)
     conds = labels_in_order(runs)
     info = {r.cond: r for r in runs}  # label -> a run carrying its title, reference and flags
@@ -243,10 +280,17 @@ def table_lines(runs: list[Run], where: str, margin: float = MARGIN, null_runs: 
                 if t is not None:
                     nulls.append(f"| {t.name} (another reduction order, the same math; {null_where}) | {t.text()} |")
     bf16 = any(r.precision == "bf16" for r in runs)
-    if any("threads" in n for n in nulls):  # what it does not cover, said where it stands
-        nulls.append("| (the sensitivities' own null is not measured: the thread-count null is one learning rate's, "
-                     "and the sensitivity's would need the whole lr axis under both thread counts, a second grid; the "
-                     "rows above estimate the reduction-order noise of one run's loss and drift) | — |")
+    axis = axis_null(runs, axis_runs, L0) if axis_runs else []
+    for t in axis:
+        nulls.append(f"| {t.name} (grid {AXIS_NULL}, paired with the grid's own runs; {axis_where}) | {t.text()} |")
+    if axis_runs and not axis:  # whole, yet nothing to pair: said, never "not measured"
+        nulls.append(f"| (the sensitivities' own null, grid {AXIS_NULL} ({axis_where}): its runs pair with none of "
+                     "these, another lr axis or the same thread count) | — |")
+    elif not axis and (axis_where or any("threads" in n for n in nulls)):  # not here: said, with how far it is
+        nulls.append("| (the sensitivities' own null is not measured here: the thread-count null is one learning "
+                     f"rate's; the sensitivity's is grid {AXIS_NULL}, the whole lr axis under the other thread count"
+                     f"{': ' + axis_where if axis_where else ''}; the rows above estimate the reduction-order noise "
+                     "of one run's loss and drift) | — |")
     if bf16 and not any("threads" in n for n in nulls):
         nulls.append("| (the bf16 grid's null, the same condition under two thread counts: grid "
                      "lr_sensitivity_bf16_null, not present in these runs) | — |")
@@ -428,6 +472,9 @@ def main(argv: list[str]) -> None:
                     help=f"equivalence margin of the verdicts in nats of LR sensitivity (declared: {MARGIN})")
     ap.add_argument("--null", action="append", default=[], metavar="DIR",
                     help="the thread-count null's runs (grid lr_sensitivity_bf16_null), logs or its ledger")
+    ap.add_argument("--axis-null", action="append", default=[], metavar="DIR",
+                    help=f"the sensitivities' own null (grid {AXIS_NULL}: the whole lr axis under another thread "
+                         "count), logs or its ledger")
     a = ap.parse_args(argv)
     if a.out_dir:
         os.environ["GAUGELAB_FIGURES"] = a.out_dir
@@ -435,6 +482,14 @@ def main(argv: list[str]) -> None:
     try:
         runs, left = read_runs(a.logs, sources)
         null_runs = read_runs(a.null)[0] if a.null else None
+        axis_runs = read_runs(a.axis_null)[0] if a.axis_null else None
+        axis_where = ", ".join(a.axis_null)
+        if axis_runs is not None:  # read only when whole, as the figure index reads it
+            declared = results_ledger.declared_runs(AXIS_NULL)
+            missing = set(declared) - {r.run for r in axis_runs}
+            if missing:
+                axis_runs, axis_where = None, (f"{len(declared) - len(missing)} of its {len(declared)} runs present "
+                                               f"in {axis_where}, read when whole")
     except ValueError as err:  # two results for one cell, a file that is no ledger
         sys.exit(f"fig_lr_sensitivity.py: error: {err}")
     if left:
@@ -444,7 +499,8 @@ def main(argv: list[str]) -> None:
     if any(len(r.attn) for r in runs):  # a ledger keeps no per-step series: no figure from it
         plot(runs, lr_grid.initial_loss(runs))
     figstyle.save_table("table_lr_sensitivity", "\n".join(
-        table_lines(runs, "; ".join(sources), a.margin, null_runs, float(manifest.SEED_REGIME_LR), ", ".join(a.null))))
+        table_lines(runs, "; ".join(sources), a.margin, null_runs, float(manifest.SEED_REGIME_LR), ", ".join(a.null),
+                    axis_runs, axis_where)))
 
 
 if __name__ == "__main__":

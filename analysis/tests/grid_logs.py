@@ -19,36 +19,54 @@ INDEX = {"A": 0, "B": 1, "C": 2, "Q": 6}
 def run_log(run_dir: Path, key: str, lr: float, seed: int, final_val: float, drift: float = 1e-3,
             precision: str = "bf16", threads: int = 1, diverged: bool = False, stable: bool = True,
             signed_logit: float | None = None, first_loss: float = 9.9, steps: int = 20,
-            bf16_mode: str | None = None, cpu_bf16: str = "", device: str = "cpu", processes: int = 1) -> Path:
+            bf16_mode: str | None = None, cpu_bf16: str = "", device: str = "cpu", processes: int = 1,
+            peak: float | None = None, window: float | None = None, sqk: float = 1.0, every: int = 1,
+            n_spikes: int | None = None) -> Path:
     """One finished run: its summary as the trainer writes it, a loss series and heads samples; a bf16 run's mode
-    by default the CPU bf16 grids' declared "emulated"."""
+    by default the CPU bf16 grids' declared "emulated". peak: the series' drift_max at the heads samples (its
+    largest); window: how far one head's log(s_Q/s_K) moves between the two heads samples (then at steps 1000 and
+    1500, a window lr_grid.drift_window reads); sqk: s_Q·s_K at every head and sample; every: GaugeFix's N (the
+    summary's gaugefix_every: 0 unless B); n_spikes: the detector's count (default 0 if stable, else 12)."""
     if bf16_mode is None:
         bf16_mode = "emulated" if precision == "bf16" else ""
     run_dir.mkdir(parents=True, exist_ok=True)
     path = run_dir / "log.h5"
-    cfg = {"lr": lr, "seed": seed, "precision": precision, "threads": threads, "condition": key, "device": device}
+    cfg = {"lr": lr, "seed": seed, "precision": precision, "threads": threads, "condition": key, "device": device,
+           "gaugefix-every": every}
     with h5py.File(path, "w", libver="latest") as f:
         write_root(f, "gpt2/train", f"gaugelab train --lr {lr} --seed {seed} --condition {key}", cfg, seed, threads)
         f.attrs["git_sha"] = "abc1234"
         step = np.arange(1, steps + 1)
         s = f["series"]
-        s.attrs["names"] = json.dumps(["loss"])
+        hs = np.array([1000, 1500]) if window is not None else np.array([steps // 2, steps])
+        s.attrs["names"] = json.dumps(["loss"] + (["drift_max"] if peak is not None else []))
         _extendable(s, "step", step, np.int64)
         _extendable(s, "loss", np.linspace(first_loss, final_val if math.isfinite(final_val) else first_loss, steps),
                     np.float64)
+        if peak is not None:
+            d = np.full(steps, np.nan)
+            d[np.minimum(hs, steps) - 1] = [peak / 2, peak]
+            _extendable(s, "drift_max", d, np.float64)
         h = f["heads"]
-        names = ["s_qk", "attn_logit_max"] + (["attn_logit_max_signed"] if signed_logit is not None else [])
+        names = ["s_qk", "attn_logit_max"] + (["attn_logit_max_signed"] if signed_logit is not None else []) + (
+            ["s_q", "s_k"] if window is not None else [])
         h.attrs["names"] = json.dumps(names)
-        hs = np.array([steps // 2, steps])
         _extendable(h, "step", hs, np.int64)
-        _extendable(h, "s_qk", np.ones((2, 2, 2)), np.float64)
+        _extendable(h, "s_qk", np.full((2, 2, 2), sqk), np.float64)
+        if window is not None:  # head (0, 1) moves by `window` in log(s_Q/s_K); the rest stay balanced
+            sq = np.ones((2, 2, 2))
+            sq[1, 0, 1] = math.exp(window)
+            _extendable(h, "s_q", sq, np.float64)
+            _extendable(h, "s_k", np.ones((2, 2, 2)), np.float64)
         _extendable(h, "attn_logit_max", np.full((2, 2, 2), 50.0), np.float64)
         if signed_logit is not None:
             _extendable(h, "attn_logit_max_signed", np.full((2, 2, 2), signed_logit), np.float64)
         summ = {"condition": key, "condition_label": key, "condition_title": TITLES.get(key, key),
                 "condition_reference": "-" if key == "A" else "A", "condition_index": INDEX.get(key, 9),
                 "optimizer": "adamw", "seed": seed, "final_val_loss": final_val, "best_val_loss": final_val,
-                "final_drift_max": drift, "final_eff_imbalance_max": 0.3, "n_spikes": 0 if stable else 12,
+                "final_drift_max": drift, "final_eff_imbalance_max": 0.3,
+                "n_spikes": n_spikes if n_spikes is not None else 0 if stable else 12,
+                "gaugefix_every": every if key == "B" else 0,
                 "stable": int(stable and not diverged), "diverged": int(diverged), "completed": int(not diverged),
                 "steps": steps, "precision": precision, "processes": processes}
         if bf16_mode:

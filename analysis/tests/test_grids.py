@@ -297,3 +297,21 @@ def test_the_runner_sets_aside_a_finished_run_its_grid_leaves_out(tmp_path, monk
         os.close(fd)
     assert (root / names[2] / "log.h5").exists() and "but its trainer is running: left as it is" in capsys.readouterr().out
     assert ran == [names[10]]
+
+
+def test_the_frequency_grid_runs_b_at_each_interval_at_the_late_experiments_protocol():
+    runs = manifest.grid("gaugefix_frequency_bf16")
+    late = manifest.grid("late_instability_bf16")
+    b1 = next(e["args"] for d, e in late.items() if d.endswith("/B_lr6e-4_s1"))
+    assert sorted(runs) == [f"runs/gaugefix_frequency_bf16/B_lr6e-4_s1_N{n}" for n in (10, 100, 1000)]
+    for d, e in runs.items():
+        a = e["args"]
+        n = a[a.index("--gaugefix-every") + 1]
+        assert d.endswith(f"_N{n}") and a.count("--gaugefix-every") == 1
+        heads = int(a[a.index("--log-heads-every") + 1])
+        assert int(n) % heads != 0 and heads % int(n) != 0  # no sample cadence that aliases with the fix
+        i = a.index("--gaugefix-every")
+        same = a[:i] + a[i + 2:]
+        ref = list(b1)
+        ref[ref.index("--log-heads-every") + 1] = str(heads)
+        assert same == ref  # otherwise the late experiment's B at seed 1, step for step

@@ -139,6 +139,28 @@ def test_the_thread_count_null_pairs_by_seed(tmp_path):
     assert "C at lr 0.00268, threads 1 − 2, final_val" in text and "log10 drift" in text and "n=8 (null)" in text
 
 
+def test_the_sensitivities_own_null_pairs_the_grids_runs_with_the_whole_axis_under_the_other_thread_count(tmp_path):
+    main = grid_logs.quadratic_grid(tmp_path / "g", "AC", LRS9, SEEDS8, {"A": 2.68e-3, "C": 2.68e-3})
+    axis = grid_logs.quadratic_grid(tmp_path / "x", "C", LRS9, SEEDS8, {"C": 2.68e-3}, threads=2, noise=0.02)
+    text = "\n".join(lrs.table_lines(_runs(main), "synthetic", axis_runs=_runs(axis), axis_where="x here"))
+    for name in ("LR sensitivity (Wortsman)", "sensitivity around the own optimum (±1 decade)"):
+        row = next(ln for ln in text.splitlines() if "C, threads 1 − 2 over the whole lr axis" in ln and
+                   f"), {name} (grid" in ln)
+        assert "grid lr_sensitivity_bf16_sens_null" in row and "x here" in row and "n=8 (null)" in row
+    assert "own null is not measured" not in text
+    assert "of its 72 run pairs, 0 also from another build, 72 not shown to be on the same kind of CPU" in text
+    runs = _runs(main) + _runs(axis)  # the same numbers computed here: the grid's arm minus the other, per seed
+    L0 = lr_grid.initial_loss(_runs(main))
+    one = lr_grid.grid([r for r in runs if r.threads == 1 and r.key == "C"], "C", L0)[2]
+    two = lr_grid.grid([r for r in runs if r.threads == 2], "C", L0)[2]
+    want = float(np.mean(stats.sensitivity_per_seed(one) - stats.sensitivity_per_seed(two)))
+    row = next(ln for ln in text.splitlines() if "Wortsman)" in ln and "axis" in ln)
+    assert row.split("| ")[-1].startswith(f"{want:+.3g} [") and want != 0
+    short = _runs(axis)[: -len(SEEDS8)]  # the last seed without 8 of its 9 lrs: it drops out of the pairs
+    row = next(ln for ln in lrs.table_lines(_runs(main), "s", axis_runs=short) if "Wortsman)" in ln and "axis" in ln)
+    assert "n=7 (null)" in row
+
+
 def test_the_signed_logit_maximum_is_shown_where_logged_else_max_abs_marked(tmp_path):
     signed = [grid_logs.run_log(tmp_path / f"s{s}", "A", 0.1, s, 5.0, signed_logit=-3.0 + s) for s in range(3)]
     plain = [grid_logs.run_log(tmp_path / f"p{s}", "A", 0.1, s, 5.0) for s in range(3)]
@@ -315,3 +337,16 @@ def test_two_results_for_one_cell_end_the_figure_with_one_line(monkeypatch):
     except SystemExit as e:
         assert str(e) == ("fig_lr_sensitivity.py: error: condition A at lr 0.1, seed 1 is given twice with different "
                           "final losses (x 5, y 5.5)")
+
+
+def test_the_figure_reads_the_sensitivities_own_null_only_when_its_grid_is_whole(tmp_path, monkeypatch):
+    """As the figure index does: part of the axis grid gives no estimate over fewer seeds, only how far it is."""
+    import manifest
+    main_dir, axis_dir = tmp_path / "g", tmp_path / "runs" / "lr_sensitivity_bf16_sens_null"
+    grid_logs.quadratic_grid(main_dir, "AC", LRS9, SEEDS8, {"A": 2.68e-3, "C": 2.68e-3})
+    grid_logs.quadratic_grid(axis_dir, "C", LRS9, SEEDS8[:2], {"C": 2.68e-3}, threads=2, noise=0.02)
+    monkeypatch.setenv("GAUGELAB_FIGURES", str(tmp_path / "out"))
+    lrs.main([str(main_dir), "--axis-null", str(axis_dir)])
+    text = (tmp_path / "out" / "table_lr_sensitivity.md").read_text()
+    assert f"18 of its {len(manifest.grid('lr_sensitivity_bf16_sens_null'))} runs present in {axis_dir}" in text
+    assert "over the whole lr axis" not in text

@@ -158,11 +158,15 @@ def test_the_emulation_check_keeps_natives_drift_or_says_it_does_not(tmp_path):
 def test_a_ledger_from_before_the_bf16_mode_column_still_reads(tmp_path):
     _bf16_slice(tmp_path, {"A": 3e-3, "B": 1.5e-7, "C": 3e-3})
     text = rl.write("lr_sensitivity_bf16", root=tmp_path, results=tmp_path / "results").read_text()
-    assert rl.COLUMNS[-4:] == ("bf16_mode", "cpu_bf16", "device", "processes")
-    old = "\n".join(ln if ln.startswith("#") or not ln else ln.rsplit(",", 4)[0] for ln in text.splitlines())
+    assert rl.COLUMNS[-8:-4] == ("bf16_mode", "cpu_bf16", "device", "processes")
+    old = "\n".join(ln if ln.startswith("#") or not ln else ln.rsplit(",", 8)[0] for ln in text.splitlines())
     runs = rl.loads(old).runs
     assert len(runs) == 24 and all(r.bf16_mode == "" and r.cpu_bf16 == "" and r.device == "" and r.processes == 0
                                    for r in runs)
+    layout30 = "\n".join(ln if ln.startswith("#") or not ln else ln.rsplit(",", 4)[0] for ln in text.splitlines())
+    runs = rl.loads(layout30).runs  # the layout before drift_peak .. gaugefix_every: those read as not logged
+    assert len(runs) == 24 and all(r.processes == 1 and math.isnan(r.drift_peak) and math.isnan(r.drift_window)
+                                   and math.isnan(r.sqk_final) and r.gaugefix_every == 0 for r in runs)
 
 
 def test_late_instability_verdict_counts_spike_rule_failures(tmp_path):
@@ -372,3 +376,97 @@ def test_a_decade_comparison_is_testable_only_when_its_rejected_outcome_is_reach
     assert t1._yes_reachable([math.log10(x) for x in (3e-3, 1e-3, 2e-3, 5e-3)], "A")[0] == "not testable here"
     assert t1._loss_reachable([math.log10(x) for x in (8e-5, 1.5e-4, 9e-5, 1.2e-4)], "native")[0] == "not testable here"
     assert t1._loss_reachable([math.log10(x) for x in (2e-3, 1e-3, 3e-3, 1.5e-3)], "native") is None
+
+
+def test_the_drift_between_fixes_is_read_from_each_multiple_of_the_interval_to_the_next():
+    step = np.arange(100, 3001, 100)
+    ratio = np.zeros((len(step), 1, 2))
+    ratio[:, 0, 1] = 1e-6 * step  # one head drifts 1e-6 a step, the other stays balanced
+    h = {"step": step, "s_q": np.exp(ratio), "s_k": np.ones_like(ratio)}
+    assert lr_grid.drift_window(h, 1000) == pytest.approx(9e-4, rel=1e-9)  # from 1000 to 1900, not 1000 to 2000
+    assert lr_grid.drift_window(h, 250) == pytest.approx(2e-4, rel=1e-9)   # from 500 to 700, never across 750
+    back = dict(h, s_q=np.exp(-ratio))  # the sign of the move does not matter
+    assert lr_grid.drift_window(back, 1000) == pytest.approx(9e-4, rel=1e-9)
+    jump = ratio.copy()
+    jump[step >= 1950, 0, 1] += 0.5  # a move that straddles a multiple of 1000 (at 2000) is two windows' business
+    jump[step >= 1450, 0, 0] += 0.3  # one inside a window (1400 -> 1500, a balanced head) counts
+    assert lr_grid.drift_window(dict(h, s_q=np.exp(jump)), 1000) == pytest.approx(0.3, rel=1e-9)  # not 0.5
+    odd = dict(h, step=np.arange(97, 97 * 31, 97)[:len(step)])  # no sample on a multiple of 1000: no window
+    assert math.isnan(lr_grid.drift_window(odd, 1000))
+    assert math.isnan(lr_grid.drift_window({"step": step[:1], "s_q": h["s_q"][:1], "s_k": h["s_k"][:1]}))
+    assert math.isnan(lr_grid.drift_window({"step": step, "s_qk": np.ones_like(ratio)}))  # no s_Q, s_K logged
+
+
+def _frequency_runs(root: Path, c_window: float, peaks: dict) -> None:
+    """Seed 1 of the late-instability set (B, C) and the frequency grid's B runs, with their drifts as given."""
+    grid_logs.run_log(root / "runs/late_instability_bf16/B_lr6e-4_s1", "B", 6e-4, 1, 4.85, peak=peaks[1])
+    grid_logs.run_log(root / "runs/late_instability_bf16/C_lr6e-4_s1", "C", 6e-4, 1, 4.85, window=c_window)
+    for n in (10, 100, 1000):
+        grid_logs.run_log(root / "runs/gaugefix_frequency_bf16" / f"B_lr6e-4_s1_N{n}", "B", 6e-4, 1, 4.85,
+                          peak=peaks[n], every=n)
+
+
+def test_the_frequency_claim_in_the_seeds_regime_reads_each_n_and_its_reference(tmp_path):
+    import table_seed000_frequency as t2
+    row = t2.REGIME[0]
+    assert figure_index.regime_row(row, tmp_path, tmp_path / "results")[1].startswith("not run here")
+    _frequency_runs(tmp_path, 2e-4, {1: 3e-7, 10: 2e-6, 100: 8e-6, 1000: 1e-3})
+    where, verdict = figure_index.regime_row(row, tmp_path, tmp_path / "results")
+    assert "runs/gaugefix_frequency_bf16" in where and "runs/late_instability_bf16" in where
+    assert verdict.startswith("partly:") and "max drift N 1000 / largest at N ≤ 100" in verdict and "100 ≥ 10" in verdict
+    assert "the null, N = 1: 3e-07" in verdict
+    _frequency_runs(tmp_path, 2e-4, {1: 3e-7, 10: 2e-6, 100: 8e-6, 1000: 5e-5})  # N = 1000 under 10x the floor: no
+    assert figure_index.regime_row(row, tmp_path, tmp_path / "results")[1].startswith("no:")
+    _frequency_runs(tmp_path, 2e-4, {1: 3e-7, 10: 2e-6, 100: 5e-4, 1000: 1e-3})  # N = 100 drifts too: no
+    assert figure_index.regime_row(row, tmp_path, tmp_path / "results")[1].startswith("no:")
+    _frequency_runs(tmp_path, 7e-5, {1: 3e-7, 10: 2e-6, 100: 8e-6, 1000: 1e-3})  # C moves < 1e-4 between fixes
+    verdict = figure_index.regime_row(row, tmp_path, tmp_path / "results")[1]
+    assert verdict.startswith("not testable here:") and "between two multiples of 1000 steps" in verdict
+    shutil.rmtree(tmp_path / "runs/gaugefix_frequency_bf16")  # the gate needs only C's run: said without the grid
+    where, verdict = figure_index.regime_row(row, tmp_path, tmp_path / "results")
+    assert verdict.startswith("not testable here:") and "runs/late_instability_bf16" in where
+    assert "gaugefix_frequency_bf16" not in where
+    _frequency_runs(tmp_path, 2e-4, {1: 3e-7, 10: 2e-6, 100: 8e-6, 1000: 1e-3})
+    shutil.rmtree(tmp_path / "runs/gaugefix_frequency_bf16")  # testable: the grid is waited for
+    assert figure_index.regime_row(row, tmp_path, tmp_path / "results")[1].startswith("not run here")
+    _frequency_runs(tmp_path, 2e-4, {1: 3e-7, 10: 2e-6, 100: 8e-6, 1000: float("inf")})  # not finite: no verdict
+    assert figure_index.regime_row(row, tmp_path, tmp_path / "results")[1].startswith("no verdict")
+
+
+def test_the_series_claim_in_the_seeds_regime_reads_spikes_and_the_final_product(tmp_path):
+    import fig_seed000_series as series
+    row = series.REGIME[0]
+    root = tmp_path / "runs" / "late_instability_bf16"
+    names = rl.declared_runs("late_instability_bf16")
+
+    def write(key: str, seed: int, **kw) -> None:
+        kw = {"drift": 1.5e-4 if key != "B" else 1.2e-7, "sqk": 1.3, **kw}
+        grid_logs.run_log(root / f"{key}_lr6e-4_s{seed}", key, 6e-4, seed, 4.85, **kw)
+
+    for name in names:
+        write(name.split("_")[0], int(name.split("_s")[1]))
+    verdict = figure_index.regime_row(row, tmp_path, tmp_path / "results")[1]
+    assert verdict.startswith("no:") and "of 20) 0 < 1 (no)" in verdict
+    assert "1.3 < 2: the product does not grow to the claim's size" in verdict  # no arm reaches 2: not testable
+    write("A", 3, sqk=2.2)  # the product reaches the claim's size under A: B's part can show, and says no
+    verdict = figure_index.regime_row(row, tmp_path, tmp_path / "results")[1]
+    assert verdict.startswith("no:") and "over B's seeds 1.3 < 2 (no)" in verdict
+    write("B", 3, sqk=2.6, n_spikes=1)  # one spike the detector counts, the run still stable by the instability rule
+    verdict = figure_index.regime_row(row, tmp_path, tmp_path / "results")[1]
+    assert verdict.startswith("yes:") and "of 20) 1 ≥ 1 (yes)" in verdict
+    for name in names:
+        if name.startswith("C"):  # C at round-off: GaugeFix has nothing to act on
+            write("C", int(name.split("_s")[1]), drift=2e-7)
+    assert figure_index.regime_row(row, tmp_path, tmp_path / "results")[1].startswith("not testable here:")
+
+
+def test_the_sensitivities_own_null_is_read_only_when_its_grid_is_whole(tmp_path):
+    _bf16_slice(tmp_path, {"A": 3e-3, "B": 1.5e-7, "C": 3e-3})
+    for t in (1, 2):
+        grid_logs.quadratic_grid(tmp_path / "runs/lr_sensitivity_bf16_null", "C", [manifest.SEED_REGIME_LR], SEEDS8,
+                                 {"C": 2.68e-3}, threads=t)
+    axis = tmp_path / "runs/lr_sensitivity_bf16_sens_null"
+    grid_logs.quadratic_grid(axis, "C", [manifest.SEED_REGIME_LR], SEEDS8, {"C": 2.68e-3}, threads=2)
+    text = "\n".join(figure_index.grid_table(("lr_sensitivity_bf16",), "lr-grid-bf16", "x", null="lr_sensitivity_bf16_null",
+                                             root=tmp_path, results=tmp_path / "results"))
+    assert "8 of its 72 runs present, read when whole" in text and "over the whole lr axis" not in text
