@@ -70,6 +70,12 @@ class GridClaim:
     gate: Callable[[dict], object] | None = None
     gate_needs: tuple[tuple[str, tuple[tuple[str, str], ...]], ...] = ()
 
+    def __post_init__(self):
+        if self.gate is not None and not self.gate_needs:
+            raise ValueError(f"GridClaim {self.label!r}: a gate needs its runs named (gate_needs)")
+        if not {g for g, _ in self.gate_needs} <= {g for g, _ in self.needs}:
+            raise ValueError(f"GridClaim {self.label!r}: gate_needs names a grid its needs do not")
+
 
 @dataclass(frozen=True)
 class Figure:

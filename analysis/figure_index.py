@@ -115,11 +115,15 @@ def regime_row(gc: fd.GridClaim, root: Path = ROOT, results: Path | None = None)
     naming the run set."""
     results = results or results_ledger.RESULTS
     if gc.gate is not None:  # whether the claim can show here, from the runs that decide it, before the rest
-        gated = _read_needs(gc.gate_needs, root, results)
-        if gated[0] is not None:
-            part = gc.gate(gated[0])
-            if part is not None:
-                return "; ".join(gated[1]), str(claim_rules.combine([part]))
+        gated, sources = _read_needs(gc.gate_needs, root, results)
+        if gated is not None:
+            read = "; ".join(f"{', '.join(r.run for r in runs)} from {src}" for runs, src in zip(gated.values(), sources))
+            try:
+                part = gc.gate(gated)
+            except (KeyError, ValueError, IndexError) as e:
+                return read, f"no verdict (the runs could not be read: {e})"
+            if part is not None and part[0] == claim_rules.NOT_TESTABLE:  # only "cannot show" is said early
+                return read, str(claim_rules.combine([part]))
     got, where = {}, []
     for name, settings in gc.needs:
         names = results_ledger.declared_runs(name, dict(settings))

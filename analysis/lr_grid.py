@@ -68,7 +68,7 @@ class Run:
     processes: int = 0                 # how many processes made the run (a resumed run: more than 1); 0 not read
     drift_peak: float = math.nan       # largest drift_max over the run's heads samples (seed 000 Table 2's "max drift")
     drift_window: float = math.nan     # largest move of one head's log(s_Q/s_K) from a heads sample at a multiple of
-                                       # DRIFT_WINDOW steps to a later one before the next: what grows between fixes
+                                       # DRIFT_WINDOW steps to a later one up to the next: what grows between fixes
     sqk_final: float = math.nan        # s_Q·s_K at the last heads sample, mean over layers and heads (§4.4's product)
     gaugefix_every: int = 0            # GaugeFix's interval N as run (the summary's: 0 for a condition that never
                                        # fixes; the configuration's in a log from before the summary had it)
@@ -87,16 +87,18 @@ DRIFT_WINDOW = 1000
 
 def drift_window(h: dict, window: int = DRIFT_WINDOW) -> float:
     """Largest |ℓ(t) − ℓ(t0)| of one head, ℓ = log(s_Q/s_K), t0 a heads sample at a multiple of `window` steps and t a
-    later sample before the next multiple (t0 < t < t0 + window): what grows from the point a fix every `window` steps
-    would balance until its next fix (a fix acts at steps that are multiples of N; B is C between fixes). h: /heads,
-    s_q and s_k [record, layer, head]. NaN without such a pair of samples or without multipliers."""
+    later sample up to the next multiple (t0 < t ≤ t0 + window): what grows from the point a fix every `window` steps
+    balances until just before its next fix (the fix acts after the update of each step that is a multiple of N, the
+    heads sample after the fix; B is C between fixes). Steps before the first multiple are no window's. h: /heads,
+    s_q and s_k [record, layer, head]. NaN without such a pair of samples, without multipliers, or with heads steps
+    that do not increase (a log this reader does not understand)."""
     step = np.asarray(h.get("step", []))
-    if not {"s_q", "s_k"} <= set(h) or len(step) < 2:
+    if not {"s_q", "s_k"} <= set(h) or len(step) < 2 or np.any(np.diff(step) <= 0):
         return math.nan
     ratio = np.log(np.asarray(h["s_q"], dtype=float) / np.asarray(h["s_k"], dtype=float)).reshape(len(step), -1)
     best = math.nan
     for i in np.flatnonzero(step % window == 0):
-        later = (step > step[i]) & (step < step[i] + window)
+        later = (step > step[i]) & (step <= step[i] + window)
         d = np.abs(ratio[later] - ratio[i])
         if d.size and np.isfinite(d).any():
             best = float(np.nanmax(d)) if math.isnan(best) else max(best, float(np.nanmax(d)))

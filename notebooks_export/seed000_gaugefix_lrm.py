@@ -66,7 +66,9 @@ show_verdict("fig_seed000_series")
 #   after a fix is at round-off whatever N is (our runs sampled every 10 steps showed that for N = 10), so
 #   the runs sample every 7 steps, between fixes; the table's last column keeps only those samples, and
 #   shows whether the drift between fixes grows with N. We suspect the paper's N ≤ 100 rows share the
-#   aliasing (its sampling cadence is not stated).
+#   aliasing (its sampling cadence is not stated). In the seed's regime (bf16, its lr and 20 000 steps) the
+#   claim is judged only where the drift that grows between two fixes 1000 steps apart could show it; the
+#   verdict under Table 2 says whether it can, from the late-instability runs' condition C.
 # - **Stability**: the paper's seed-123 spike (grad norm ~0.25 → 55-123 after step 15 000) is a
 #   late-training, long-schedule event; our rule (grad norm above k × its running median after
 #   warm-up, gpt2/README.md) is applied identically, but a few-minute schedule may simply not reach

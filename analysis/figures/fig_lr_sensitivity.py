@@ -164,12 +164,13 @@ def axis_null(runs: list[Run], axis_runs: list[Run], L0: float) -> list[stats.Pa
         label = f"{mine[0].cond} threads {t_other[0]}"
         both = mine + [dataclasses.replace(r, cond=label) for r in other]
         lrs = grid(mine, mine[0].cond, L0)[0]
-        by = {(r.lr, r.seed): r for r in mine}
+        seeds = set(grid(mine, mine[0].cond, L0)[1]) & set(grid(both, label, L0)[1])  # those paired_by_seed uses
+        by = {(r.lr, r.seed): r for r in mine if r.seed in seeds}
         pairs = [(by[(r.lr, r.seed)], r) for r in other if (r.lr, r.seed) in by]
         build = sum(a.git_sha != b.git_sha for a, b in pairs)
-        cpu = sum(not a.cpu_bf16 or a.cpu_bf16 != b.cpu_bf16 for a, b in pairs)  # "" (not logged) counts as differing
+        cpu = sum(not a.cpu_bf16 or not b.cpu_bf16 or a.cpu_bf16 != b.cpu_bf16 for a, b in pairs)  # "": not logged
         what = (f"{key}, threads {t_mine[0]} − {t_other[0]} over the whole lr axis (of its {len(pairs)} run pairs, "
-                f"{build} also from another build, {cpu} not shown to be on the same kind of CPU)")
+                f"{build} also from another build, {cpu} with the CPU's bf16 features different or not logged)")
         for fn, name in ((stats.sensitivity_per_seed, "LR sensitivity (Wortsman)"),
                          (lambda X: stats.sensitivity_around_optimum(X, lrs, OWN_WINDOW_DECADES).sensitivity,
                           f"sensitivity around the own optimum (±{OWN_WINDOW_DECADES:g} decade)")):
@@ -285,7 +286,8 @@ def table_lines(runs: list[Run], where: str, margin: float = MARGIN, null_runs: 
         nulls.append(f"| {t.name} (grid {AXIS_NULL}, paired with the grid's own runs; {axis_where}) | {t.text()} |")
     if axis_runs and not axis:  # whole, yet nothing to pair: said, never "not measured"
         nulls.append(f"| (the sensitivities' own null, grid {AXIS_NULL} ({axis_where}): its runs pair with none of "
-                     "these, another lr axis or the same thread count) | — |")
+                     "these: another lr axis, the same thread count or more than one, or no seed with every lr in "
+                     "both) | — |")
     elif not axis and (axis_where or any("threads" in n for n in nulls)):  # not here: said, with how far it is
         nulls.append("| (the sensitivities' own null is not measured here: the thread-count null is one learning "
                      f"rate's; the sensitivity's is grid {AXIS_NULL}, the whole lr axis under the other thread count"
@@ -484,7 +486,9 @@ def main(argv: list[str]) -> None:
         null_runs = read_runs(a.null)[0] if a.null else None
         axis_runs = read_runs(a.axis_null)[0] if a.axis_null else None
         axis_where = ", ".join(a.axis_null)
-        if axis_runs is not None:  # read only when whole, as the figure index reads it
+        if axis_runs is not None:  # read only when whole and as declared, as the figure index reads it
+            off = {r.run for r, _ in results_ledger.off_declaration(AXIS_NULL, axis_runs)}
+            axis_runs = [r for r in axis_runs if r.run not in off]
             declared = results_ledger.declared_runs(AXIS_NULL)
             missing = set(declared) - {r.run for r in axis_runs}
             if missing:

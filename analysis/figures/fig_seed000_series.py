@@ -44,30 +44,23 @@ def _decide(paths):
 # --- the same claim in the seed's regime: declared 2026-11-30, before the late-instability runs' final s_Q·s_K (mean over
 # heads) was read; had been read, in 20 of 60 ledger rows: their largest s_Q·s_K over heads and samples (sqk_max, an
 # upper bound of this statistic), 1.5-1.9 in every arm, and the 7 B runs' spike counts, 0 ------------------------------
-# Amended 2026-11-30 after a review, once the final products had been read (A 1.25-1.32, B and C 1.28-1.34): the
-# claimed product, 2, is the paper's scale (~3 under B, ~2.5 under A); where no run of any arm reaches it at any
-# sample, the regime does not grow the product to the claim's size whatever the handling, so that part is not testable
-# rather than "no". The spike part is the detector's count (n_spikes), as the proxy's rule reads it.
+# A second gate (the s_Q·s_K part not testable where no run of any arm reaches 2) was added after a review and then
+# dropped: its statistic had been read and was known to fire, and it would have turned a "no" into "not testable" for
+# one part only. The threshold stays the paper's scale, so a "no" on it says B's product stays under 2 here; the
+# ledger's sqk_max column says how far any handling grows it.
 def _regime(grids):
     runs = grids["late_instability_bf16"]
     lr = float(manifest.SEED000_LR)
-    by = {k: list(lr_grid.at(runs, k, lr).values()) for k in "ABC"}
-    b = by["B"]
-    c_drift = max((r.drift for r in by["C"]), default=float("nan"))
+    b = list(lr_grid.at(runs, "B", lr).values())
+    c_drift = max((r.drift for r in lr_grid.at(runs, "C", lr).values()), default=float("nan"))
     gate = cr.above_floor(c_drift, s0.DRIFT_FLOOR, "C's final drift (largest over seeds; B is C plus the fix)",
                           "GaugeFix moves the point by round-off only, so B is C up to rounding")
-    grown = max((r.sqk_max for k in "ABC" for r in by[k] if math.isfinite(r.sqk_max)), default=float("nan"))
-    reach = None if grown >= SQK_CLAIMED else cr.Part(
-        cr.NOT_TESTABLE, f"the largest s_Q·s_K of any run of A, B, C at any sample {grown:.3g} < {SQK_CLAIMED:g}: the "
-                         "product does not grow to the claim's size here under any handling (the model's scale), so "
-                         "B's growth to it cannot show")  # NaN (not logged) compares false: not testable either
     return cr.combine([
         cr.unless(gate, lambda: cr.at_least(sum(r.n_spikes > 0 for r in b), 1,
                                             f"B seeds with a grad-norm spike (the detector's count n_spikes > 0; of "
                                             f"{len(b)})", "d")),
-        cr.unless(gate or reach, lambda: cr.at_least(max((r.sqk_final for r in b), default=float("nan")),
-                                                     SQK_CLAIMED, "largest final s_Q·s_K (mean over heads) over B's "
-                                                                  "seeds"))])
+        cr.unless(gate, lambda: cr.at_least(max((r.sqk_final for r in b), default=float("nan")), SQK_CLAIMED,
+                                            "largest final s_Q·s_K (mean over heads) over B's seeds"))])
 
 
 REGIME = (GridClaim(
@@ -75,12 +68,11 @@ REGIME = (GridClaim(
     says="under GaugeFix alone the gradient norm spikes and s_Q·s_K grows to ~3",
     rule=f"the series row's rule on the late-instability run set (bf16, lr {manifest.SEED000_LR}, "
          f"{manifest.SEED000_ITERS} steps, 20 seeds per arm): at least one B seed with a grad-norm spike (the trainer's "
-         f"spike detector, n_spikes > 0) and B's final s_Q·s_K (mean over heads) ≥ {SQK_CLAIMED:g} in some seed; both "
-         f"not testable when C's largest final drift is ≤ the float32 floor {s0.DRIFT_FLOOR:g}, the second also when "
-         f"no run of A, B or C reaches s_Q·s_K {SQK_CLAIMED:g} at any heads sample (the product does not grow to the "
-         "claim's size here); no null arm on this run set. Declared 2026-11-30, after 20 of its 60 runs had been read "
-         "(their largest s_Q·s_K over heads and samples, 1.5-1.9, and B's spike counts, 0); the second gate added "
-         "after their final products (1.25-1.34) had been read",
+         f"spike detector, n_spikes > 0) and B's final s_Q·s_K (mean over heads) ≥ {SQK_CLAIMED:g} in some seed, the "
+         f"paper's scale; both not testable when C's largest final drift is ≤ the float32 floor {s0.DRIFT_FLOOR:g}; no "
+         "null arm on this run set. Declared 2026-11-30, after 20 of its 60 runs had been read (their largest s_Q·s_K "
+         "over heads and samples, an upper bound of the rule's statistic, 1.5-1.9 in every arm, and B's spike counts, "
+         "0): a no on either part was then the likely outcome",
     needs=(("late_instability_bf16", ()),), decide=_regime),)
 
 

@@ -148,7 +148,7 @@ def test_the_sensitivities_own_null_pairs_the_grids_runs_with_the_whole_axis_und
                    f"), {name} (grid" in ln)
         assert "grid lr_sensitivity_bf16_sens_null" in row and "x here" in row and "n=8 (null)" in row
     assert "own null is not measured" not in text
-    assert "of its 72 run pairs, 0 also from another build, 72 not shown to be on the same kind of CPU" in text
+    assert "of its 72 run pairs, 0 also from another build, 72 with the CPU's bf16 features different or not logged" in text
     runs = _runs(main) + _runs(axis)  # the same numbers computed here: the grid's arm minus the other, per seed
     L0 = lr_grid.initial_loss(_runs(main))
     one = lr_grid.grid([r for r in runs if r.threads == 1 and r.key == "C"], "C", L0)[2]

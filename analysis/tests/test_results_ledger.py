@@ -383,21 +383,23 @@ def test_the_drift_between_fixes_is_read_from_each_multiple_of_the_interval_to_t
     ratio = np.zeros((len(step), 1, 2))
     ratio[:, 0, 1] = 1e-6 * step  # one head drifts 1e-6 a step, the other stays balanced
     h = {"step": step, "s_q": np.exp(ratio), "s_k": np.ones_like(ratio)}
-    assert lr_grid.drift_window(h, 1000) == pytest.approx(9e-4, rel=1e-9)  # from 1000 to 1900, not 1000 to 2000
-    assert lr_grid.drift_window(h, 250) == pytest.approx(2e-4, rel=1e-9)   # from 500 to 700, never across 750
+    assert lr_grid.drift_window(h, 1000) == pytest.approx(1e-3, rel=1e-9)  # 1000 to 2000: the state before the fix
+    assert lr_grid.drift_window(h, 250) == pytest.approx(2e-4, rel=1e-9)   # from 500 to 700 (750 is no sample)
     back = dict(h, s_q=np.exp(-ratio))  # the sign of the move does not matter
-    assert lr_grid.drift_window(back, 1000) == pytest.approx(9e-4, rel=1e-9)
+    assert lr_grid.drift_window(back, 1000) == pytest.approx(1e-3, rel=1e-9)
     jump = ratio.copy()
-    jump[step >= 1950, 0, 1] += 0.5  # a move that straddles a multiple of 1000 (at 2000) is two windows' business
-    jump[step >= 1450, 0, 0] += 0.3  # one inside a window (1400 -> 1500, a balanced head) counts
-    assert lr_grid.drift_window(dict(h, s_q=np.exp(jump)), 1000) == pytest.approx(0.3, rel=1e-9)  # not 0.5
+    jump[step >= 500, 0, 0] += 0.5   # a move before the first multiple of 1000 is no window's
+    jump[step >= 2050, 0, 0] += 0.3  # one after it counts, in the window it falls in (2000 -> 2100)
+    assert lr_grid.drift_window(dict(h, s_q=np.exp(jump)), 1000) == pytest.approx(0.3, rel=1e-9)
     odd = dict(h, step=np.arange(97, 97 * 31, 97)[:len(step)])  # no sample on a multiple of 1000: no window
     assert math.isnan(lr_grid.drift_window(odd, 1000))
+    again = dict(h, step=np.concatenate([step[:15], step[10:25]]))  # steps that go back: not read
+    assert math.isnan(lr_grid.drift_window(again, 1000))
     assert math.isnan(lr_grid.drift_window({"step": step[:1], "s_q": h["s_q"][:1], "s_k": h["s_k"][:1]}))
     assert math.isnan(lr_grid.drift_window({"step": step, "s_qk": np.ones_like(ratio)}))  # no s_Q, s_K logged
 
 
-def _frequency_runs(root: Path, c_window: float, peaks: dict) -> None:
+def _frequency_runs(root: Path, c_window: float | None, peaks: dict) -> None:
     """Seed 1 of the late-instability set (B, C) and the frequency grid's B runs, with their drifts as given."""
     grid_logs.run_log(root / "runs/late_instability_bf16/B_lr6e-4_s1", "B", 6e-4, 1, 4.85, peak=peaks[1])
     grid_logs.run_log(root / "runs/late_instability_bf16/C_lr6e-4_s1", "C", 6e-4, 1, 4.85, window=c_window)
@@ -421,11 +423,14 @@ def test_the_frequency_claim_in_the_seeds_regime_reads_each_n_and_its_reference(
     assert figure_index.regime_row(row, tmp_path, tmp_path / "results")[1].startswith("no:")
     _frequency_runs(tmp_path, 7e-5, {1: 3e-7, 10: 2e-6, 100: 8e-6, 1000: 1e-3})  # C moves < 1e-4 between fixes
     verdict = figure_index.regime_row(row, tmp_path, tmp_path / "results")[1]
-    assert verdict.startswith("not testable here:") and "between two multiples of 1000 steps" in verdict
-    shutil.rmtree(tmp_path / "runs/gaugefix_frequency_bf16")  # the gate needs only C's run: said without the grid
+    assert verdict.startswith("not testable here:") and "from a multiple of 1000 steps to the next" in verdict
+    assert "(N = 1, fixed every step: 3e-07)" in verdict and "7e-05 ≤ 10× the floor 1e-05" in verdict
+    shutil.rmtree(tmp_path / "runs/gaugefix_frequency_bf16")  # the gate needs only seed 1's B and C: said without it
     where, verdict = figure_index.regime_row(row, tmp_path, tmp_path / "results")
     assert verdict.startswith("not testable here:") and "runs/late_instability_bf16" in where
-    assert "gaugefix_frequency_bf16" not in where
+    assert "gaugefix_frequency_bf16" not in where and "B_lr6e-4_s1, C_lr6e-4_s1 from" in where
+    _frequency_runs(tmp_path, None, {1: 3e-7, 10: 2e-6, 100: 8e-6, 1000: 1e-3})  # no s_Q, s_K logged: no verdict
+    assert figure_index.regime_row(row, tmp_path, tmp_path / "results")[1].startswith("no verdict")
     _frequency_runs(tmp_path, 2e-4, {1: 3e-7, 10: 2e-6, 100: 8e-6, 1000: 1e-3})
     shutil.rmtree(tmp_path / "runs/gaugefix_frequency_bf16")  # testable: the grid is waited for
     assert figure_index.regime_row(row, tmp_path, tmp_path / "results")[1].startswith("not run here")
@@ -446,14 +451,10 @@ def test_the_series_claim_in_the_seeds_regime_reads_spikes_and_the_final_product
     for name in names:
         write(name.split("_")[0], int(name.split("_s")[1]))
     verdict = figure_index.regime_row(row, tmp_path, tmp_path / "results")[1]
-    assert verdict.startswith("no:") and "of 20) 0 < 1 (no)" in verdict
-    assert "1.3 < 2: the product does not grow to the claim's size" in verdict  # no arm reaches 2: not testable
-    write("A", 3, sqk=2.2)  # the product reaches the claim's size under A: B's part can show, and says no
-    verdict = figure_index.regime_row(row, tmp_path, tmp_path / "results")[1]
-    assert verdict.startswith("no:") and "over B's seeds 1.3 < 2 (no)" in verdict
+    assert verdict.startswith("no:") and "of 20) 0 < 1 (no)" in verdict and "over B's seeds 1.3 < 2 (no)" in verdict
     write("B", 3, sqk=2.6, n_spikes=1)  # one spike the detector counts, the run still stable by the instability rule
     verdict = figure_index.regime_row(row, tmp_path, tmp_path / "results")[1]
-    assert verdict.startswith("yes:") and "of 20) 1 ≥ 1 (yes)" in verdict
+    assert verdict.startswith("yes:") and "of 20) 1 ≥ 1 (yes)" in verdict and "2.6 ≥ 2 (yes)" in verdict
     for name in names:
         if name.startswith("C"):  # C at round-off: GaugeFix has nothing to act on
             write("C", int(name.split("_s")[1]), drift=2e-7)
@@ -470,3 +471,28 @@ def test_the_sensitivities_own_null_is_read_only_when_its_grid_is_whole(tmp_path
     text = "\n".join(figure_index.grid_table(("lr_sensitivity_bf16",), "lr-grid-bf16", "x", null="lr_sensitivity_bf16_null",
                                              root=tmp_path, results=tmp_path / "results"))
     assert "8 of its 72 runs present, read when whole" in text and "over the whole lr axis" not in text
+
+
+def test_a_gate_says_only_not_testable_early_and_its_errors_are_no_verdict(tmp_path):
+    from figure_decl import GridClaim
+    import claim_rules as cr
+    grid_logs.run_log(tmp_path / "runs/late_instability_bf16/C_lr6e-4_s1", "C", 6e-4, 1, 4.85)
+    needs = (("late_instability_bf16", (("conditions", "C"), ("seeds", "1"))), ("gaugefix_frequency_bf16", ()))
+
+    def claim(gate):
+        return GridClaim(label="x", says="x", rule="x", needs=needs, decide=lambda g: cr.combine([]), gate=gate,
+                         gate_needs=needs[:1])
+
+    row = lambda gate: figure_index.regime_row(claim(gate), tmp_path, tmp_path / "results")[1]  # noqa: E731
+    assert row(lambda g: cr.Part(cr.NOT_TESTABLE, "cannot")).startswith("not testable here: cannot")
+    assert row(lambda g: cr.Part("no", "a gate's no")).startswith("not run here")  # a no waits for the whole run set
+    assert row(lambda g: None).startswith("not run here")
+
+    def broken(g):
+        raise ValueError("unreadable")
+    assert row(broken) == "no verdict (the runs could not be read: unreadable)"
+    with pytest.raises(ValueError, match="gate_needs names a grid its needs do not"):
+        GridClaim(label="x", says="x", rule="x", needs=needs[1:], decide=lambda g: None, gate=lambda g: None,
+                  gate_needs=needs[:1])
+    with pytest.raises(ValueError, match="a gate needs its runs named"):
+        GridClaim(label="x", says="x", rule="x", needs=needs, decide=lambda g: None, gate=lambda g: None)
