@@ -182,7 +182,9 @@ def instrument_section(figures: dict[str, fd.Figure] | None = None) -> list[str]
             "The same instrument in the regime seed 000 trained in (bf16 autocast with master weights, multipliers and "
             "AdamW's state in float32; no biases), A, B, C against the magnitude controls Dcap, QK-Clip and QK-norm, "
             "8 seeds × 9 learning rates from 3.73e-4 to 1.0 so that every optimum can be interior and the top can fail "
-            "(`make lr-grid-bf16`, resumable; its figure `figures/lr_bf16/`; its null: grid lr_sensitivity_bf16_null).", ""]
+            "(`make lr-grid-bf16`, resumable; its figure `figures/lr_bf16/`; its nulls: grid lr_sensitivity_bf16_null, one lr "
+            "under two thread counts, and grid lr_sensitivity_bf16_sens_null, the sensitivities' own over the whole lr "
+            "axis).", ""]
     out += grid_table(("lr_sensitivity_bf16",), "lr-grid-bf16", "~11 core-hours (emulated bf16)", null="lr_sensitivity_bf16_null")
     return out
 

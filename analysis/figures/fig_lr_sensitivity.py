@@ -283,7 +283,8 @@ def table_lines(runs: list[Run], where: str, margin: float = MARGIN, null_runs: 
     bf16 = any(r.precision == "bf16" for r in runs)
     axis = axis_null(runs, axis_runs, L0) if axis_runs else []
     for t in axis:
-        nulls.append(f"| {t.name} (grid {AXIS_NULL}, paired with the grid's own runs; {axis_where}) | {t.text()} |")
+        nulls.append(f"| {t.name} (grid {AXIS_NULL}, paired with the grid's own runs, one of each of whose builds "
+                     f"reran bit for bit under this grid's: analysis/manifest.py; {axis_where}) | {t.text()} |")
     if axis_runs and not axis:  # whole, yet nothing to pair: said, never "not measured"
         nulls.append(f"| (the sensitivities' own null, grid {AXIS_NULL} ({axis_where}): its runs pair with none of "
                      "these: another lr axis, the same thread count or more than one, or no seed with every lr in "
