@@ -96,36 +96,11 @@ def render(figures: dict[str, fd.Figure] | None = None) -> str:
     return "\n".join(lines)
 
 
-def _read_needs(needs, root: Path, results: Path) -> tuple[dict | None, list[str]]:
-    """({grid: its runs among those named}, where they came from) when every run `needs` names is here, else None."""
+def _read_needs(needs, root: Path, results: Path) -> tuple[dict, list[str], str]:
+    """({grid: its runs among those named}, where they came from, "") when every run `needs` names is here; else
+    ({}, [], what is missing: "in progress ..." when some of the first incomplete run set is here, "not run here ...")."""
     got, where = {}, []
     for name, settings in needs:
-        names = results_ledger.declared_runs(name, dict(settings))
-        g = results_ledger.load_grid(name, root, results)
-        if not g or g.have(names):
-            return None, []
-        got[name] = [r for r in g.runs if r.run in set(names)]
-        where.append(g.source)
-    return got, where
-
-
-def regime_row(gc: fd.GridClaim, root: Path = ROOT, results: Path | None = None) -> tuple[str, str]:
-    """(where its runs came from, its verdict) for a claim judged on declared grids: computed only when every run it
-    needs is here, from the logs or the results ledger; else "in progress" (some present) or "not run here" (none),
-    naming the run set."""
-    results = results or results_ledger.RESULTS
-    if gc.gate is not None:  # whether the claim can show here, from the runs that decide it, before the rest
-        gated, sources = _read_needs(gc.gate_needs, root, results)
-        if gated is not None:
-            read = "; ".join(f"{', '.join(r.run for r in runs)} from {src}" for runs, src in zip(gated.values(), sources))
-            try:
-                part = gc.gate(gated)
-            except (KeyError, ValueError, IndexError) as e:
-                return read, f"no verdict (the runs could not be read: {e})"
-            if part is not None and part[0] == claim_rules.NOT_TESTABLE:  # only "cannot show" is said early
-                return read, str(claim_rules.combine([part]))
-    got, where = {}, []
-    for name, settings in gc.needs:
         names = results_ledger.declared_runs(name, dict(settings))
         g = results_ledger.load_grid(name, root, results)
         missing = g.have(names) if g else names
@@ -134,10 +109,31 @@ def regime_row(gc: fd.GridClaim, root: Path = ROOT, results: Path | None = None)
             what = (f"run set: {len(names)} runs of grid {name}"
                     f"{' (' + ', '.join(f'{k} {v}' for k, v in settings) + ')' if settings else ''}, "
                     f"{have} present; `python3 analysis/make_figures.py --grid {name}`")
-            return ("—", f"in progress, no verdict before the whole run set ({what})" if have else
-                         f"not run here ({what})")
+            return {}, [], (f"in progress, no verdict before the whole run set ({what})" if have else
+                            f"not run here ({what})")
         got[name] = [r for r in g.runs if r.run in set(names)]
         where.append(g.source)
+    return got, where, ""
+
+
+def regime_row(gc: fd.GridClaim, root: Path = ROOT, results: Path | None = None) -> tuple[str, str]:
+    """(where its runs came from, its verdict) for a claim judged on declared grids: computed only when every run it
+    needs is here, from the logs or the results ledger; else "in progress" (some present) or "not run here" (none),
+    naming the run set. A claim's gate (GridClaim.gate) may say "not testable here" from its own runs first."""
+    results = results or results_ledger.RESULTS
+    if gc.gate is not None:  # whether the claim can show here, from the runs that decide it, before the rest
+        gated, sources, absent = _read_needs(gc.gate_needs, root, results)
+        if not absent:
+            read = "; ".join(f"{', '.join(r.run for r in runs)} from {src}" for runs, src in zip(gated.values(), sources))
+            try:
+                part = gc.gate(gated)
+            except (KeyError, ValueError, IndexError) as e:
+                return read, f"no verdict (the runs could not be read: {e})"
+            if part is not None and part[0] == claim_rules.NOT_TESTABLE:  # only "cannot show" is said early
+                return read, str(claim_rules.combine([part]))
+    got, where, absent = _read_needs(gc.needs, root, results)
+    if absent:
+        return "—", absent
     try:
         return "; ".join(where), str(gc.decide(got))
     except (KeyError, ValueError, IndexError) as e:
@@ -206,13 +202,9 @@ def grid_table(names: tuple[str, ...], target: str, cost: str, null: str = "", r
         nul = results_ledger.load_grid(null, root, results) if null else None
         where = "; ".join(f"grid {g.name}: {g.source}" for g in grids)
         axis, axis_where = None, ""
-        if null:  # the sensitivities' own null: read only when its grid is whole (no estimate from part of it)
+        if null:  # the sensitivities' own null, read only when its grid is whole
             ax = results_ledger.load_grid(lrs.AXIS_NULL, root, results)
-            declared = results_ledger.declared_runs(lrs.AXIS_NULL)
-            missing = ax.have(declared) if ax else declared
-            axis, axis_where = ((ax.runs, ax.source) if not missing else
-                                (None, f"{len(declared) - len(missing)} of its {len(declared)} runs present, read "
-                                       "when whole"))
+            axis, axis_where = lrs.axis_if_whole(ax.runs if ax else [], ax.source if ax else "")
         return [*lrs.table_lines(runs, where, null_runs=nul.runs if nul else None,
                                  at_lr=float(manifest.SEED_REGIME_LR), null_where=nul.source if nul else "",
                                  axis_runs=axis, axis_where=axis_where), ""]

@@ -66,7 +66,8 @@ class Run:
                                        # "" in a log from before it was logged
     device: str = ""                   # --device as run ("cpu", "cuda:0"); "" in a log from before it was read here
     processes: int = 0                 # how many processes made the run (a resumed run: more than 1); 0 not read
-    drift_peak: float = math.nan       # largest drift_max over the run's heads samples (seed 000 Table 2's "max drift")
+    drift_peak: float = math.nan       # the trainer's max_drift_max: the largest drift over the run's heads samples
+                                       # (seed 000 Table 2's "max drift")
     drift_window: float = math.nan     # largest move of one head's log(s_Q/s_K) from a heads sample at a multiple of
                                        # DRIFT_WINDOW steps to a later one up to the next: what grows between fixes
     sqk_final: float = math.nan        # s_Q·s_K at the last heads sample, mean over layers and heads (§4.4's product)
@@ -188,8 +189,7 @@ def load(path: Path) -> Run | None:
                attn_signed_max=float(np.nanmax(signed)) if np.isfinite(signed).any() else math.nan,
                run=Path(path).parent.name if Path(path).name == "log.h5" else Path(path).stem,
                git_sha=str(prov.get("git_sha", "")),
-               drift_peak=float(np.nanmax(s["drift_max"])) if "drift_max" in s and np.isfinite(s["drift_max"]).any()
-               else math.nan,
+               drift_peak=float(summ.get("max_drift_max", math.nan)),
                drift_window=drift_window(h),
                sqk_final=float(np.nanmean(h["s_qk"][-1])) if "s_qk" in h and len(h["s_qk"]) and
                np.isfinite(h["s_qk"][-1]).any() else math.nan,

@@ -372,7 +372,7 @@ GRIDS = {
     # bit (final loss and drift) under 927849b's on the development machine (C_lr0.139_s456 of a2652fd, C_lr1e-3_s42
     # of dbbf3f7, C_lr7.2e-3_s42 of 53e10d7, C_lr5.18e-2_s42 of 4a64217-dirty, C_lr0.139_s42 of 74fff96), so there the
     # pairing adds the thread count alone; the table's row counts the pairs whose build or CPU also differ. 72 runs,
-    # ~1.5 CPU-min each (~3 with --threads 2 beside another run on 2 cores).
+    # ~41 s each one at a time on 2 free cores (JOBS=1: two 2-thread runs side by side on 2 cores took ~400 s each).
     "lr_sensitivity_bf16_sens_null": ({**_LR_DEFAULTS, "root": "runs/lr_sensitivity_bf16_sens_null", "conditions": "C",
                                        "optimizers": "adamw", "seeds": "42 123 456 789 1001 2002 3003 4004",
                                        "lrs": _BF16_LRS, "threads": "2", "extra": f"{_BF16_CPU} --bias false"}, _lr_grid),

@@ -163,8 +163,8 @@ def axis_null(runs: list[Run], axis_runs: list[Run], L0: float) -> list[stats.Pa
             continue
         label = f"{mine[0].cond} threads {t_other[0]}"
         both = mine + [dataclasses.replace(r, cond=label) for r in other]
-        lrs = grid(mine, mine[0].cond, L0)[0]
-        seeds = set(grid(mine, mine[0].cond, L0)[1]) & set(grid(both, label, L0)[1])  # those paired_by_seed uses
+        lrs, seeds_mine, _ = grid(mine, mine[0].cond, L0)
+        seeds = set(seeds_mine) & set(grid(both, label, L0)[1])  # those paired_by_seed uses
         by = {(r.lr, r.seed): r for r in mine if r.seed in seeds}
         pairs = [(by[(r.lr, r.seed)], r) for r in other if (r.lr, r.seed) in by]
         build = sum(a.git_sha != b.git_sha for a, b in pairs)
@@ -178,6 +178,19 @@ def axis_null(runs: list[Run], axis_runs: list[Run], L0: float) -> list[stats.Pa
             if d is not None:
                 out.append(stats.measured_null(*d, name=f"{what}, {name}"))
     return out
+
+
+def axis_if_whole(axis_runs: list[Run], where: str) -> tuple[list[Run] | None, str]:
+    """(the axis null's runs made as declared, `where`) when every run grid AXIS_NULL declares is among them; else
+    (None, how far it is): no estimate from part of it."""
+    off = {r.run for r, _ in results_ledger.off_declaration(AXIS_NULL, axis_runs)}
+    runs = [r for r in axis_runs if r.run not in off]
+    declared = results_ledger.declared_runs(AXIS_NULL)
+    missing = set(declared) - {r.run for r in runs}
+    if missing:
+        return None, (f"{len(declared) - len(missing)} of its {len(declared)} runs present"
+                      f"{f' ({where})' if where else ''}, read when whole")
+    return runs, where
 
 
 def logit_cell(rs: list[Run]) -> str:
@@ -485,16 +498,8 @@ def main(argv: list[str]) -> None:
     try:
         runs, left = read_runs(a.logs, sources)
         null_runs = read_runs(a.null)[0] if a.null else None
-        axis_runs = read_runs(a.axis_null)[0] if a.axis_null else None
-        axis_where = ", ".join(a.axis_null)
-        if axis_runs is not None:  # read only when whole and as declared, as the figure index reads it
-            off = {r.run for r, _ in results_ledger.off_declaration(AXIS_NULL, axis_runs)}
-            axis_runs = [r for r in axis_runs if r.run not in off]
-            declared = results_ledger.declared_runs(AXIS_NULL)
-            missing = set(declared) - {r.run for r in axis_runs}
-            if missing:
-                axis_runs, axis_where = None, (f"{len(declared) - len(missing)} of its {len(declared)} runs present "
-                                               f"in {axis_where}, read when whole")
+        axis_runs, axis_where = (axis_if_whole(read_runs(a.axis_null)[0], ", ".join(a.axis_null)) if a.axis_null
+                                 else (None, ""))
     except ValueError as err:  # two results for one cell, a file that is no ledger
         sys.exit(f"fig_lr_sensitivity.py: error: {err}")
     if left:

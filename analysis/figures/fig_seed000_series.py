@@ -4,8 +4,6 @@ scale product s_Q·s_K (mean over layers and heads) and the drift, per step, one
 Usage: fig_seed000_series.py LOG.h5...  (gpt2/train logs)"""
 from __future__ import annotations
 
-import math
-
 import _analysis  # noqa: F401  (analysis/ on the import path)
 
 import matplotlib.pyplot as plt

@@ -62,8 +62,11 @@ def _finite(v: float, what: str) -> float:
 
 
 def _gate(grids):
-    """None when N = 1000 could show its drift here: C's move between two would-be fixes reaches floor·ratio; else
-    "not testable here", with N = 1's drift (fixed every step: round-off) beside it."""
+    """None when N = 1000 could show its drift here; else "not testable here", with N = 1's drift (fixed every step:
+    round-off) beside it. The reference is C's drift between two would-be fixes: between fixes B is C (the fix is B's
+    only difference; A's decay on Q/K changes their sizes and so their gradients), so what one of C's heads moves from a
+    multiple of 1000 steps to the next is what N = 1000 can let grow; at or under floor·ratio the ratio could not reach
+    its bar even with N ≤ 100 read at the floor."""
     lr = float(manifest.SEED000_LR)
     late = grids["late_instability_bf16"]
     window = _finite(lr_grid.at(late, "C", lr)[_SEED].drift_window, f"C's drift between would-be fixes (seed {_SEED})")
@@ -84,10 +87,6 @@ def _regime(grids):
     peak = {1: lr_grid.at(late, "B", lr)[_SEED].drift_peak}
     peak.update({n: lr_grid.at(freq, "B", lr, gaugefix_every=n)[_SEED].drift_peak for n in _EVERY[1:]})
     peak = {n: _finite(v, f"the max drift at N = {n}") for n, v in peak.items()}
-    # The reference: C's drift between two would-be fixes. Between fixes B is C (the fix is B's only difference; A's
-    # decay on Q/K changes their sizes and so their gradients), so what one of C's heads moves from a multiple of 1000
-    # steps to the next is what N = 1000 can let grow; under floor·ratio the ratio could not reach its bar even with
-    # N ≤ 100 at the floor, so the regime could not show the claim.
     gate = _gate(grids)
     small = max(max(peak[n], s0.DRIFT_FLOOR) for n in _EVERY[:-1])  # under the floor read at it: round-off
     return cr.combine([

@@ -23,8 +23,8 @@ def run_log(run_dir: Path, key: str, lr: float, seed: int, final_val: float, dri
             peak: float | None = None, window: float | None = None, sqk: float = 1.0, every: int = 1,
             n_spikes: int | None = None) -> Path:
     """One finished run: its summary as the trainer writes it, a loss series and heads samples; a bf16 run's mode
-    by default the CPU bf16 grids' declared "emulated". peak: the series' drift_max at the heads samples (its
-    largest); window: how far one head's log(s_Q/s_K) moves between the two heads samples (then at steps 1000 and
+    by default the CPU bf16 grids' declared "emulated". peak: the summary's max_drift_max (the largest drift over
+    the heads samples); window: how far one head's log(s_Q/s_K) moves between the two heads samples (then at steps 1000 and
     1500, a window lr_grid.drift_window reads); sqk: s_Q·s_K at every head and sample; every: GaugeFix's N (the
     summary's gaugefix_every: 0 unless B); n_spikes: the detector's count (default 0 if stable, else 12)."""
     if bf16_mode is None:
@@ -39,14 +39,10 @@ def run_log(run_dir: Path, key: str, lr: float, seed: int, final_val: float, dri
         step = np.arange(1, steps + 1)
         s = f["series"]
         hs = np.array([1000, 1500]) if window is not None else np.array([steps // 2, steps])
-        s.attrs["names"] = json.dumps(["loss"] + (["drift_max"] if peak is not None else []))
+        s.attrs["names"] = json.dumps(["loss"])
         _extendable(s, "step", step, np.int64)
         _extendable(s, "loss", np.linspace(first_loss, final_val if math.isfinite(final_val) else first_loss, steps),
                     np.float64)
-        if peak is not None:
-            d = np.full(steps, np.nan)
-            d[np.minimum(hs, steps) - 1] = [peak / 2, peak]
-            _extendable(s, "drift_max", d, np.float64)
         h = f["heads"]
         names = ["s_qk", "attn_logit_max"] + (["attn_logit_max_signed"] if signed_logit is not None else []) + (
             ["s_q", "s_k"] if window is not None else [])
@@ -69,6 +65,8 @@ def run_log(run_dir: Path, key: str, lr: float, seed: int, final_val: float, dri
                 "gaugefix_every": every if key == "B" else 0,
                 "stable": int(stable and not diverged), "diverged": int(diverged), "completed": int(not diverged),
                 "steps": steps, "precision": precision, "processes": processes}
+        if peak is not None:  # the trainer's largest drift over the heads samples
+            summ["max_drift_max"] = peak
         if bf16_mode:
             summ["bf16_mode"] = bf16_mode
         if cpu_bf16:

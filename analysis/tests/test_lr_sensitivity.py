@@ -348,5 +348,5 @@ def test_the_figure_reads_the_sensitivities_own_null_only_when_its_grid_is_whole
     monkeypatch.setenv("GAUGELAB_FIGURES", str(tmp_path / "out"))
     lrs.main([str(main_dir), "--axis-null", str(axis_dir)])
     text = (tmp_path / "out" / "table_lr_sensitivity.md").read_text()
-    assert f"18 of its {len(manifest.grid('lr_sensitivity_bf16_sens_null'))} runs present in {axis_dir}" in text
+    assert f"18 of its {len(manifest.grid('lr_sensitivity_bf16_sens_null'))} runs present ({axis_dir}), read" in text
     assert "over the whole lr axis" not in text

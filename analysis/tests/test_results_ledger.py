@@ -470,7 +470,8 @@ def test_the_sensitivities_own_null_is_read_only_when_its_grid_is_whole(tmp_path
     grid_logs.quadratic_grid(axis, "C", [manifest.SEED_REGIME_LR], SEEDS8, {"C": 2.68e-3}, threads=2)
     text = "\n".join(figure_index.grid_table(("lr_sensitivity_bf16",), "lr-grid-bf16", "x", null="lr_sensitivity_bf16_null",
                                              root=tmp_path, results=tmp_path / "results"))
-    assert "8 of its 72 runs present, read when whole" in text and "over the whole lr axis" not in text
+    assert "8 of its 72 runs present (the logs under" in text and ", read when whole" in text
+    assert "over the whole lr axis" not in text
 
 
 def test_a_gate_says_only_not_testable_early_and_its_errors_are_no_verdict(tmp_path):
