@@ -341,6 +341,8 @@ _BF16_CPU = "--precision bf16 --bf16-mode emulated"
 # 20 000 iterations, bf16. The late-instability experiment runs that lr and schedule, step for step.
 SEED000_LR, SEED000_MIN_LR, SEED000_ITERS, SEED000_WARMUP = "6e-4", "6e-5", "20000", "2000"
 SEEDS_20 = " ".join(str(s) for s in range(1, 21))
+LATE_NULL_SEEDS = "4 5 6 7 8 9"  # the late experiment's seeds whose C this machine made (its null pairs with them);
+# six: the fewest pairs at which the exact sign-flip p can fall below 0.05 (2/64), so that the null can fail
 _OWT = "gpt2/configs/gpt2-124m-owt.ini"
 GRIDS = {
     # ~55 s per run on an idle core: 14 conditions (A B C D Dcap Q E, AdamW and Muon) + N P Pa Pu x 8 lrs x 3 seeds
@@ -415,6 +417,19 @@ GRIDS = {
                                "extra": f"{_BF16_CPU} --bias false --max-iters {SEED000_ITERS} --warmup-iters "
                                         f"{SEED000_WARMUP} --eval-every 1000 --ckpt-every 1000 --log-heads-every 100"},
                               _lr_grid),
+    # the late-instability run set's real null (declared 2026-11-30, before any of its runs; the experiment's own final
+    # drifts had been read, 24 of its 60 runs): its C at seeds 4-9 again under
+    # --threads 2 (the experiment ran --threads 1: the config's), paired by seed with the experiment's own C there, made
+    # on this development machine by the same build's binaries (a2652fd, the ledger's git_sha), so a pair differs by
+    # the split of the CPU kernels' reductions alone: the same math, the drift a difference of rounding. Beside the
+    # drift claim at the seed's lr and length (A − B, C − B), whose other null (lr_sensitivity_bf16_null) is at another
+    # lr and length. 6 runs of 20 000 steps, one at a time on 2 free cores (2-thread runs side by side took 10x longer).
+    "late_instability_bf16_null": ({**_LR_DEFAULTS, "root": "runs/late_instability_bf16_null", "conditions": "C",
+                                    "optimizers": "adamw", "seeds": LATE_NULL_SEEDS, "lrs": SEED000_LR,
+                                    "min_lr": SEED000_MIN_LR, "threads": "2",
+                                    "extra": f"{_BF16_CPU} --bias false --max-iters {SEED000_ITERS} --warmup-iters "
+                                             f"{SEED000_WARMUP} --eval-every 1000 --ckpt-every 1000 "
+                                             "--log-heads-every 100"}, _lr_grid),
     # seed 000's Table 2 in its regime (declared 2026-11-30, before any of its runs and before any drift over a window of
     # the late-instability runs was read): GaugeFix every N = 10, 100 and 1000 steps, condition B at the late-instability
     # experiment's seed 1, lr, schedule and length; N = 1 and the run without a fix (C) are that experiment's B and C at
@@ -464,7 +479,7 @@ GRID_NEEDS = {"lr_sensitivity": ["shakespeare_data"], "lr_sensitivity_offset": [
               "lr_sensitivity_gpu": ["shakespeare_data"], "lr_sensitivity_gpu_math": ["shakespeare_data"],
               "bf16_emulation_check": ["shakespeare_data"], "bf16_emulation_check_hw": ["shakespeare_data"],
               "bf16_emulation_check_hw_drifting": ["shakespeare_data"], "gaugefix_frequency_bf16": ["shakespeare_data"],
-              "lr_sensitivity_bf16_sens_null": ["shakespeare_data"]}
+              "lr_sensitivity_bf16_sens_null": ["shakespeare_data"], "late_instability_bf16_null": ["shakespeare_data"]}
 # What a grid's machine must have for its runs to mean what the grid declares; the runner refuses it elsewhere.
 # "cpu-bf16": a CPU with bf16 matmul instructions, as the build's trainer reads them (src/io/cpu_features.hpp's
 # table; `gaugelab info` prints them, each run's summary records them as cpu_bf16).

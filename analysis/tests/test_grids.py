@@ -103,6 +103,20 @@ def test_the_late_instability_experiment_is_the_seeds_protocol_at_twenty_seeds_p
     assert {e["args"][e["args"].index("--condition") + 1] for e in runs.values()} == {"A", "B", "C"}
 
 
+def test_the_late_null_is_the_late_experiments_c_at_its_seeds_under_two_threads():
+    late = manifest.grid("late_instability_bf16")
+    null = manifest.grid("late_instability_bf16_null")
+    assert len(null) == len(manifest.LATE_NULL_SEEDS.split())
+    for d, e in null.items():
+        a = list(e["args"])
+        i = a.index("--threads")
+        assert a[i + 1] == "2" and a.count("--threads") == 1
+        seed = a[a.index("--seed") + 1]
+        ref = next(x["args"] for k, x in late.items() if k.endswith(f"/C_lr6e-4_s{seed}"))
+        assert a[:i] + a[i + 2:] == list(ref)  # otherwise the experiment's C, step for step
+        assert e["resumable"]
+
+
 def test_muon_rows_skip_the_projections_and_take_ten_times_the_lr():
     runs = manifest.grid("lr_sensitivity", {"lrs": "1e-2", "seeds": "1"})
     muon = {k: e for k, e in runs.items() if "--optimizer" in e["args"]}
