@@ -343,6 +343,7 @@ SEED000_LR, SEED000_MIN_LR, SEED000_ITERS, SEED000_WARMUP = "6e-4", "6e-5", "200
 SEEDS_20 = " ".join(str(s) for s in range(1, 21))
 LATE_NULL_SEEDS = "4 5 6 7 8 9"  # the late experiment's seeds whose C this machine made (its null pairs with them);
 # six: the fewest pairs at which the exact sign-flip p can fall below 0.05 (2/64), so that the null can fail
+LATE_NULL_SPLIT = "--batch-size 4 --grad-accum 2 --eval-batches 32"  # the config's 8 x 1 and 16 batches, split in two
 _OWT = "gpt2/configs/gpt2-124m-owt.ini"
 GRIDS = {
     # ~55 s per run on an idle core: 14 conditions (A B C D Dcap Q E, AdamW and Muon) + N P Pa Pu x 8 lrs x 3 seeds
@@ -417,19 +418,24 @@ GRIDS = {
                                "extra": f"{_BF16_CPU} --bias false --max-iters {SEED000_ITERS} --warmup-iters "
                                         f"{SEED000_WARMUP} --eval-every 1000 --ckpt-every 1000 --log-heads-every 100"},
                               _lr_grid),
-    # the late-instability run set's real null (declared 2026-11-30, before any of its runs; the experiment's own final
-    # drifts had been read, 24 of its 60 runs): its C at seeds 4-9 again under
-    # --threads 2 (the experiment ran --threads 1: the config's), paired by seed with the experiment's own C there, made
-    # on this development machine by the same build's binaries (a2652fd, the ledger's git_sha), so a pair differs by
-    # the split of the CPU kernels' reductions alone: the same math, the drift a difference of rounding. Beside the
-    # drift claim at the seed's lr and length (A − B, C − B), whose other null (lr_sensitivity_bf16_null) is at another
-    # lr and length. 6 runs of 20 000 steps, one at a time on 2 free cores (2-thread runs side by side took 10x longer).
+    # the late-instability run set's real null (declared 2026-11-30 in db41533, before any of its runs; the experiment's
+    # own final drifts had been read, 24 of its 60 runs): its C at seeds 4-9 again with each step's 8 sequences taken
+    # as two micro-batches of 4 (LATE_NULL_SPLIT; the validation's 16 batches of 8 as 32 of 4: the same windows), paired
+    # by seed with the experiment's own C there, made on this development machine by the same build's binaries
+    # (a2652fd, the ledger's git_sha): the same sequences and the same mean loss per step (the loader numbers the
+    # samples across micro-batches; 4 fp32 steps' losses and the validation loss equal to the digit here), the
+    # gradient summed in another order and rounded to bf16 in other pieces: the same math, the drift a difference of
+    # rounding. Beside the drift claim at the seed's lr and length (A − B, C − B), whose other null
+    # (lr_sensitivity_bf16_null) is at another lr and length. 6 runs of 20 000 steps, one core each, as the experiment's.
+    # Amended in the same session, before any run had finished: it first split the reductions by --threads 2 instead,
+    # but a 2-thread run here took ~31 min on both cores against ~40 min on one for the experiment's (the first, at
+    # step ~1500, was stopped and removed; no drift of it was compared with anything).
     "late_instability_bf16_null": ({**_LR_DEFAULTS, "root": "runs/late_instability_bf16_null", "conditions": "C",
                                     "optimizers": "adamw", "seeds": LATE_NULL_SEEDS, "lrs": SEED000_LR,
-                                    "min_lr": SEED000_MIN_LR, "threads": "2",
+                                    "min_lr": SEED000_MIN_LR,
                                     "extra": f"{_BF16_CPU} --bias false --max-iters {SEED000_ITERS} --warmup-iters "
                                              f"{SEED000_WARMUP} --eval-every 1000 --ckpt-every 1000 "
-                                             "--log-heads-every 100"}, _lr_grid),
+                                             f"--log-heads-every 100 {LATE_NULL_SPLIT}"}, _lr_grid),
     # seed 000's Table 2 in its regime (declared 2026-11-30, before any of its runs and before any drift over a window of
     # the late-instability runs was read): GaugeFix every N = 10, 100 and 1000 steps, condition B at the late-instability
     # experiment's seed 1, lr, schedule and length; N = 1 and the run without a fix (C) are that experiment's B and C at
