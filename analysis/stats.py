@@ -515,10 +515,14 @@ def rate_upper(k: int, n: int, level: float = 0.95) -> float:
     if k == n:
         return 1.0
 
-    def cdf(r: float) -> float:  # P(X <= k), decreasing in r
-        return sum(math.comb(n, i) * r ** i * (1 - r) ** (n - i) for i in range(k + 1))
+    def cdf(r: float) -> float:  # P(X <= k), decreasing in r; its terms in logs (no overflow at large n)
+        if r <= 0.0:
+            return 1.0
+        lr, l1r = math.log(r), math.log1p(-r)
+        return sum(math.exp(math.lgamma(n + 1) - math.lgamma(i + 1) - math.lgamma(n - i + 1) + i * lr + (n - i) * l1r)
+                   for i in range(k + 1))
 
-    lo, hi = k / n, 1.0
+    lo, hi = 0.0, 1.0  # not k/n: below level 0.5 the bound lies under k/n
     for _ in range(100):  # bisection to ~1e-30: far below what the bound is printed to
         mid = 0.5 * (lo + hi)
         lo, hi = (mid, hi) if cdf(mid) > 1 - level else (lo, mid)

@@ -360,6 +360,8 @@ def test_rate_upper_is_the_clopper_pearson_bound():
         assert math.isclose(sum(math.comb(n, i) * r ** i * (1 - r) ** (n - i) for i in range(k + 1)), 0.05,
                             rel_tol=1e-9)
     assert stats.rate_upper(0, 20, 0.99) > stats.rate_upper(0, 20) > stats.rate_upper(0, 60)
+    assert stats.rate_upper(10, 20, 0.4) < 0.5  # a bound below k/n, at a level under one half
+    assert 500 / 1200 < stats.rate_upper(500, 1200) < 0.45  # large n: no overflow
     with pytest.raises(ValueError):
         stats.rate_upper(4, 3)
 
