@@ -426,7 +426,8 @@ GRIDS = {
     # taken as two micro-batches of 4 (LATE_NULL_SPLIT; the validation's 16 batches of 8 as 32 of 4: the same
     # windows, so the same validation loss; the heads' probe batch, the validation's first, is 4 sequences instead of
     # 8, which the drift does not read), paired by seed with the experiment's own C, made on this development machine
-    # by the same build's binaries (a2652fd; the row leaves out and counts a pair made otherwise): the same samples
+    # by the same build's binaries (a2652fd; the experiment's C at seeds 9-11 is still to be made, here, by them; the
+    # row leaves out and counts a pair made otherwise: device, build or the CPU's bf16 features): the same samples
     # and the same mean loss per step (the loader numbers the samples across micro-batches; 4 fp32 steps' losses and
     # the validation loss equal to the digit here), the gradient summed in another order and each half's weight
     # gradient rounded to bf16 apart: the same math, the drift a difference of rounding. Beside the drift claim at the
@@ -437,7 +438,8 @@ GRIDS = {
     # ~1500, was stopped and removed; no drift of it was compared with anything); and a review then found that with
     # seeds 4-9 the row could never decide (seed 5's C, 0.74 decade above the floor, held the mean of "a decade lost"
     # inside the margin), so the row leaves out the pairs where a decade lost could not show, judged from the
-    # experiment's arm alone, and the seeds became LATE_NULL_SEEDS' (the seed-4 run, then at step ~6000, kept).
+    # experiment's arm alone, and the seeds became LATE_NULL_SEEDS' (the seed-4 run kept: stopped at step 7056 to
+    # take the new list, resumed from that checkpoint).
     "late_instability_bf16_null": ({**_LR_DEFAULTS, "root": "runs/late_instability_bf16_null", "conditions": "C",
                                     "optimizers": "adamw", "seeds": LATE_NULL_SEEDS, "lrs": SEED000_LR,
                                     "min_lr": SEED000_MIN_LR,

@@ -224,11 +224,18 @@ def test_the_late_null_pairs_the_experiments_c_with_the_same_runs_in_two_micro_b
            "decade of the floor, left out: seeds 11)" in verdict
     assert arm([1 / 12] * 7).startswith("no:")  # a decade lost by the null's arm: read unclipped, not gated away
     assert arm([30] * 7).startswith("no:")  # a decade and a half gained
-    assert arm([math.nan] + [1.0] * 6).startswith("no: no finite final drift with the batch in two micro-batches at "
+    assert arm([math.nan] + [1.0] * 6).startswith("no: the run with the batch in two micro-batches stopped at "
                                                   "seed(s) 4")  # a stop under the null's arm alone: a difference
+    grid_logs.run_log(null / "C_lr6e-4_s6", "C", 6e-4, 6, 5.0, drift=ref[6], diverged=True)  # stopped, drift finite
+    assert figure_index.regime_row(row, tmp_path, tmp_path / "results")[1].startswith("no: the run with the batch")
+    arm([1.0] * 7)
+    grid_logs.run_log(late / "C_lr6e-4_s10", "C", 6e-4, 10, 5.0, drift=ref[10], diverged=True)  # the experiment's
+    verdict = figure_index.regime_row(row, tmp_path, tmp_path / "results")[1]
+    assert verdict.startswith("not testable here: 5 pairs") and "the experiment's C stopped, left out: seeds 10" in verdict
+    grid_logs.run_log(late / "C_lr6e-4_s10", "C", 6e-4, 10, 5.0, drift=ref[10])
     verdict = arm([1.0] * 7, device=lambda s: "cuda:0" if s == 9 else "cpu")  # one pair made on another device
     assert verdict.startswith("not testable here: 5 pairs where a decade lost could show, fewer than 6"), verdict
-    assert "made otherwise (device or build), left out: seeds 9" in verdict
+    assert "made otherwise (device, build or CPU), left out: seeds 9" in verdict
 
 
 def test_the_archived_bf16_table_is_tagged_and_agrees_with_figures_md():
