@@ -207,11 +207,16 @@ def combine_many(parts: list[tuple[str, Part]], shown: int = 4, alpha: float = F
     return Verdict(v.word, "; ".join(bits))
 
 
-def fisher_more_often(k_a: int, n_a: int, k_b: int, n_b: int, name: str, alpha: float = FAMILY_ALPHA) -> Part:
+def fisher_more_often(k_a: int, n_a: int, k_b: int, n_b: int, name: str, alpha: float = FAMILY_ALPHA,
+                      bound_a: str = "") -> Part:
     """'yes' when a's event count k_a/n_a exceeds b's by the one-sided Fisher exact test at alpha, else
-    'undecided' (a count test cannot show that two rates are equal)."""
+    'undecided' (a count test cannot show that two rates are equal). `bound_a` (a's name for its rate): the text
+    also gives a's exact one-sided (1 − alpha) upper bound on its rate, what an undecided count still allows."""
     p = stats.fisher_one_sided_p(k_a, n_a, k_b, n_b)
-    return Part("yes" if p < alpha else "undecided", f"{name}: {k_a}/{n_a} vs {k_b}/{n_b}, one-sided Fisher p={p:.3g}", p)
+    text = f"{name}: {k_a}/{n_a} vs {k_b}/{n_b}, one-sided Fisher p={p:.3g}"
+    if bound_a:
+        text += f" ({bound_a} ≤ {stats.rate_upper(k_a, n_a, 1.0 - alpha):.2g}, exact one-sided {1.0 - alpha:.0%} bound)"
+    return Part("yes" if p < alpha else "undecided", text, p)
 
 
 def equivalent(x, y, margin: float, name: str, alpha: float = FAMILY_ALPHA) -> Part:

@@ -341,6 +341,12 @@ _BF16_CPU = "--precision bf16 --bf16-mode emulated"
 # 20 000 iterations, bf16. The late-instability experiment runs that lr and schedule, step for step.
 SEED000_LR, SEED000_MIN_LR, SEED000_ITERS, SEED000_WARMUP = "6e-4", "6e-5", "20000", "2000"
 SEEDS_20 = " ".join(str(s) for s in range(1, 21))
+# The late experiment's seeds whose C its null repeats (table_seed000_main.py pairs them): its row needs six pairs made
+# alike (device and build) in which a decade lost could show (the experiment's C at least 10^1.01 x the floor: below,
+# a decade lost would read at the floor), six being the fewest at which the exact sign-flip p can fall below 0.05
+# (2/64). Seed 5 is not run: its C, already read, drifts 0.74 decade above the floor, so its pair would be left out.
+LATE_NULL_SEEDS = "4 6 7 8 9 10 11"
+LATE_NULL_SPLIT = "--batch-size 4 --grad-accum 2 --eval-batches 32"  # the config's 8 x 1 and 16 batches, split in two
 _OWT = "gpt2/configs/gpt2-124m-owt.ini"
 GRIDS = {
     # ~55 s per run on an idle core: 14 conditions (A B C D Dcap Q E, AdamW and Muon) + N P Pa Pu x 8 lrs x 3 seeds
@@ -415,6 +421,31 @@ GRIDS = {
                                "extra": f"{_BF16_CPU} --bias false --max-iters {SEED000_ITERS} --warmup-iters "
                                         f"{SEED000_WARMUP} --eval-every 1000 --ckpt-every 1000 --log-heads-every 100"},
                               _lr_grid),
+    # the late-instability run set's real null (declared 2026-11-30 in db41533, before any of its runs; the experiment's
+    # own final drifts had been read, 24 of its 60 runs): its C at LATE_NULL_SEEDS again with each step's 8 sequences
+    # taken as two micro-batches of 4 (LATE_NULL_SPLIT; the validation's 16 batches of 8 as 32 of 4: the same
+    # windows, so the same validation loss; the heads' probe batch, the validation's first, is 4 sequences instead of
+    # 8, which the drift does not read), paired by seed with the experiment's own C, made on this development machine
+    # by the same build's binaries (a2652fd; the experiment's C at seeds 9-11 is still to be made, here, by them; the
+    # row leaves out and counts a pair made otherwise: device, build or the CPU's bf16 features): the same samples
+    # and the same mean loss per step (the loader numbers the samples across micro-batches; 4 fp32 steps' losses and
+    # the validation loss equal to the digit here), the gradient summed in another order and each half's weight
+    # gradient rounded to bf16 apart: the same math, the drift a difference of rounding. Beside the drift claim at the
+    # seed's lr and length (A − B, C − B), whose other null (lr_sensitivity_bf16_null) is at another lr and length.
+    # 7 runs of 20 000 steps, one core each, as the experiment's.
+    # Amended in the same session, before any run had finished: it first split the reductions by --threads 2, but a
+    # 2-thread run here took ~31 min on both cores against ~40 min on one for the experiment's (the first, at step
+    # ~1500, was stopped and removed; no drift of it was compared with anything); and a review then found that with
+    # seeds 4-9 the row could never decide (seed 5's C, 0.74 decade above the floor, held the mean of "a decade lost"
+    # inside the margin), so the row leaves out the pairs where a decade lost could not show, judged from the
+    # experiment's arm alone, and the seeds became LATE_NULL_SEEDS' (the seed-4 run kept: stopped at step 7056 to
+    # take the new list, resumed from that checkpoint).
+    "late_instability_bf16_null": ({**_LR_DEFAULTS, "root": "runs/late_instability_bf16_null", "conditions": "C",
+                                    "optimizers": "adamw", "seeds": LATE_NULL_SEEDS, "lrs": SEED000_LR,
+                                    "min_lr": SEED000_MIN_LR,
+                                    "extra": f"{_BF16_CPU} --bias false --max-iters {SEED000_ITERS} --warmup-iters "
+                                             f"{SEED000_WARMUP} --eval-every 1000 --ckpt-every 1000 "
+                                             f"--log-heads-every 100 {LATE_NULL_SPLIT}"}, _lr_grid),
     # seed 000's Table 2 in its regime (declared 2026-11-30, before any of its runs and before any drift over a window of
     # the late-instability runs was read): GaugeFix every N = 10, 100 and 1000 steps, condition B at the late-instability
     # experiment's seed 1, lr, schedule and length; N = 1 and the run without a fix (C) are that experiment's B and C at
@@ -464,7 +495,7 @@ GRID_NEEDS = {"lr_sensitivity": ["shakespeare_data"], "lr_sensitivity_offset": [
               "lr_sensitivity_gpu": ["shakespeare_data"], "lr_sensitivity_gpu_math": ["shakespeare_data"],
               "bf16_emulation_check": ["shakespeare_data"], "bf16_emulation_check_hw": ["shakespeare_data"],
               "bf16_emulation_check_hw_drifting": ["shakespeare_data"], "gaugefix_frequency_bf16": ["shakespeare_data"],
-              "lr_sensitivity_bf16_sens_null": ["shakespeare_data"]}
+              "lr_sensitivity_bf16_sens_null": ["shakespeare_data"], "late_instability_bf16_null": ["shakespeare_data"]}
 # What a grid's machine must have for its runs to mean what the grid declares; the runner refuses it elsewhere.
 # "cpu-bf16": a CPU with bf16 matmul instructions, as the build's trainer reads them (src/io/cpu_features.hpp's
 # table; `gaugelab info` prints them, each run's summary records them as cpu_bf16).

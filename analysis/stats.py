@@ -506,6 +506,29 @@ def fisher_power(rate_a: float, rate_b: float, n_a: int, n_b: int, alpha: float 
                for ka in range(n_a + 1) for kb in range(n_b + 1) if fisher_one_sided_p(ka, n_a, kb, n_b) < alpha)
 
 
+def rate_upper(k: int, n: int, level: float = 0.95) -> float:
+    """The exact one-sided upper confidence bound (Clopper–Pearson) of an event rate seen k times in n independent
+    runs: the rate r at which P(X ≤ k | n, r) = 1 − level (1 when k = n; 1 − (1 − level)^(1/n) when k = 0). How
+    large a rate the count still allows: what a count with no events says, where a test between two arms cannot."""
+    if not (0 <= k <= n and n >= 1) or not 0 < level < 1:
+        raise ValueError(f"need 0 <= k <= n, n >= 1 and 0 < level < 1, got k={k}, n={n}, level={level}")
+    if k == n:
+        return 1.0
+
+    def cdf(r: float) -> float:  # P(X <= k), decreasing in r; its terms in logs (no overflow at large n)
+        if r <= 0.0:
+            return 1.0
+        lr, l1r = math.log(r), math.log1p(-r)
+        return sum(math.exp(math.lgamma(n + 1) - math.lgamma(i + 1) - math.lgamma(n - i + 1) + i * lr + (n - i) * l1r)
+                   for i in range(k + 1))
+
+    lo, hi = 0.0, 1.0  # not k/n: below level 0.5 the bound lies under k/n
+    for _ in range(100):  # bisection to ~1e-30: far below what the bound is printed to
+        mid = 0.5 * (lo + hi)
+        lo, hi = (mid, hi) if cdf(mid) > 1 - level else (lo, mid)
+    return 0.5 * (lo + hi)
+
+
 # ---------------------------------------------------------------- failure by the loss, sensitivity at the own optimum
 
 def failed_by_loss(L, excess: float = 1.0) -> np.ndarray:

@@ -63,7 +63,7 @@ show_verdict("fig_seed000_series")
 #   gpt2/README.md "Why B ≡ C"), so these runs cannot show the paper's drift claim: the verdicts above say
 #   "not testable here" with the reason, and the claim is judged in the seed's regime (bf16) instead.
 # - **Frequency (Table 2)**: the paper reports max drift 3.5e-7 for every N ≤ 100. Drift sampled right
-#   after a fix is at round-off whatever N is (our runs sampled every 10 steps showed that for N = 10), so
+#   after a fix is at round-off whatever N is (sampled every 10 steps, every sample of N = 10 falls just after one), so
 #   the runs sample every 7 steps, between fixes; the table's last column keeps only those samples, and
 #   shows whether the drift between fixes grows with N. We suspect the paper's N ≤ 100 rows share the
 #   aliasing (its sampling cadence is not stated). In the seed's regime (bf16, its lr and 20 000 steps) the
@@ -92,8 +92,9 @@ show_verdict("fig_seed000_series")
 # balanced start (every multiplier 1, no biases: r_Q and r_K of a head get identical gradients, so GaugeFix has
 # nothing to fix; gpt2/README.md, "Why B ≡ C"). In bf16 it is not zero by construction: rounding breaks the tie
 # between r_Q and r_K, which GaugeFix removes in B and nothing removes in C, so there B − C is GaugeFix's effect, and
-# the null is the same condition under two thread counts
-# (its row, with Table 1's, says whether the drift there is large enough for either to show).
+# the null is the same condition under two thread counts (at the seed's lr and length: the same condition with
+# each step's batch in two micro-batches); its row, with Table 1's, says whether the drift there is large enough
+# for either to show.
 #
 # - **The float32 grid** (`make lr-grid`: A, B, C, D, Dcap, QK-norm, E under AdamW and Muon, 3 seeds, and
 #   from a gauge-offset start): 3 seeds are below the verdict floor, so it prints intervals, not verdicts.
@@ -101,7 +102,8 @@ show_verdict("fig_seed000_series")
 #   float32, no biases; A, B, C, Dcap, QK-Clip, QK-norm; 8 seeds × 9 learning rates from 3.73e-4 to 1, so
 #   that every optimum is inside the grid and the top can fail): the verdicts, the final Q/K drift of every
 #   condition, and its median at the learning rate seed 000's drift claim is judged at (the claim's verdict
-#   is printed with Table 1 above, beside the grid's thread-count null and the late-instability experiment).
+#   is printed with Table 1 above, beside the grid's thread-count null and the late-instability experiment with its
+#   own null).
 #
 # These are single-architecture, 600-step measurements of a 2-layer model.
 

@@ -283,7 +283,7 @@ def table_lines(runs: list[Run], where: str, margin: float = MARGIN, null_runs: 
         rows.append(f"| {info[c].title} | {m_w.mean:.3f} [{m_w.lo:.3f}, {m_w.hi:.3f}] | {diff_w} | {v_w} "
                     f"| {m_o.mean:.3f} [{m_o.lo:.3f}, {m_o.hi:.3f}] | {diff_o} | {v_o} "
                     f"| {mean[best_i]:.3f} at {lrs[best_i]:g}{edge} ({n_edge}/{len(seeds)} seeds at an edge, "
-                    f"{cut[c][0]}/{len(seeds)} within ±{OWN_WINDOW_DECADES:g} decade of it) "
+                    f"{cut[c][0]}/{len(seeds)} whose ±{OWN_WINDOW_DECADES:g}-decade window the grid's edge or a missing run cuts) "
                     f"| {sum(fails.values())}/{len(fails)} | {lr50} | {stopped} | {lr_top:g} | {logit_cell(rs)} "
                     f"| {len(seeds)} |")
     nulls, effects = null_rows(runs, conds, info)

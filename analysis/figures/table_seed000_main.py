@@ -105,18 +105,62 @@ def _late_drift(grids):
     return _drift_removed(grids["late_instability_bf16"], lr, f"at lr {lr:g}, {manifest.SEED000_ITERS} steps")
 
 
+def _drift_null(a: dict, b: dict, arm_a: str, arm_b: str, what: str):
+    """C's log10 final drift in one arm − another, paired by seed (seed -> log10 drift): a null (the same math, rounded
+    in another order), testable only when a decade lost from either arm would read as no."""
+    seeds = sorted(set(a) & set(b))
+    return cr.combine([cr.unless(  # either arm may be the one that loses a decade
+        _loss_reachable([a[s] for s in seeds], f"C's drift {arm_a}")
+        or _loss_reachable([b[s] for s in seeds], f"C's drift {arm_b}"),
+        lambda: cr.null_part([a[s] for s in seeds], [b[s] for s in seeds], DRIFT_DECADES,
+                             f"log10 final drift of C {what} (decades)"))])
+
+
 def _regime_null(grids):
     runs = grids["lr_sensitivity_bf16_null"]
     counts = sorted({r.threads for r in runs})
-    arms = [lr_grid.at(runs, "C", REGIME_LR, threads=t) for t in counts]
-    a, b = (_log10_drift(arm) for arm in arms)
-    seeds = sorted(set(a) & set(b))
-    return cr.combine([cr.unless(  # either arm may be the one that loses a decade
-        _loss_reachable([a[s] for s in seeds], f"C's drift under threads {counts[0]}")
-        or _loss_reachable([b[s] for s in seeds], f"C's drift under threads {counts[1]}"),
-        lambda: cr.null_part([a[s] for s in seeds], [b[s] for s in seeds], DRIFT_DECADES,
-                             f"log10 final drift of C at lr {REGIME_LR:g}, threads {counts[0]} − {counts[1]} "
-                             "(decades)"))])
+    a, b = (_log10_drift(lr_grid.at(runs, "C", REGIME_LR, threads=t)) for t in counts)
+    return _drift_null(a, b, f"under threads {counts[0]}", f"under threads {counts[1]}",
+                       f"at lr {REGIME_LR:g}, threads {counts[0]} − {counts[1]}")
+
+
+LATE_NULL_MIN_PAIRS = 6  # the fewest pairs at which the exact sign-flip p can fall below 0.05 (2/64): it can fail
+
+
+def _late_null(grids):
+    """The experiment's C − the same runs with each step's batch in two micro-batches, over the pairs made alike (device,
+    build, the CPU's bf16 features) whose experiment arm finished at least a decade (and a hundredth) above the floor:
+    there a decade lost from either arm reads unclipped. Which pairs count is decided from the experiment's arm, never
+    from the null's (selecting on it pulls the difference up a little, by regression to the mean); fewer than
+    LATE_NULL_MIN_PAIRS left: not testable (the null could not fail). A null run that stopped: no."""
+    lr = float(manifest.SEED000_LR)
+    late, null = (lr_grid.at(grids[g], "C", lr) for g in ("late_instability_bf16", "late_instability_bf16_null"))
+    seeds = sorted(set(late) & set(null))
+    made = lambda r: (r.device, r.git_sha, r.cpu_bf16)  # noqa: E731
+    unlike = [s for s in seeds if made(late[s]) != made(null[s])]
+    ref = _log10_drift({s: late[s] for s in seeds if s not in unlike and not late[s].diverged})
+    gone = [s for s in seeds if s not in unlike and s not in ref]  # the experiment's C stopped: no drift to pair
+    low = [s for s in sorted(ref) if ref[s] < _LOG_FLOOR + DRIFT_DECADES + 0.01]
+    keep = [s for s in sorted(ref) if s not in low]
+    stopped = [s for s in keep if null[s].diverged or not math.isfinite(null[s].drift)]
+    if stopped:  # a stop under one arm alone is itself a difference between them: never read as "no drift"
+        return cr.combine([cr.Part("no", f"the run with the batch in two micro-batches stopped at seed(s) "
+                                         f"{', '.join(map(str, stopped))} where the experiment's did not")])
+    b = _log10_drift({s: null[s] for s in keep})
+    left = [("made otherwise (device, build or CPU), left out: seeds", unlike),
+            ("the experiment's C stopped, left out: seeds", gone),
+            ("the experiment's C within a decade of the floor, left out: seeds", low)]
+    out = "; ".join(f"{what} {', '.join(map(str, ss))}" for what, ss in left if ss)
+    out = f" ({out})" if out else ""
+    if len(keep) < LATE_NULL_MIN_PAIRS:
+        return cr.combine([cr.Part(cr.NOT_TESTABLE, f"{len(keep)} pairs where a decade lost could show, fewer than "
+                                                    f"{LATE_NULL_MIN_PAIRS}: the null could not fail{out}")])
+    # no gate on the null's arm (_drift_null's): with the experiment's arm a decade above the floor, the null's arm a
+    # decade under it or over it reads unclipped, and a gate read from the null's arm would turn its failure into
+    # "not testable"
+    return cr.combine([cr.null_part([ref[s] for s in keep], [b[s] for s in keep], DRIFT_DECADES,
+                                    f"log10 final drift of C at lr {lr:g}, {manifest.SEED000_ITERS} steps, one "
+                                    f"micro-batch of 8 − two of 4 (decades), seeds {', '.join(map(str, keep))}{out}")])
 
 
 def _emulation(grids, name: str = "bf16_emulation_check", lr: float = REGIME_LR):
@@ -142,6 +186,11 @@ def _emulation(grids, name: str = "bf16_emulation_check", lr: float = REGIME_LR)
     return cr.combine(parts)
 
 
+# What the four rows amended on 2026-11-30 (the comment above) said before the amendment, quoted in their rules so
+# that a reader sees the change beside the verdict it produced.
+_BEFORE = {"drift": '"no" (resolved but equivalent within ±1 decade)', "emu": '"yes"', "null": '"yes"'}
+
+
 LATE_RATES = (1 / 3, 0.0)  # the seed's failure rates, B 1 of 3 seeds, A 0 of 3: the power is computed at them
 
 
@@ -155,7 +204,8 @@ def _late(grids):
     lr = float(manifest.SEED000_LR)
     by = {k: lr_grid.at(runs, k, lr) for k in "ABC"}
     bad = {k: sum(not r.stable for r in by[k].values()) for k in "ABC"}
-    return cr.combine([cr.fisher_more_often(bad["B"], len(by["B"]), bad[k], len(by[k]), f"failed seeds B vs {k}")
+    return cr.combine([cr.fisher_more_often(bad["B"], len(by["B"]), bad[k], len(by[k]), f"failed seeds B vs {k}",
+                                            bound_a="B's failure rate" if k == "A" else "")  # said once
                        for k in "AC"])
 
 
@@ -168,15 +218,17 @@ REGIME = (
               rule=f"A and C at lr {REGIME_LR:g}, 200 steps, 4 seeds, each under --bf16-mode native and emulated: log10 "
                    f"final drift emulated − native paired by seed, yes when TOST puts it inside ±{DRIFT_DECADES:g} "
                    "decade, no when its interval lies beyond; not testable when a decade lost from native's drift, "
-                   f"read at the float32 floor {s0.DRIFT_FLOOR:g}, would not read as no (amended 2026-11-30: was "
-                   "native's median at the floor)",
+                   f"read at the float32 floor {s0.DRIFT_FLOOR:g}, would not read as no (amended 2026-11-30, after "
+                   "the runs had been read, with the rows below: was native's median at the floor; this row said "
+                   f"{_BEFORE['emu']} before the amendment)",
               needs=(("bf16_emulation_check", ()),), decide=_emulation),
     GridClaim(label="the regime: emulated bf16 keeps the hardware's bf16 drift",
               says="(the same check where native bf16 is a CPU's bf16 matmul, AVX512-BF16 or AMX, which accumulates "
                    "in float32 as a GPU's tensor cores do; its runner refuses a CPU without it)",
               rule=f"as the row above, on grid bf16_emulation_check_hw: A and C at lr {REGIME_LR:g}, 200 steps, 4 seeds, "
                    f"log10 final drift emulated − native paired by seed, yes inside ±{DRIFT_DECADES:g} decade by TOST, "
-                   "no beyond; not testable when a decade lost would not read as no",
+                   "no beyond; not testable when a decade lost would not read as no (the same amendment; said "
+                   f"{_BEFORE['emu']} before it)",
               needs=(("bf16_emulation_check_hw", ()),),
               decide=lambda grids: _emulation(grids, "bf16_emulation_check_hw")),
     GridClaim(label="the regime: emulated bf16 keeps the hardware's bf16 drift, where it drifts",
@@ -192,8 +244,14 @@ REGIME = (
               says="GaugeFix (B) removes the Q/K drift that A and C accumulate",
               rule=f"bf16 grid at lr {REGIME_LR:g}: log10 final drift (below the floor {s0.DRIFT_FLOOR:g} read at it), "
                    f"A − B and C − B paired by seed, claimed higher, margin and minimum effect ±{DRIFT_DECADES:g} decade; "
-                   "not testable when A − B (C − B) could not come out yes with B at the floor (amended 2026-11-30: "
-                   "was A's (C's) median at the floor, above which a yes could still be out of reach)",
+                   "not testable when A − B (C − B) could not come out yes with B at the floor (amended 2026-11-30, "
+                   "after all its runs had been read: was A's (C's) median at the floor, above which a yes could "
+                   f"still be out of reach; this row said {_BEFORE['drift']} before the amendment, on the statistic "
+                   "now printed as its best case). The floor is float32's round-off walk over the seed's 20 000 steps "
+                   "(seed000_runs.DRIFT_FLOOR), declared before these runs for every drift claim: for the grid's "
+                   "shorter runs it is conservative (B's own final drift, its round-off, is in the drift table "
+                   "below), so this row can say not testable where a floor for their length might decide; the row "
+                   "at the seed's length is judged at the length the floor was declared for",
               needs=(("lr_sensitivity_bf16", (("conditions", "A B C"), ("lrs", manifest.SEED_REGIME_LR))),),
               decide=_regime_drift),
     GridClaim(label="its null: one condition, two thread counts",
@@ -201,7 +259,7 @@ REGIME = (
                    "in exact arithmetic)",
               rule=f"C at lr {REGIME_LR:g}, --threads 1 − --threads 2, log10 final drift paired by seed: yes when "
                    f"TOST puts it inside ±{DRIFT_DECADES:g} decade; not testable when a decade lost from either arm "
-                   "would not read as no (added 2026-11-30)",
+                   f"would not read as no (added 2026-11-30; the same amendment; said {_BEFORE['null']} before it)",
               needs=(("lr_sensitivity_bf16_null", ()),), decide=_regime_null),
     GridClaim(label="late instability, in the seed's regime",
               says="B is the less stable: its runs fail late in training (1 of 3 seeds) where A's and C's do not",
@@ -218,9 +276,28 @@ REGIME = (
                    "with B at the floor. "
                    "Declared 2026-11-30, after 17 of its 60 runs had been read (A's median 1.4e-4, C's 1.8e-4, B's "
                    "1.2e-7). With B's drift under the floor, where it is read, a yes says that A (C) ends at least "
-                   "ten times the float32 floor while B stays at round-off; its null is the thread-count row's, on "
-                   "another run set (this one has no null arm)",
+                   "ten times the float32 floor while B stays at round-off; its null is the next row's (added "
+                   "2026-11-30 with 24 of the 60 runs in)",
               needs=(("late_instability_bf16", ()),), decide=_late_drift),
+    GridClaim(label="its null at the seed's lr and length: one condition, its batch split in two",
+              says="(the real null beside the drift claim at the seed's length: the experiment's C with each step's "
+                   "sequences in two micro-batches is the same in exact arithmetic)",
+              rule=f"C at lr {manifest.SEED000_LR}, {manifest.SEED000_ITERS} steps, seeds {manifest.LATE_NULL_SEEDS} "
+                   "(made on one CPU by one build): the late-instability run (each step's 8 sequences in one "
+                   "micro-batch) − grid late_instability_bf16_null's (the same 8 in two of 4), log10 final drift "
+                   f"paired by seed: yes when TOST puts it inside ±{DRIFT_DECADES:g} decade, no when resolved away "
+                   "from 0, no when a run with the batch split stopped where the experiment's did not; over the "
+                   "pairs made alike (device, build, the CPU's bf16 features) whose experiment arm finished at least "
+                   f"{DRIFT_DECADES:g} decade above the floor (decided from the experiment's arm, never the null's: "
+                   "there a decade lost or gained by either arm reads unclipped), not testable with fewer than "
+                   f"{LATE_NULL_MIN_PAIRS} such pairs. A yes says rounding in another order moves C's drift by less "
+                   "than the claim's decade. Declared 2026-11-30, before any of its runs; amended before any had finished "
+                   "(first --threads 2, the 600-step null's split, which cost here 1.5x the core time of a run; then "
+                   "a review found that seed 5's C, 0.74 decade above the floor, would have kept the row at not "
+                   "testable whatever the runs gave: the pairs left out and the seeds changed)",
+              needs=(("late_instability_bf16", (("conditions", "C"), ("seeds", manifest.LATE_NULL_SEEDS))),
+                     ("late_instability_bf16_null", ())),
+              decide=_late_null),
 )
 
 

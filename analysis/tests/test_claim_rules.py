@@ -101,6 +101,8 @@ def test_fisher_part():
     assert cr.fisher_more_often(1, 3, 0, 3, "x")[0] == "undecided"
     assert "p=1" in cr.fisher_more_often(0, 3, 0, 3, "x")[1]
     assert math.isclose(cr.fisher_more_often(3, 3, 0, 3, "x").p, 1 / 20)
+    bounded = cr.fisher_more_often(0, 20, 0, 20, "x", bound_a="x's rate")
+    assert bounded[0] == "undecided" and "x's rate ≤ 0.14" in bounded[1]  # 1 − 0.05^(1/20) = 0.139
 
 
 def test_null_part_is_yes_only_when_the_null_is_zero_within_the_margin():

@@ -4,6 +4,7 @@ through declared keys; a finished run is skipped on a rerun and a shard takes ev
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -101,6 +102,24 @@ def test_the_late_instability_experiment_is_the_seeds_protocol_at_twenty_seeds_p
         assert val("--warmup-iters") == "2000" and val("--precision") == "bf16" and e["resumable"]
         assert int(val("--ckpt-every")) <= 1000  # resumable across days without losing more than 1 000 steps
     assert {e["args"][e["args"].index("--condition") + 1] for e in runs.values()} == {"A", "B", "C"}
+
+
+def test_the_late_null_is_the_late_experiments_c_at_its_seeds_with_the_batch_split_in_two():
+    late = manifest.grid("late_instability_bf16")
+    null = manifest.grid("late_instability_bf16_null")
+    split = manifest.LATE_NULL_SPLIT.split()
+    assert len(null) == len(manifest.LATE_NULL_SEEDS.split()) >= 6  # six pairs: the sign-flip test can reach 2/64
+    cfg = (ROOT / "gpt2/configs/lr-sensitivity-cpu.ini").read_text()
+    b, ev = (int(re.search(rf"^{key} = (\d+)$", cfg, re.M).group(1)) for key in ("batch-size", "eval-batches"))
+    assert split[::2] == ["--batch-size", "--grad-accum", "--eval-batches"] and int(split[3]) == 2
+    assert int(split[1]) * 2 == b  # the same sequences per step
+    assert int(split[5]) * int(split[1]) == ev * b  # the same validation windows
+    for d, e in null.items():
+        a = list(e["args"])
+        assert a[-len(split):] == split and e["resumable"]
+        seed = a[a.index("--seed") + 1]
+        ref = next(x["args"] for k, x in late.items() if k.endswith(f"/C_lr6e-4_s{seed}"))
+        assert a[:-len(split)] == list(ref)  # otherwise the experiment's C, step for step
 
 
 def test_muon_rows_skip_the_projections_and_take_ten_times_the_lr():

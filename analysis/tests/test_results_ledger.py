@@ -197,6 +197,47 @@ def test_the_drift_claim_at_the_seeds_length_reads_the_late_instability_runs(tmp
     assert verdict.startswith("yes:") and "log10 final drift A − B at lr 0.0006, 20000 steps" in verdict
 
 
+def test_the_late_null_pairs_the_experiments_c_with_the_same_runs_in_two_micro_batches(tmp_path):
+    """Over the pairs made alike whose experiment arm lies a decade above the floor (the others left out and named):
+    rounding's scatter reads yes; the null's arm a decade under or over reads no (unclipped, no gate read from the
+    null's own arm); fewer than six such pairs, not testable."""
+    row = next(c for c in t1.REGIME if c.label.startswith("its null at the seed's"))
+    seeds = [int(s) for s in manifest.LATE_NULL_SEEDS.split()]
+    assert len(seeds) == 7 and 5 not in seeds
+    # the experiment's C as the ledger has them where known (seeds 4, 6, 7, 8), the last one near the floor
+    ref = dict(zip(seeds, (1.84e-4, 1.41e-4, 2.03e-4, 1.37e-4, 2.0e-4, 1.6e-4, 5.45e-5)))
+    late, null = (tmp_path / "runs" / g for g in ("late_instability_bf16", "late_instability_bf16_null"))
+    for s in seeds:
+        grid_logs.run_log(late / f"C_lr6e-4_s{s}", "C", 6e-4, s, 5.0, drift=ref[s])
+    _, verdict = figure_index.regime_row(row, tmp_path, tmp_path / "results")
+    assert verdict.startswith("not run here (run set: 7 runs of grid late_instability_bf16_null, 0 present")
+    assert sorted(rl.declared_runs("late_instability_bf16_null")) == sorted(f"C_lr6e-4_s{s}" for s in seeds)
+
+    def arm(factors, device=lambda s: "cpu"):
+        for s, f in zip(seeds, factors):
+            grid_logs.run_log(null / f"C_lr6e-4_s{s}", "C", 6e-4, s, 5.0, drift=ref[s] * f, device=device(s))
+        return figure_index.regime_row(row, tmp_path, tmp_path / "results")[1]
+
+    verdict = arm((1.3, 0.8, 1.1, 0.9, 1.25, 0.85, 1.0))  # rounding's scatter, no direction
+    assert verdict.startswith("yes:"), verdict
+    assert "one micro-batch of 8 − two of 4 (decades), seeds 4, 6, 7, 8, 9, 10 (the experiment's C within a " \
+           "decade of the floor, left out: seeds 11)" in verdict
+    assert arm([1 / 12] * 7).startswith("no:")  # a decade lost by the null's arm: read unclipped, not gated away
+    assert arm([30] * 7).startswith("no:")  # a decade and a half gained
+    assert arm([math.nan] + [1.0] * 6).startswith("no: the run with the batch in two micro-batches stopped at "
+                                                  "seed(s) 4")  # a stop under the null's arm alone: a difference
+    grid_logs.run_log(null / "C_lr6e-4_s6", "C", 6e-4, 6, 5.0, drift=ref[6], diverged=True)  # stopped, drift finite
+    assert figure_index.regime_row(row, tmp_path, tmp_path / "results")[1].startswith("no: the run with the batch")
+    arm([1.0] * 7)
+    grid_logs.run_log(late / "C_lr6e-4_s10", "C", 6e-4, 10, 5.0, drift=ref[10], diverged=True)  # the experiment's
+    verdict = figure_index.regime_row(row, tmp_path, tmp_path / "results")[1]
+    assert verdict.startswith("not testable here: 5 pairs") and "the experiment's C stopped, left out: seeds 10" in verdict
+    grid_logs.run_log(late / "C_lr6e-4_s10", "C", 6e-4, 10, 5.0, drift=ref[10])
+    verdict = arm([1.0] * 7, device=lambda s: "cuda:0" if s == 9 else "cpu")  # one pair made on another device
+    assert verdict.startswith("not testable here: 5 pairs where a decade lost could show, fewer than 6"), verdict
+    assert "made otherwise (device, build or CPU), left out: seeds 9" in verdict
+
+
 def test_the_archived_bf16_table_is_tagged_and_agrees_with_figures_md():
     """Its per-run data are lost; its numbers stay, tagged with run set and commit, and FIGURES.md shows the same."""
     archived = (ANALYSIS / "results" / "lr_sensitivity_bf16.archived.md").read_text()

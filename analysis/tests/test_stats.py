@@ -351,6 +351,21 @@ def test_sensitivity_per_seed_hand_computation():
 
 # ---------------------------------------------------------------- Fisher's exact test and its power
 
+def test_rate_upper_is_the_clopper_pearson_bound():
+    assert math.isclose(stats.rate_upper(0, 20), 1 - 0.05 ** (1 / 20), rel_tol=1e-12)   # k = 0: closed form
+    assert stats.rate_upper(3, 3) == 1.0
+    for k, n in ((1, 3), (5, 20), (19, 20)):  # at the bound, P(X <= k) is the tail 1 - level
+        r = stats.rate_upper(k, n)
+        assert k / n < r < 1
+        assert math.isclose(sum(math.comb(n, i) * r ** i * (1 - r) ** (n - i) for i in range(k + 1)), 0.05,
+                            rel_tol=1e-9)
+    assert stats.rate_upper(0, 20, 0.99) > stats.rate_upper(0, 20) > stats.rate_upper(0, 60)
+    assert stats.rate_upper(10, 20, 0.4) < 0.5  # a bound below k/n, at a level under one half
+    assert 500 / 1200 < stats.rate_upper(500, 1200) < 0.45  # large n: no overflow
+    with pytest.raises(ValueError):
+        stats.rate_upper(4, 3)
+
+
 def test_fisher_one_sided_p_is_the_hypergeometric_tail():
     assert math.isclose(stats.fisher_one_sided_p(3, 3, 0, 3), 1 / 20)          # C(3,3)C(3,0)/C(6,3)
     assert math.isclose(stats.fisher_one_sided_p(4, 8, 0, 8), 70 / 1820)       # C(8,4)/C(16,4)

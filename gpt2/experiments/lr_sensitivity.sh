@@ -10,7 +10,7 @@
 # (SHARD=i/n runs every n-th run from the i-th). This script only maps its environment onto that runner.
 #
 # Usage (from the repository root): gpt2/experiments/lr_sensitivity.sh [--demo | --offset | --seed-regime |
-#        --seed-regime-null | --seed-regime-axis-null | --late-instability | --frequency]
+#        --seed-regime-null | --seed-regime-axis-null | --late-instability | --late-instability-null | --frequency]
 #   (none)              grid lr_sensitivity: 11 conditions x AdamW and Muon x 8 lrs x 3 seeds (~6.6 core-hours)
 #   --offset            grid lr_sensitivity_offset: A-D from a start moved along the Q/K gauge orbit
 #   --seed-regime       grid lr_sensitivity_bf16: the seed's bf16, bias-free regime, 6 conditions x 9 lrs (3.73e-4 ..
@@ -20,6 +20,8 @@
 #                       --threads 2, paired with the grid's own C runs (~2 core-hours emulated)
 #   --late-instability  grid late_instability_bf16: A B C x 20 seeds at the seed's lr and 20 000-step schedule
 #                       (~50 core-hours emulated; resumable from checkpoints every 1 000 steps)
+#   --late-instability-null  grid late_instability_bf16_null: its null, its C at seeds 4-9 with each step's batch in
+#                       two micro-batches, paired with the experiment's own C (~4 core-hours emulated)
 #   --frequency         grid gaugefix_frequency_bf16: seed 000's Table 2 in its regime, B with GaugeFix every 10, 100,
 #                       1000 steps at the late-instability protocol, seed 1 (~1.5 core-hours emulated)
 #   --demo              grid lr_sensitivity_demo: A B C x 2 lrs x 1 seed, 200 steps (~2 min): a slice, no verdict
@@ -37,9 +39,10 @@ case "${1:-}" in
   --seed-regime-axis-null) grid=lr_sensitivity_bf16_sens_null ;;
   --frequency) grid=gaugefix_frequency_bf16 ;;
   --late-instability) grid=late_instability_bf16 ;;
+  --late-instability-null) grid=late_instability_bf16_null ;;
   --demo) grid=lr_sensitivity_demo ;;
   *) echo "lr_sensitivity.sh: unknown mode '$1' (use --demo, --offset, --seed-regime, --seed-regime-null," \
-          "--seed-regime-axis-null, --late-instability or --frequency)" >&2; exit 2 ;;
+          "--seed-regime-axis-null, --late-instability, --late-instability-null or --frequency)" >&2; exit 2 ;;
 esac
 sets=()
 for v in CONFIG DATA ROOT LRS CONDITIONS OPTIMIZERS SEEDS; do
