@@ -440,6 +440,12 @@ GRIDS = {
     # inside the margin), so the row leaves out the pairs where a decade lost could not show, judged from the
     # experiment's arm alone, and the seeds became LATE_NULL_SEEDS' (the seed-4 run kept: stopped at step 7056 to
     # take the new list, resumed from that checkpoint).
+    # The machine changed under it (not the rule): at a restart on 2026-11-30, after its seeds 4 and 6 and the
+    # experiment's C up to seed 9, the development machine came back on another CPU (an Intel Xeon with AMX-BF16 and
+    # AVX512-BF16 against the AMD EPYC's AVX512-BF16) and without its logs and unfinished checkpoints; the binaries
+    # were rebuilt there from a2652fd (the same git_sha). Its seeds 10 and 11 and the experiment's C at 10 and 11 are
+    # made on the new CPU; its seeds 7-9 pair only with a run made on a CPU like the one that made their C (the rule's
+    # CPU match), so they wait for one, and the row stays not testable below 6 such pairs.
     "late_instability_bf16_null": ({**_LR_DEFAULTS, "root": "runs/late_instability_bf16_null", "conditions": "C",
                                     "optimizers": "adamw", "seeds": LATE_NULL_SEEDS, "lrs": SEED000_LR,
                                     "min_lr": SEED000_MIN_LR,
