@@ -9,6 +9,7 @@ import os
 import subprocess
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 import figure_decl
@@ -82,3 +83,15 @@ def test_claim_rule_runs_on_fixture_logs_and_the_index_withholds_its_verdict(scr
         assert row.verdict.startswith("no verdict") and "fixture" in row.verdict, row.verdict
     else:  # the fixture is the declared command itself (a toy of seconds): its verdict stands
         assert row.run_set == "declared" and row.verdict == str(v)
+
+
+def test_a_seed004_sweep_that_held_a_point_setting_at_one_value_selects_as_one_that_swept_it(fixture_logs):
+    """The dense-pass nulls run λ = 0 alone, so their log has no λ column: sweep_runs fills it from the settings."""
+    import seed004_relu as s4
+    if not isinstance(fixture_logs["relu_tables_dense"], Path):
+        pytest.skip(fixture_logs["relu_tables_dense"])
+    runs = s4.sweep_runs(str(fixture_logs["relu_tables_dense"]))
+    assert set(runs["lambda"]) == {0.0}
+    both = s4.cell_by_seed(runs, "final_val_mse", lr=1e-2, **{"lambda": 0.0})
+    assert len(both) == 3 and np.isfinite(both).all()
+    assert s4.cell_by_seed(runs, "final_val_mse", lr=1e-2, **{"lambda": 0.05}).size == 0
