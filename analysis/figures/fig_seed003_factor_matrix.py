@@ -23,6 +23,11 @@ from figure_decl import Claim, Figure, from_summary
 # Ten units: the step is a handful of products of inner dimension ≤ 6 and one r×r solve, each within a few u
 # (Higham's γ_n = n·u), so a gauge-independent step stays within a few units and ten leaves room; a step that depends
 # on the gauge spreads by the step's own size, far above the floor.
+# Measured since, and not moved after the fact: the K = 1 point reads 2.94 units under one CPU's -march=native build
+# and 12.3 under another's (the development machine's after 2026-11-30), where this rule says partly. The C++ test
+# (tests/toys/test_factor_matrix.cpp, kFloorUnits 64) had recorded a measured maximum of ≈ 12 before this rule was
+# declared, which its declaration missed. Beside the verdict, the measured null: plain GD's spread from orthogonal
+# gauges (K = 1), printed beside the verdict.
 ROUNDOFF_UNITS = 10.0
 
 
