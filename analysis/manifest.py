@@ -30,7 +30,9 @@ CONDITIONS = {row["key"]: row for row in json.loads((Path(__file__).parent / "co
 
 
 def resolve(argv: list[str], run_dir) -> list[str]:
-    """argv with every "{run:NAME}" replaced by str(run_dir(NAME))."""
+    """argv with every "{run:NAME}" replaced by str(run_dir(NAME)), and every "{dir:NAME}" by its parent folder (where
+    a verb that writes one log file, NAME's output, writes anything else beside it)."""
+    argv = [re.sub(r"\{dir:([A-Za-z0-9_]+)\}", lambda m: str(Path(run_dir(m.group(1))).parent), a) for a in argv]
     return [re.sub(r"\{run:([A-Za-z0-9_]+)\}", lambda m: str(run_dir(m.group(1))), a) for a in argv]
 
 
@@ -93,6 +95,37 @@ def _merge(a: int, b: int, slice_: str) -> dict:
                       "--data", "{run:shakespeare_data}/val.bin", "--batches", "2", "--path-points", "3"]}
 
 
+# The merge's measured null (seed 001 §7.4): model B moved along its gauge orbit before the merge, by the Gram slice
+# (`gaugelab inspect --write-canonical`: the same function, other parameters), then merged with A as B is. Alg. 3 slices
+# B (QR), matches heads and rotates each onto A, all of which read B's orbit, not its point on it, and the residual
+# permutation reads [wte; wpe], which the attention gauges leave alone: its aligned barrier is B's up to rounding.
+MERGE_CANON_TAG = "_canon_"
+
+
+def _canonical(seed: int) -> dict:
+    """Merge model `seed` moved to its Gram slice, written as a checkpoint beside the inspect log."""
+    t = f"merge{_MERGE_ITERS}_train_s{seed}"
+    name = f"merge{_MERGE_ITERS}{MERGE_CANON_TAG}s{seed}"
+    ckpt = lambda n: f"{{run:{t}}}/checkpoints/step_{n:08d}"  # noqa: E731
+    tail = ["--canonical", "gram", "--write-canonical", f"{{dir:{name}}}/gram/checkpoint", "--valid-tests", "1",
+            "--invalid-tests", "1", "--prompts", "1"]
+    return {"args": ["inspect", ckpt(_MERGE_ITERS), *tail], "out": f"runs/{name}/inspect.h5",
+            "deps": [f"runs/{t}/log.h5"], "demo": False, "quick": ["inspect", ckpt(30), *tail]}
+
+
+def _merge_null(a: int, b: int) -> dict:
+    """A merged with B moved along its orbit (_canonical), QR slice, as _merge: the aligned barrier's null."""
+    ta, cb = f"merge{_MERGE_ITERS}_train_s{a}", f"merge{_MERGE_ITERS}{MERGE_CANON_TAG}s{b}"
+    name = f"merge{_MERGE_ITERS}_s{a}_s{b}_qr{MERGE_CANON_TAG}b"
+    ckpt = lambda n: f"{{run:{ta}}}/checkpoints/step_{n:08d}"  # noqa: E731
+    args = ["merge-models", ckpt(_MERGE_ITERS), f"{{dir:{cb}}}/gram/checkpoint", "--slice", "qr", "--threads", "1"]
+    return {"args": args + ["--data", "runs/data/shakespeare/val.bin", "--batches", "16", "--path-points", "11"],
+            "out": f"runs/{name}/merge.h5", "out_arg": f"runs/{name}", "demo": False,
+            "deps": [f"runs/{ta}/log.h5", f"runs/{cb}/inspect.h5"],
+            "quick": ["merge-models", ckpt(30), f"{{dir:{cb}}}/gram/checkpoint", "--slice", "qr", "--threads", "1",
+                      "--data", "{run:shakespeare_data}/val.bin", "--batches", "2", "--path-points", "3"]}
+
+
 def _hessian(seed: int, kappa: str | None = None) -> dict:
     """The loss Hessian of one merge-experiment model on a fixed batch of 4 x 64 validation tokens: curvature along
     the gauge orbits and the top-2 eigenvalues of H, P·H·P and M^-1/2·H·M^-1/2, as loaded and under 3 random gauges
@@ -113,6 +146,7 @@ def _hessian(seed: int, kappa: str | None = None) -> dict:
 _MERGE_PAIRS = [(a, b) for i, a in enumerate(_MERGE_SEEDS) for b in _MERGE_SEEDS[i + 1:]]
 # Run sets the figure scripts name in their declarations (analysis/figures/): experiment names, in input order.
 MERGE_RUNS = tuple(f"merge{_MERGE_ITERS}_s{a}_s{b}_{sl}" for a, b in _MERGE_PAIRS for sl in ("qr", "gram", "none"))
+MERGE_NULL_RUNS = tuple(f"merge{_MERGE_ITERS}_s{a}_s{b}_qr{MERGE_CANON_TAG}b" for a, b in _MERGE_PAIRS)  # _merge_null
 HESSIAN_RUN = f"hessian{_MERGE_ITERS}_s{_MERGE_SEEDS[0]}"
 HESSIAN_NULL_RUN = f"{HESSIAN_RUN}_k1"  # its measured null: orthogonal gauges (_hessian)
 SEED000_GRID = tuple(f"train_tiny_{c}_s{s}" for c in "ABC" for s in (42, 123, 456))
@@ -233,6 +267,9 @@ EXPERIMENTS = {
     # seed 001 §7.4: loss barriers between independently trained models, naive and aligned (see _merge_train)
     **{f"merge{_MERGE_ITERS}_train_s{s}": _merge_train(s) for s in _MERGE_SEEDS},
     **{f"merge{_MERGE_ITERS}_s{a}_s{b}_{sl}": _merge(a, b, sl) for a, b in _MERGE_PAIRS for sl in ("qr", "gram", "none")},
+    # ... and its measured null: each pair again with B moved along its orbit first (_canonical, _merge_null)
+    **{f"merge{_MERGE_ITERS}{MERGE_CANON_TAG}s{b}": _canonical(b) for b in sorted({b for _, b in _MERGE_PAIRS})},
+    **{n: _merge_null(a, b) for n, (a, b) in zip(MERGE_NULL_RUNS, _MERGE_PAIRS)},
     # seed 001 §5.1 / Prop. 9: curvature along the orbits and the quotient sharpness of the first merge model
     HESSIAN_RUN: _hessian(_MERGE_SEEDS[0]),
     HESSIAN_NULL_RUN: _hessian(_MERGE_SEEDS[0], "1"),

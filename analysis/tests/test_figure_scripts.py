@@ -95,3 +95,22 @@ def test_a_seed004_sweep_that_held_a_point_setting_at_one_value_selects_as_one_t
     both = s4.cell_by_seed(runs, "final_val_mse", lr=1e-2, **{"lambda": 0.0})
     assert len(both) == 3 and np.isfinite(both).all()
     assert s4.cell_by_seed(runs, "final_val_mse", lr=1e-2, **{"lambda": 0.05}).size == 0
+
+
+def test_a_run_reference_names_the_run_and_a_dir_reference_the_folder_beside_its_log():
+    where = {"merge600_canon_s123": Path("/r/runs/merge600_canon_s123/inspect.h5"), "t": Path("/r/runs/t")}
+    assert manifest.resolve(["{dir:merge600_canon_s123}/gram/checkpoint", "{run:t}/checkpoints/x", "plain"],
+                            where.__getitem__) == ["/r/runs/merge600_canon_s123/gram/checkpoint",
+                                                   "/r/runs/t/checkpoints/x", "plain"]
+
+
+def test_the_merge_null_pairs_each_pair_with_its_moved_twin_and_stays_out_of_the_experiment():
+    import seed001_merge as sm
+    lv = lambda b: {"attention": {"barrier": b}}  # noqa: E731
+    recs = [{"pair": "merge600_train_s42 / merge600_train_s123", "slice": "qr", "moved": False, "levels": lv(0.4)},
+            {"pair": "merge600_train_s42 / merge600_train_s123", "slice": "gram", "moved": False, "levels": lv(0.9)},
+            {"pair": "merge600_train_s42 / merge600_canon_s123", "slice": "qr", "moved": True, "levels": lv(0.4 + 1e-7)},
+            {"pair": "merge600_train_s42 / merge600_train_s456", "slice": "qr", "moved": False, "levels": lv(0.5)}]
+    own, moved, pairs = sm.moved_pairs(recs, "attention")
+    assert pairs == ["merge600_train_s42 / merge600_train_s123"] and own.tolist() == [0.4] and moved.tolist() == [0.4 + 1e-7]
+    assert [r["moved"] for r in sm.experiment(recs)] == [False, False, False]
