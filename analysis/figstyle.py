@@ -48,10 +48,11 @@ def save_table(name: str, markdown: str) -> Path:
 
 
 def parse_args(doc: str, argv: list[str] | None = None, *, many: bool = False,
-               default: str | None = None) -> argparse.Namespace:
+               default: str | None = None, null: str | None = None) -> argparse.Namespace:
     """The command line of a figure or table script: its docstring as --help, the input log (`.log`;
-    optional when `default` is given) or logs (`.logs`, with many=True), and --out DIR, the figures
-    folder (default unchanged: $GAUGELAB_FIGURES, else figures/)."""
+    optional when `default` is given) or logs (`.logs`, with many=True), with `null` the log of the row's
+    measured null after it (`.null`, optional, default `null`: the Figure's second input), and --out DIR,
+    the figures folder (default unchanged: $GAUGELAB_FIGURES, else figures/)."""
     ap = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
     if many:
         ap.add_argument("logs", nargs="+", metavar="LOG", help="run logs (HDF5) to read")
@@ -59,6 +60,9 @@ def parse_args(doc: str, argv: list[str] | None = None, *, many: bool = False,
         ap.add_argument("log", nargs="?", default=default, help=f"run log (HDF5) to read (default: {default})")
     else:
         ap.add_argument("log", help="run log (HDF5) to read")
+    if null is not None:
+        ap.add_argument("null", nargs="?", default=null,
+                        help=f"the log of the row's measured null, read by its claim rule (default: {null})")
     ap.add_argument("--out", metavar="DIR", help="figures folder to write to (default: $GAUGELAB_FIGURES or figures/)")
     a = ap.parse_args(argv)
     if a.out:

@@ -162,13 +162,14 @@ def _without_out(tokens: list[str]) -> list[str]:
 
 
 def _same(args: list[str], tokens: list[str]) -> bool:
-    """Whether `tokens` is `args` with each "{run:NAME}..." argument standing for any path."""
+    """Whether `tokens` is `args` with each "{run:NAME}..." or "{dir:NAME}..." argument standing for any path."""
     if len(args) != len(tokens):
         return False
     def one(a: str, t: str) -> bool:
-        if "{run:" not in a:
+        ref = "{run:" if "{run:" in a else "{dir:" if "{dir:" in a else None
+        if ref is None:
             return a == t
-        head, tail = a.split("{run:", 1)[0], a.split("}", 1)[1]
+        head, tail = a.split(ref, 1)[0], a.split("}", 1)[1]
         return t.startswith(head) and t.endswith(tail) and len(t) > len(head) + len(tail)
     return all(one(a, t) for a, t in zip(args, tokens))
 

@@ -30,7 +30,9 @@ CONDITIONS = {row["key"]: row for row in json.loads((Path(__file__).parent / "co
 
 
 def resolve(argv: list[str], run_dir) -> list[str]:
-    """argv with every "{run:NAME}" replaced by str(run_dir(NAME))."""
+    """argv with every "{run:NAME}" replaced by str(run_dir(NAME)), and every "{dir:NAME}" by its parent folder (where
+    a verb that writes one log file, NAME's output, writes anything else beside it)."""
+    argv = [re.sub(r"\{dir:([A-Za-z0-9_]+)\}", lambda m: str(Path(run_dir(m.group(1))).parent), a) for a in argv]
     return [re.sub(r"\{run:([A-Za-z0-9_]+)\}", lambda m: str(run_dir(m.group(1))), a) for a in argv]
 
 
@@ -93,23 +95,60 @@ def _merge(a: int, b: int, slice_: str) -> dict:
                       "--data", "{run:shakespeare_data}/val.bin", "--batches", "2", "--path-points", "3"]}
 
 
-def _hessian(seed: int) -> dict:
+# The merge's measured null (seed 001 §7.4): model B moved along its gauge orbit before the merge, by the Gram slice
+# (`gaugelab inspect --write-canonical`: the same function, other parameters), then merged with A as B is. Alg. 3 slices
+# B (QR), matches heads and rotates each onto A, all of which read B's orbit, not its point on it, and the residual
+# permutation reads [wte; wpe], which the attention gauges leave alone: its aligned barrier is B's up to rounding.
+MERGE_CANON_TAG = "_canon_"
+
+
+def _canonical(seed: int) -> dict:
+    """Merge model `seed` moved to its Gram slice, written as a checkpoint beside the inspect log."""
+    t = f"merge{_MERGE_ITERS}_train_s{seed}"
+    name = f"merge{_MERGE_ITERS}{MERGE_CANON_TAG}s{seed}"
+    ckpt = lambda n: f"{{run:{t}}}/checkpoints/step_{n:08d}"  # noqa: E731
+    tail = ["--canonical", "gram", "--write-canonical", f"{{dir:{name}}}/gram/checkpoint", "--valid-tests", "1",
+            "--invalid-tests", "1", "--prompts", "1"]
+    return {"args": ["inspect", ckpt(_MERGE_ITERS), *tail], "out": f"runs/{name}/inspect.h5",
+            "deps": [f"runs/{t}/log.h5"], "demo": False, "quick": ["inspect", ckpt(30), *tail]}
+
+
+def _merge_null(a: int, b: int) -> dict:
+    """A merged with B moved along its orbit (_canonical), QR slice, as _merge: the aligned barrier's null."""
+    ta, cb = f"merge{_MERGE_ITERS}_train_s{a}", f"merge{_MERGE_ITERS}{MERGE_CANON_TAG}s{b}"
+    name = f"merge{_MERGE_ITERS}_s{a}_s{b}_qr{MERGE_CANON_TAG}b"
+    ckpt = lambda n: f"{{run:{ta}}}/checkpoints/step_{n:08d}"  # noqa: E731
+    args = ["merge-models", ckpt(_MERGE_ITERS), f"{{dir:{cb}}}/gram/checkpoint", "--slice", "qr", "--threads", "1"]
+    return {"args": args + ["--data", "runs/data/shakespeare/val.bin", "--batches", "16", "--path-points", "11"],
+            "out": f"runs/{name}/merge.h5", "out_arg": f"runs/{name}", "demo": False,
+            "deps": [f"runs/{ta}/log.h5", f"runs/{cb}/inspect.h5"],
+            "quick": ["merge-models", ckpt(30), f"{{dir:{cb}}}/gram/checkpoint", "--slice", "qr", "--threads", "1",
+                      "--data", "{run:shakespeare_data}/val.bin", "--batches", "2", "--path-points", "3"]}
+
+
+def _hessian(seed: int, kappa: str | None = None) -> dict:
     """The loss Hessian of one merge-experiment model on a fixed batch of 4 x 64 validation tokens: curvature along
     the gauge orbits and the top-2 eigenvalues of H, P·H·P and M^-1/2·H·M^-1/2, as loaded and under 3 random gauges
-    of condition number 10 per head (~3 min on one core)."""
+    of condition number 10 per head (~3 min on one core). `kappa` "1": the row's measured null, the same with
+    orthogonal S and C per head (and the heads' permutation), Euclidean isometries of the parameters that keep the
+    loss, under which no λ_max can move in exact arithmetic: what Lanczos and float32 alone move it by."""
     t = f"merge{_MERGE_ITERS}_train_s{seed}"
     ckpt = lambda n: f"{{run:{t}}}/checkpoints/step_{n:08d}"  # noqa: E731
+    k = ["--gauge-kappa", kappa] if kappa else []
     args = ["hessian", ckpt(_MERGE_ITERS), "--data", "runs/data/shakespeare/val.bin", "--batch-size", "4", "--gauges",
-            "3", "--top-k", "2", "--threads", "1"]
-    return {"args": args, "out": f"runs/hessian{_MERGE_ITERS}_s{seed}.h5", "deps": [f"runs/{t}/log.h5"], "demo": False,
+            "3", "--top-k", "2", "--threads", "1", *k]
+    return {"args": args, "out": f"runs/hessian{_MERGE_ITERS}_s{seed}{'_k' + kappa if kappa else ''}.h5",
+            "deps": [f"runs/{t}/log.h5"], "demo": False,
             "quick": ["hessian", ckpt(30), "--data", "{run:shakespeare_data}/val.bin", "--batch-size", "2", "--seq-len",
-                      "16", "--gauges", "1", "--top-k", "1", "--threads", "1"]}
+                      "16", "--gauges", "1", "--top-k", "1", "--threads", "1", *k]}
 
 
 _MERGE_PAIRS = [(a, b) for i, a in enumerate(_MERGE_SEEDS) for b in _MERGE_SEEDS[i + 1:]]
 # Run sets the figure scripts name in their declarations (analysis/figures/): experiment names, in input order.
 MERGE_RUNS = tuple(f"merge{_MERGE_ITERS}_s{a}_s{b}_{sl}" for a, b in _MERGE_PAIRS for sl in ("qr", "gram", "none"))
+MERGE_NULL_RUNS = tuple(f"merge{_MERGE_ITERS}_s{a}_s{b}_qr{MERGE_CANON_TAG}b" for a, b in _MERGE_PAIRS)  # _merge_null
 HESSIAN_RUN = f"hessian{_MERGE_ITERS}_s{_MERGE_SEEDS[0]}"
+HESSIAN_NULL_RUN = f"{HESSIAN_RUN}_k1"  # its measured null: orthogonal gauges (_hessian)
 SEED000_GRID = tuple(f"train_tiny_{c}_s{s}" for c in "ABC" for s in (42, 123, 456))
 SEED000_FREQUENCY = ("train_tiny_B_s42", "train_tiny_B_N10_s42", "train_tiny_B_N100_s42", "train_tiny_B_N1000_s42",
                      "train_tiny_A_s42")
@@ -134,6 +173,12 @@ EXPERIMENTS = {
     "relu_tables": {"args": ["sweep", "relu", "--lr", "5e-3,1e-2,2e-2", "--lambda", "0,0.05,0.1,0.2,0.5"],
                     "out": "runs/relu_tables.h5", "deps": [],
                     "quick": ["sweep", "relu", "--lr", "5e-3,1e-2,2e-2", "--lambda", "0,0.05,0.1,0.2,0.5", "--seeds", "3"]},
+    # their measured null (seed004_relu.KERNEL_NULL): the reference λ = 0 at the same lrs and seeds with the dense pass,
+    # the sorted pass's sums in another order (~1 s)
+    "relu_tables_dense": {"args": ["sweep", "relu", "--lr", "5e-3,1e-2,2e-2", "--lambda", "0", "--kernel", "dense"],
+                          "out": "runs/relu_tables_dense.h5", "deps": [],
+                          "quick": ["sweep", "relu", "--lr", "5e-3,1e-2,2e-2", "--lambda", "0", "--kernel", "dense",
+                                    "--seeds", "3"]},
     "relu_stability_map": {"args": ["sweep", "relu", "--lr", "0.001,0.00158,0.00251,0.00398,0.00631,0.01,0.0158,0.0251,"
                                     "0.0398,0.0631,0.1", "--lambda", "0,0.02,0.05,0.1,0.2,0.3,0.5,0.7,1", "--gauges", "0"],
                            "out": "runs/relu_stability_map.h5", "deps": [],
@@ -155,11 +200,26 @@ EXPERIMENTS = {
                       "quick": ["sweep", "relu", "--eps", "1e-6,0.05", "--init-scale", "0.1,1", "--lambda", "0,0.2",
                                 "--lr", "0.001,0.05", "--steps", "512", "--log-every", "64", "--seeds", "2", "--gauges",
                                 "0", "--sharpness"]},
+    # its measured null: λ = 0 with the dense pass (seed004_relu.KERNEL_NULL), the rest as relu_boundary without the
+    # sharpness, which only logs (1280 runs, ~45 s on 2 cores)
+    "relu_boundary_dense": {"args": ["sweep", "relu", "--eps", "1e-6,0.05", "--init-scale", "0.1,0.3,1,3", "--lambda", "0",
+                                     "--lr", "0.001,0.002,0.005,0.01,0.02,0.05,0.1,0.2", "--steps", "32768",
+                                     "--log-every", "1024", "--seeds", "20", "--gauges", "0", "--kernel", "dense"],
+                            "out": "runs/relu_boundary_dense.h5", "deps": [], "demo": False,
+                            "quick": ["sweep", "relu", "--eps", "1e-6,0.05", "--init-scale", "0.1,1", "--lambda", "0",
+                                      "--lr", "0.001,0.05", "--steps", "512", "--log-every", "64", "--seeds", "2",
+                                      "--gauges", "0", "--kernel", "dense"]},
     "relu_drift": {"args": ["sweep", "relu", "--lambda", "0,0.05,0.2,0.5", "--lr", "0.01", "--steps", "32768",
                             "--log-every", "32"],
                    "out": "runs/relu_drift.h5", "deps": [],
                    "quick": ["sweep", "relu", "--lambda", "0,0.2", "--lr", "0.01", "--steps", "256", "--log-every", "16",
                              "--gauges", "20", "--seeds", "2"]},
+    # its measured null: λ = 0 with the dense pass (seed004_relu.KERNEL_NULL; ~2 s)
+    "relu_drift_dense": {"args": ["sweep", "relu", "--lambda", "0", "--lr", "0.01", "--steps", "32768", "--log-every",
+                                  "32", "--kernel", "dense"],
+                         "out": "runs/relu_drift_dense.h5", "deps": [],
+                         "quick": ["sweep", "relu", "--lambda", "0", "--lr", "0.01", "--steps", "256", "--log-every", "16",
+                                   "--gauges", "20", "--seeds", "2", "--kernel", "dense"]},
     # which state transport across a gauge move: sgd (control), momentum and adamw-warm, each transport, with and
     # without the full correction (~15 s); fixture: the quick grid on a small head
     "diag_transport": {"args": ["diag", "heads", "--rules", "sgd,momentum,adamw-warm", "--momentum-transport", "each",
@@ -207,8 +267,12 @@ EXPERIMENTS = {
     # seed 001 §7.4: loss barriers between independently trained models, naive and aligned (see _merge_train)
     **{f"merge{_MERGE_ITERS}_train_s{s}": _merge_train(s) for s in _MERGE_SEEDS},
     **{f"merge{_MERGE_ITERS}_s{a}_s{b}_{sl}": _merge(a, b, sl) for a, b in _MERGE_PAIRS for sl in ("qr", "gram", "none")},
+    # ... and its measured null: each pair again with B moved along its orbit first (_canonical, _merge_null)
+    **{f"merge{_MERGE_ITERS}{MERGE_CANON_TAG}s{b}": _canonical(b) for b in sorted({b for _, b in _MERGE_PAIRS})},
+    **{n: _merge_null(a, b) for n, (a, b) in zip(MERGE_NULL_RUNS, _MERGE_PAIRS)},
     # seed 001 §5.1 / Prop. 9: curvature along the orbits and the quotient sharpness of the first merge model
     HESSIAN_RUN: _hessian(_MERGE_SEEDS[0]),
+    HESSIAN_NULL_RUN: _hessian(_MERGE_SEEDS[0], "1"),
 }
 
 
@@ -440,6 +504,12 @@ GRIDS = {
     # inside the margin), so the row leaves out the pairs where a decade lost could not show, judged from the
     # experiment's arm alone, and the seeds became LATE_NULL_SEEDS' (the seed-4 run kept: stopped at step 7056 to
     # take the new list, resumed from that checkpoint).
+    # The machine changed under it (not the rule): at a restart on 2026-11-30, after its seeds 4 and 6 and the
+    # experiment's C up to seed 9, the development machine came back on another CPU (an Intel Xeon with AMX-BF16 and
+    # AVX512-BF16 against the AMD EPYC's AVX512-BF16) and without its logs and unfinished checkpoints; the binaries
+    # were rebuilt there from a2652fd (the same git_sha). Its seeds 10 and 11 and the experiment's C at 10 and 11 are
+    # made on the new CPU; its seeds 7-9 pair only with a run made on a CPU like the one that made their C (the rule's
+    # CPU match), so they wait for one, and the row stays not testable below 6 such pairs.
     "late_instability_bf16_null": ({**_LR_DEFAULTS, "root": "runs/late_instability_bf16_null", "conditions": "C",
                                     "optimizers": "adamw", "seeds": LATE_NULL_SEEDS, "lrs": SEED000_LR,
                                     "min_lr": SEED000_MIN_LR,

@@ -7,6 +7,7 @@ from pathlib import Path
 import numpy as np
 
 import gaugelab_log as gl
+import manifest
 
 LEVELS = ("none", "residual", "attention", "full")
 LEVEL_LABEL = {"none": "naive", "residual": "+ residual perm.", "attention": "+ attention (Alg. 3)",
@@ -25,6 +26,8 @@ def load(paths: list[str]) -> list[dict]:
             keep = gl.table(f, "preservation")
         rec = {"pair": f"{Path(cfg['model-a']).parts[-3]} / {Path(cfg['model-b']).parts[-3]}"
                if len(Path(cfg["model-a"]).parts) >= 3 else f"{cfg['model-a']} / {cfg['model-b']}",
+               # the measured null's merges (manifest._merge_null): B moved along its orbit before the merge
+               "moved": len(Path(cfg["model-b"]).parts) >= 3 and manifest.MERGE_CANON_TAG in Path(cfg["model-b"]).parts[-3],
                "slice": cfg["slice"], "levels": {}, "path_points": cfg.get("path-points"), "batches": cfg.get("batches"),
                "batch_size": cfg.get("batch-size")}
         for lv in LEVELS:
@@ -42,3 +45,19 @@ def load(paths: list[str]) -> list[dict]:
             rec["loss_a"], rec["loss_b"] = float(loss[0]), float(loss[-1])
         out.append(rec)
     return out
+
+
+def experiment(recs: list[dict]) -> list[dict]:
+    """The experiment's own merges (without the measured null's)."""
+    return [r for r in recs if not r["moved"]]
+
+
+def moved_pairs(recs: list[dict], level: str) -> tuple[np.ndarray, np.ndarray, list[str]]:
+    """The measured null at one alignment level: (barrier of A with B, barrier of A with B moved along its orbit, the
+    pairs), QR slice, over the pairs both ran for."""
+    key = lambda r: r["pair"].replace(manifest.MERGE_CANON_TAG, "_train_")  # noqa: E731  (the run names of _merge_train)
+    moved = {key(r): r for r in recs if r["moved"] and r["slice"] == "qr" and level in r["levels"]}
+    own = {r["pair"]: r for r in recs if not r["moved"] and r["slice"] == "qr" and level in r["levels"]}
+    pairs = sorted(set(moved) & set(own))
+    return (np.array([own[p]["levels"][level]["barrier"] for p in pairs]),
+            np.array([moved[p]["levels"][level]["barrier"] for p in pairs]), pairs)

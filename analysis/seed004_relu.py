@@ -23,6 +23,14 @@ PAPER_TABLE2 = {
     (0.2, 2e-2): (0.567897, "stable"),
 }
 
+# The seed-004 rows' measured null: the reference λ = 0 run again with the dense O(N·H) pass (`--kernel dense`,
+# experiments *_dense of analysis/manifest.py), which computes the default sorted pass's sums in another order
+# (toys/README.md, "The sorted pass"): the same seeds and math, so sorted − dense is zero in exact arithmetic and
+# measures what rounding alone moves in float64 (the row's differences have seed noise and the effect to beat).
+KERNEL_NULL = "λ 0, sorted pass − dense pass, {what}: the same sums in another order"
+KERNEL_NULL_RULE = ("the measured null: λ 0 with the sorted pass − the same seeds with the dense pass, paired by "
+                    "seed (zero in exact arithmetic)")
+
 RULE = ("Stability rule (ours; the paper states none): a seed is diverged if its training loss ever goes "
         "non-finite or above {diverge}, oscillating if more than {rise:.0%} of the steps in the last {late:.0%} "
         "of training raise the loss{tol}, else stable; a configuration is stable if every seed is stable, unstable "
@@ -88,10 +96,23 @@ def penalty_note(pts: dict) -> str:
             "larger ε (with --eps 0.02 every row here is stable; toys/README.md).")
 
 
+# The settings a grid point is selected by (cell_by_seed's `want`); a sweep with one value of one of them logs no
+# column for it, only the setting.
+POINT_KEYS = ("lambda", "lr", "eps", "init-scale")
+
+
 def sweep_runs(path: str) -> dict:
-    """/tables/runs of a sweep log (one row per grid point and seed), as column -> array."""
+    """/tables/runs of a sweep log (one row per grid point and seed), as column -> array; a point setting the sweep
+    held at one value (no column of its own) filled in from the log's settings, so that every log selects alike."""
+    import numpy as np
+
     with gl.open_log(path) as f:
-        return gl.table(f, "runs")
+        runs = gl.table(f, "runs")
+        settings = gl.provenance(f)["config"].get("settings", {})
+    for k in POINT_KEYS:
+        if k not in runs and k in settings:
+            runs[k] = np.full(len(runs["row"]), float(settings[k]))
+    return runs
 
 
 def finite_stats(runs: dict, metric: str, **want: float) -> tuple[float, float, int, int]:

@@ -57,8 +57,31 @@ def _regime(grids):
         cr.unless(gate, lambda: cr.at_least(sum(r.n_spikes > 0 for r in b), 1,
                                             f"B seeds with a grad-norm spike (the detector's count n_spikes > 0; of "
                                             f"{len(b)})", "d")),
-        cr.unless(gate, lambda: cr.at_least(max((r.sqk_final for r in b), default=float("nan")), SQK_CLAIMED,
-                                            "largest final s_Q·s_K (mean over heads) over B's seeds"))])
+        cr.unless(gate, lambda: _largest_final_product(b))])
+
+
+def _largest_final_product(b) -> cr.Part:
+    """The rule's second part: B's largest final s_Q·s_K (mean over heads) over seeds ≥ SQK_CLAIMED. A run whose final
+    product was never computed (its logs lost before the ledger had the column: NaN there) enters by its sqk_max, the
+    largest product over heads and samples, an upper bound of its final mean over heads: such a run can let the part
+    say no (its bound < 2) but never yes, and a bound that reaches 2 (or is missing too) leaves the part undecided
+    unless a computed product says yes. Added 2026-11-30, when seed 9's three rows (B's among them) came into the ledger
+    without the column, their logs lost at a machine restart, and before any later run was read; the rule's statistic
+    and threshold are unchanged."""
+    name = "largest final s_Q·s_K (mean over heads) over B's seeds"
+    finals = [r.sqk_final for r in b if np.isfinite(r.sqk_final)]
+    bounded = [r for r in b if not np.isfinite(r.sqk_final)]
+    if not bounded or (finals and max(finals) >= SQK_CLAIMED):
+        return cr.at_least(max(finals, default=float("nan")), SQK_CLAIMED, name)
+    bounds = [r.sqk_max for r in bounded]
+    top = max((v for v in bounds if np.isfinite(v)), default=float("nan"))
+    said = (f"; {len(bounded)} run(s) without it ({', '.join(r.run for r in bounded)}) enter by their largest "
+            f"product over heads and samples, its upper bound (largest {top:.3g})")
+    if all(np.isfinite(v) and v < SQK_CLAIMED for v in bounds):
+        part = cr.at_least(max(finals + bounds), SQK_CLAIMED, name)
+        return cr.Part(part.word, part.text + said)
+    return cr.Part("undecided", f"{name} {max(finals, default=float('nan')):.3g} < {SQK_CLAIMED:g} over the computed "
+                                f"products{said}: not under {SQK_CLAIMED:g}, so it could reach it")
 
 
 REGIME = (GridClaim(
@@ -67,7 +90,9 @@ REGIME = (GridClaim(
     rule=f"the series row's rule on the late-instability run set (bf16, lr {manifest.SEED000_LR}, "
          f"{manifest.SEED000_ITERS} steps, 20 seeds per arm): at least one B seed with a grad-norm spike (the trainer's "
          f"spike detector, n_spikes > 0) and B's final s_Q·s_K (mean over heads) ≥ {SQK_CLAIMED:g} in some seed, the "
-         f"paper's scale; both not testable when C's largest final drift is ≤ the float32 floor {s0.DRIFT_FLOOR:g}; no "
+         "paper's scale (a run whose final product was not computed enters by its largest product over heads and "
+         "samples, an upper bound: it can make that part no, never yes); both not testable when C's largest final "
+         f"drift is ≤ the float32 floor {s0.DRIFT_FLOOR:g}; no "
          "null arm on this run set. Declared 2026-11-30, after 20 of its 60 runs had been read (their largest s_Q·s_K "
          "over heads and samples, an upper bound of the rule's statistic, 1.5-1.9 in every arm, and B's spike counts, "
          "0): a no on either part was then the likely outcome",

@@ -23,7 +23,7 @@ from figure_decl import Figure
 
 def _barriers(paths) -> str:
     """Mean barrier per alignment level over the QR-slice merge logs."""
-    recs = [r for r in sm.load([str(p) for p in paths]) if r["slice"] == "qr"]
+    recs = [r for r in sm.experiment(sm.load([str(p) for p in paths])) if r["slice"] == "qr"]
     if not recs:
         return "—"
     return ", ".join(f"{sm.LEVEL_LABEL[lv]} {sum(r['levels'][lv]['barrier'] for r in recs) / len(recs):.2f}"
@@ -31,7 +31,7 @@ def _barriers(paths) -> str:
 
 
 FIGURE = Figure(seed="001", label="§7.4, Prop. 47, Alg. 3 (figure)",
-                what="loss barrier between independently trained models, naive vs aligned", inputs=manifest.MERGE_RUNS,
+                what="loss barrier between independently trained models, naive vs aligned", inputs=manifest.MERGE_RUNS + manifest.MERGE_NULL_RUNS,
                 status="small-scale proxy", paper="no number: \"naive averaging fails\", alignment should help",
                 ours=_barriers, claim=table_seed001_merge_barrier.CLAIM,
                 full_scale="gaugelab merge-models on any two checkpoints; make figures MERGE=full for 6 pairs of "
@@ -39,7 +39,7 @@ FIGURE = Figure(seed="001", label="§7.4, Prop. 47, Alg. 3 (figure)",
 
 
 def main(paths: list[str]) -> None:
-    recs = sm.load(paths)
+    recs = sm.experiment(sm.load(paths))  # the measured null's merges are the table's
     slices = [s for s in ("qr", "gram", "none") if any(r["slice"] == s for r in recs)]
     fig, (a0, a1) = plt.subplots(1, 2, figsize=(10, 3.8))
     ref = slices[0]

@@ -23,6 +23,11 @@ from figure_decl import Claim, Figure, from_summary
 # Ten units: the step is a handful of products of inner dimension ≤ 6 and one r×r solve, each within a few u
 # (Higham's γ_n = n·u), so a gauge-independent step stays within a few units and ten leaves room; a step that depends
 # on the gauge spreads by the step's own size, far above the floor.
+# Measured since, and not moved after the fact: the K = 1 point reads 2.94 units under one CPU's -march=native build
+# and 12.3 under another's (the development machine's after 2026-11-30), where this rule says partly. The C++ test
+# (tests/toys/test_factor_matrix.cpp, kFloorUnits 64) had recorded a measured maximum of ≈ 12 before this rule was
+# declared, which its declaration missed. Beside the verdict, the measured null: plain GD's spread from orthogonal
+# gauges (K = 1), printed beside the verdict.
 ROUNDOFF_UNITS = 10.0
 
 
@@ -38,10 +43,23 @@ def _decide(paths):
         summ = gl.summary(f)
     units = np.asarray(s["motion_spread_quotient"], dtype=float) / spread_floor(s, cfg)
     worst = int(np.nanargmax(units)) if np.isfinite(units).any() else 0
-    return cr.combine([cr.within(float(units[worst]) if np.isfinite(units).any() else float("nan"), ROUNDOFF_UNITS,
-                                 f"corrected motion spread over gauges in units of the round-off floor (largest over K; "
-                                 f"at K = {float(s['K'][worst]):g})", ".3g"),
-                       cr.at_least(float(summ["motion_spread_plain_max"]), 1e-3, "plain GD's motion spread")])
+    verdict = cr.combine([cr.within(float(units[worst]) if np.isfinite(units).any() else float("nan"), ROUNDOFF_UNITS,
+                                    f"corrected motion spread over gauges in units of the round-off floor (largest over "
+                                    f"K; at K = {float(s['K'][worst]):g})", ".3g"),
+                          cr.at_least(float(summ["motion_spread_plain_max"]), 1e-3, "plain GD's motion spread")])
+    return cr.beside_value(verdict, ORTHOGONAL_NULL, plain_orthogonal_spread(s))
+
+
+# The row's measured null: at K = 1 the gauges are orthogonal (cond(S) = 1), which plain GD is equivariant to (A S and
+# B S step to (A − η∇_A) S and (B − η∇_B) S), so its motion spread there is zero in exact arithmetic: round-off only.
+ORTHOGONAL_NULL = "plain GD's motion spread from orthogonal gauges, K = 1, to which it is equivariant"
+
+
+def plain_orthogonal_spread(series: dict) -> float:
+    """Plain GD's motion spread at K = 1 (NaN when the K grid does not start there)."""
+    k = np.asarray(series["K"], dtype=float)
+    at = np.flatnonzero(np.isclose(k, 1.0))
+    return float(np.asarray(series["motion_spread_plain"], dtype=float)[at[0]]) if at.size else float("nan")
 
 
 FIGURE = Figure(
@@ -52,7 +70,9 @@ FIGURE = Figure(
     claim=Claim(says="the opposite-Gram corrected step moves the represented product identically from every gauge; "
                      "plain GD does not",
                 rule=f"the corrected step's spread of represented motion over gauges ≤ {ROUNDOFF_UNITS:g} units of the "
-                     "float64 round-off floor u·‖A‖‖B‖ per K (the representative's own) at every K, and plain GD's ≥ 1e-3", decide=_decide))
+                     "float64 round-off floor u·‖A‖‖B‖ per K (the representative's own) at every K, and plain GD's ≥ 1e-3; "
+                     "beside it, not a part of it, the measured null: plain GD's spread at K = 1 (orthogonal gauges)",
+                decide=_decide))
 
 
 def main(path: str) -> None:

@@ -22,7 +22,7 @@ from figure_decl import Figure
 
 
 FIGURE = Figure(seed="004", label="stability boundary, principled",
-                what="λ × lr × init scale × ε map with lr·κ = 2 and lr·S = 2 overlaid", inputs=("relu_boundary",),
+                what="λ × lr × init scale × ε map with lr·κ = 2 and lr·S = 2 overlaid", inputs=("relu_boundary", "relu_boundary_dense"),
                 status="regenerated", paper="gauge fixing widens the stable lr range", claim=table_seed004_boundary.CLAIM)
 
 
@@ -110,4 +110,5 @@ table_seed004_boundary). {s4.protocol(settings, cfg['seeds'])}
 
 
 if __name__ == "__main__":
-    figstyle.run(main, figstyle.parse_args(__doc__, default="runs/relu_boundary.h5").log)
+    figstyle.run(main, figstyle.parse_args(__doc__, default="runs/relu_boundary.h5",
+                                           null="runs/relu_boundary_dense.h5").log)

@@ -46,16 +46,19 @@ def _decide(paths):
         parts.append((f"λ {lam:g} suppresses", cr.unless(gate, lambda lam=lam: cr.paired(
             _log_max_v(runs, series, lam, "final"), base, MARGIN_LOG, f"log max|v| at the end, λ {lam:g} − λ 0",
             claimed="lower"))))
-    return cr.combine_many(parts)
+    dense = s4.sweep_runs(str(paths[1]))
+    null = _log_max_v(dense, s4.run_series(str(paths[1])), 0.0, "final")
+    return cr.beside_null(cr.combine_many(parts), base, null, s4.KERNEL_NULL.format(what="log max|v| at the end"))
 
 
 FIGURE = Figure(
     seed="004", label="scale drift / eq. (20)", what="max abs(v), penalty pull vs task push, eq. (20) vs GD, balance drift",
-    inputs=("relu_drift",), status="regenerated", paper="the penalty suppresses scale drift (eq. 20)",
+    inputs=("relu_drift", "relu_drift_dense"), status="regenerated", paper="the penalty suppresses scale drift (eq. 20)",
     claim=Claim(says="without the penalty the gauge coordinates drift; the penalty (λ > 0) suppresses the drift",
                 rule="two parts, paired by seed, margin ±log 1.1 (a 10 % change): at λ = 0, log max_i |v_i| at the end − "
                      "at the start, claimed higher (there is drift); per λ > 0, log max_i |v_i| at the end − λ 0's, "
-                     "claimed lower (suppressed); the suppression parts are not testable unless the drift part is yes",
+                     "claimed lower (suppressed); the suppression parts are not testable unless the drift part is yes; beside "
+                     f"them, not a part of them, {s4.KERNEL_NULL_RULE}",
                 decide=_decide))
 
 
@@ -140,4 +143,4 @@ GD's O(lr²) per step; the penalty moves it on purpose (that is how it balances)
 
 
 if __name__ == "__main__":
-    figstyle.run(main, figstyle.parse_args(__doc__, default="runs/relu_drift.h5").log)
+    figstyle.run(main, figstyle.parse_args(__doc__, default="runs/relu_drift.h5", null="runs/relu_drift_dense.h5").log)

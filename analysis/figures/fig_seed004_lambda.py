@@ -18,7 +18,7 @@ from figure_decl import Figure
 LR = 1e-2
 
 
-FIGURE = Figure(seed="004", label="Fig. 3", what="validation MSE vs λ (figure)", inputs=("relu_tables",),
+FIGURE = Figure(seed="004", label="Fig. 3", what="validation MSE vs λ (figure)", inputs=("relu_tables", "relu_tables_dense"),
                 status="regenerated", paper="mild optimum near λ = 0.05", claim=table_seed004_lambda.CLAIM)
 
 
@@ -60,4 +60,4 @@ std over seeds (the lower bar stops at 0: an MSE is not negative), beside the pa
 
 
 if __name__ == "__main__":
-    figstyle.run(main, figstyle.parse_args(__doc__, default="runs/relu_tables.h5").log)
+    figstyle.run(main, figstyle.parse_args(__doc__, default="runs/relu_tables.h5", null="runs/relu_tables_dense.h5").log)

@@ -18,7 +18,7 @@ from figure_decl import Figure
 MARK = {"stable": "o", "marginal": "D", "unstable": "X"}
 
 
-FIGURE = Figure(seed="004", label="Fig. 4", what="learning-rate stress test (figure)", inputs=("relu_tables",),
+FIGURE = Figure(seed="004", label="Fig. 4", what="learning-rate stress test (figure)", inputs=("relu_tables", "relu_tables_dense"),
                 status="regenerated", paper="gauge fixing expands the stable lr range", claim=table_seed004_lr.CLAIM)
 
 
@@ -62,4 +62,4 @@ training, mean ± population std over the seeds that did not diverge (lower bar 
 
 
 if __name__ == "__main__":
-    figstyle.run(main, figstyle.parse_args(__doc__, default="runs/relu_tables.h5").log)
+    figstyle.run(main, figstyle.parse_args(__doc__, default="runs/relu_tables.h5", null="runs/relu_tables_dense.h5").log)

@@ -23,18 +23,25 @@ MARGIN = 0.05     # nats: the smallest change of the barrier that counts
 
 
 def _decide(paths):
-    recs = [r for r in sm.load([str(p) for p in paths])
-            if r["slice"] == "qr" and {"none", "residual", "attention"} <= set(r["levels"])]
+    loaded = sm.load([str(p) for p in paths])
+    recs = [r for r in sm.experiment(loaded) if r["slice"] == "qr" and {"none", "residual", "attention"} <= set(r["levels"])]
     naive = np.array([r["levels"]["none"]["barrier"] for r in recs])
     before = np.array([r["levels"]["residual"]["barrier"] for r in recs])
     after = np.array([r["levels"]["attention"]["barrier"] for r in recs])
     barrier = cr.at_least(float(naive.min()) if len(naive) else float("nan"), NAIVE_MIN,
                           f"smallest naive barrier over {len(naive)} pair(s) (nats)")
-    return cr.combine([barrier, cr.unless(cr.premise(barrier, "a naive barrier"), lambda: cr.paired(
+    verdict = cr.combine([barrier, cr.unless(cr.premise(barrier, "a naive barrier"), lambda: cr.paired(
         after, before, MARGIN, "barrier after Alg. 3's attention alignment − before it (nats, QR slice, per pair"
                                + ("; the pairs share models, the interval treats them as independent)"
                                   if len({m for r in recs for m in r["pair"].split(" / ")}) < 2 * len(recs) else ")"),
         claimed="lower"))])
+    own, moved, _ = sm.moved_pairs(loaded, "attention")
+    return cr.beside_null(verdict, own, moved, MOVED_NULL)
+
+
+# The measured null (manifest._merge_null): the barrier after Alg. 3 with B − with B moved along its gauge orbit
+# first (the same function): zero when the alignment reads only B's orbit, as it is built to.
+MOVED_NULL = "barrier after Alg. 3, with B − with B moved along its orbit first (the Gram slice), nats"
 
 
 CLAIM = Claim(says="naive averaging of independently trained models fails (a loss barrier); aligning the attention "
@@ -43,16 +50,17 @@ CLAIM = Claim(says="naive averaging of independently trained models fails (a los
                    "its attention alignment − the barrier before it, both after the residual-stream permutation), paired "
                    f"over pairs, claimed lower, margin and minimum effect ±{MARGIN:g} nats, not testable without a naive "
                    "barrier; MLP unit matching is not the paper's proposal and decides nothing (one pair cannot decide "
-                   "it: make figures MERGE=full runs 6)",
+                   "it: make figures MERGE=full runs 6); beside it, not a part of it, the measured null: each pair's "
+                   "barrier after Alg. 3 again with B moved along its gauge orbit first (zero by construction)",
               decide=_decide)
 
 FIGURE = Figure(seed="001", label="§7.4 (table)", what="barrier per level and slice, each alignment step's own contribution",
-                inputs=manifest.MERGE_RUNS, status="small-scale proxy", paper="no number", claim=CLAIM,
+                inputs=manifest.MERGE_RUNS + manifest.MERGE_NULL_RUNS, status="small-scale proxy", paper="no number", claim=CLAIM,
                 full_scale="gaugelab merge-models on any two checkpoints; make figures MERGE=full")
 
 
 def main(paths: list[str]) -> None:
-    recs = sm.load(paths)
+    recs = sm.experiment(sm.load(paths))  # the measured null's merges enter through the verdict only
     lines = ["| slice | level | barrier (nats) mean [min, max] | − naive, mean [min, max] | − previous level (this step), "
              "mean [min, max] | pairs this step lowered | ‖θ_A − θ_B‖ after (folded: before) | logit error (rel., max) |",
              "|---|---|---|---|---|---|---|---|"]
@@ -83,7 +91,8 @@ def main(paths: list[str]) -> None:
 {n} pair(s) of independently trained models (different seeds; `gaugelab merge-models`, {npts} path points, {nb} fixed
 validation batches of {bs} sequences). Slice none: heads matched as trained (S_h and the orthogonal part only). Levels are cumulative (merge-models --align). "− naive" is the paired
 difference from the same pair's naive barrier; min–max over pairs, which share seeds (no independence is claimed).
-Seed 001 predicts that alignment makes averaging meaningful (§7.4); it reports no barrier.
+Seed 001 predicts that alignment makes averaging meaningful (§7.4); it reports no barrier. Verdict:
+{_decide(paths)}.
 """
     figstyle.save_table("table_seed001_merge_barrier", md)
 

@@ -17,7 +17,7 @@ import figstyle
 import gaugelab_log as gl
 import claim_rules as cr
 import manifest
-from figure_decl import PRETRAINED, Claim, Figure, from_summary, summaries
+from figure_decl import PRETRAINED, Claim, Figure, Verdict, from_summary, summaries
 
 SPACES = {"full": "H (full)", "quotient": "P·H·P (Euclidean quotient)", "metric": "M^-1/2·H·M^-1/2 (covariant metric)"}
 
@@ -25,15 +25,26 @@ SPACES = {"full": "H (full)", "quotient": "P·H·P (Euclidean quotient)", "metri
 CHANGE_TOL = 1e-3  # a sharpness is "gauge-invariant" when it moves by ≤ 0.1 % under the sampled gauges
 
 
+# The row's measured null (manifest HESSIAN_NULL_RUN): the same checkpoint and batch under orthogonal S and C per head
+# (κ = 1) and the heads' permutation, Euclidean isometries of the parameters that keep the loss, so no λ_max can
+# move: what Lanczos and float32 alone move each by.
+ORTHOGONAL_NULL = "the same under orthogonal gauges, κ = 1, which move no λ_max"
+
+
 def _decide(paths):
-    s = summaries(paths)[0]
-    return cr.combine([cr.within(float(s["quotient_change_max"]), CHANGE_TOL, "Euclidean P·H·P λ_max change under gauges"),
-                       cr.within(float(s["metric_change_max"]), CHANGE_TOL, "covariant-metric λ_max change under gauges")])
+    s, null = summaries(paths)
+    verdict = cr.combine([cr.within(float(s["quotient_change_max"]), CHANGE_TOL,
+                                    "Euclidean P·H·P λ_max change under gauges"),
+                          cr.within(float(s["metric_change_max"]), CHANGE_TOL,
+                                    "covariant-metric λ_max change under gauges")])
+    return Verdict(verdict.word, f"{verdict.detail}; beside it, the measured null ({ORTHOGONAL_NULL}): H "
+                                 f"{float(null['full_change_max']):.2g}, P·H·P {float(null['quotient_change_max']):.2g}, "
+                                 f"covariant metric {float(null['metric_change_max']):.2g}")
 
 
 FIGURE = Figure(
     seed="001", label="Prop. 9, §5.1, §5.3", what="curvature along the orbits; full, quotient and gauge-covariant sharpness",
-    inputs=(manifest.HESSIAN_RUN,), status="small-scale proxy",
+    inputs=(manifest.HESSIAN_RUN, manifest.HESSIAN_NULL_RUN), status="small-scale proxy",
     paper="vertical curvature 0 at a critical point; sharpness on the quotient",
     ours=from_summary(lambda s: f"λ_max moves {s[0]['full_change_max']:.0%} under gauges (P·H·P too: "
                                 f"{s[0]['quotient_change_max']:.0%}); covariant metric {s[0]['metric_change_max']:.0e}"),
@@ -43,7 +54,7 @@ FIGURE = Figure(
                      "Euclidean quotient P·H·P and for the gauge-covariant metric; yes needs both", decide=_decide))
 
 
-def main(path: str) -> None:
+def main(path: str, null: str) -> None:
     gl.require(path, made_by="make figures (experiment hessian*, analysis/manifest.py)")
     with gl.open_log(path) as f:
         cfg = gl.provenance(f)["config"]
@@ -84,10 +95,11 @@ and asks for sharpness on the quotient. Measured: away from a critical point the
 column shows; the top eigenvector is horizontal (P·H·P's top eigenvalue equals H's), so projecting out the orbits
 does not change the sharpness — and with the Euclidean metric both move with the representative by the same factor.
 Only a gauge-covariant metric (each head's factor measured through its partner: ‖δW_q W_kᵀ‖, ‖W_q δW_kᵀ‖, ...) makes
-the top eigenvalue a property of the function: it changes by the float32 level.
+the top eigenvalue a property of the function: it changes by the float32 level. Verdict: {_decide([path, null])}.
 """
     figstyle.save_table("table_seed001_sharpness", md)
 
 
 if __name__ == "__main__":
-    figstyle.run(main, figstyle.parse_args(__doc__, default="runs/hessian2000_s42.h5").log)
+    a = figstyle.parse_args(__doc__, default="runs/hessian2000_s42.h5", null="runs/hessian2000_s42_k1.h5")
+    figstyle.run(main, a.log, a.null)

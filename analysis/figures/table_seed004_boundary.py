@@ -35,7 +35,11 @@ def _decide(paths):
             x = s4.stable_count_by_seed(col, lrs, eps=eps, **{"init-scale": init, "lambda": lam})
             name = f"ε {eps:g}, σ {init:g}, λ {lam:g}"
             parts.append((name, cr.paired(x, y, MARGIN, name, claimed="higher")))
-    return cr.combine_many(parts)
+    dense = {k: np.asarray(v) for k, v in s4.sweep_runs(str(paths[1])).items()}
+    a, b = ([s4.stable_count_by_seed(c, lrs, eps=eps, **{"init-scale": init, "lambda": 0.0}) for eps, init in settings]
+            for c in (col, dense))
+    return cr.beside_null(cr.combine_many(parts), np.concatenate(a), np.concatenate(b),
+                          s4.KERNEL_NULL.format(what=f"stable lr cells per seed, over the {len(settings)} (ε, σ) cells"))
 
 
 # Declared margin: half a learning-rate cell per seed (one cell is the smallest change one seed can show).
@@ -44,16 +48,17 @@ CLAIM = Claim(
     says="gauge fixing (λ > 0) widens gradient descent's stable learning-rate range",
     rule="per (ε, init σ, λ > 0): the number of the grid's learning rates that end stable (neither diverged nor "
          "oscillating) per seed, minus λ = 0's, paired by seed, claimed higher; margin ±0.5 cell; each comparison at "
-         "alpha 0.05 (a yes over every one needs no correction), a partly only after Holm's step-down over all of them",
+         "alpha 0.05 (a yes over every one needs no correction), a partly only after Holm's step-down over all of them; "
+         f"beside it, not a part of it, {s4.KERNEL_NULL_RULE}",
     decide=_decide)
 
 FIGURE = Figure(seed="004", label="stability boundary (table)",
                 what="the claim tested: stable learning-rate cells per seed vs λ = 0, paired by seed",
-                inputs=("relu_boundary",), status="regenerated", paper="gauge fixing widens the stable lr range",
+                inputs=("relu_boundary", "relu_boundary_dense"), status="regenerated", paper="gauge fixing widens the stable lr range",
                 claim=CLAIM)
 
 
-def main(path: str) -> None:
+def main(path: str, null: str) -> None:
     pts, cfg = s4.sweep_points(path, made_by="make figures (experiment relu_boundary)")
     runs = s4.sweep_runs(path)
     settings = cfg["settings"]
@@ -88,7 +93,7 @@ def main(path: str) -> None:
                          if "sharpness_final" in col and len(hi_lr) else float("nan"))
                 lines.append(f"| {eps:g} | {init:g} | {lam:g} | {nd}/{len(sel)} | {no}/{len(sel)} | {diff} | "
                              f"{max_ok(lam):g} | {sharp:.2f} |")
-    verdict = _decide([path])
+    verdict = _decide([path, null])
     md = "\n".join(lines) + f"""
 
 Seed 004's claim (gauge fixing widens the stable learning-rate range), tested over {len(lrs)} learning rates
@@ -100,4 +105,5 @@ Claim rule: {CLAIM.rule}. Verdict: {verdict}. {s4.protocol(settings, cfg['seeds'
 
 
 if __name__ == "__main__":
-    figstyle.run(main, figstyle.parse_args(__doc__, default="runs/relu_boundary.h5").log)
+    a = figstyle.parse_args(__doc__, default="runs/relu_boundary.h5", null="runs/relu_boundary_dense.h5")
+    figstyle.run(main, a.log, a.null)

@@ -23,17 +23,19 @@ def _decide(paths):
     runs = s4.sweep_runs(str(paths[0]))
     x = s4.cell_by_seed(runs, "final_val_mse", lr=LR, **{"lambda": 0.05})
     y = s4.cell_by_seed(runs, "final_val_mse", lr=LR, **{"lambda": 0.0})
-    return cr.combine([cr.paired(x, y, MARGIN, "val MSE λ 0.05 − λ 0 at lr 1e-2", claimed="lower")])
+    verdict = cr.combine([cr.paired(x, y, MARGIN, "val MSE λ 0.05 − λ 0 at lr 1e-2", claimed="lower")])
+    dense = s4.cell_by_seed(s4.sweep_runs(str(paths[1])), "final_val_mse", lr=LR, **{"lambda": 0.0})
+    return cr.beside_null(verdict, y, dense, s4.KERNEL_NULL.format(what="val MSE at lr 1e-2"))
 
 
 CLAIM = Claim(
     says="a mild penalty (λ = 0.05) lowers the validation MSE against λ = 0",
     rule=f"final val MSE at lr 1e-2, λ 0.05 − λ 0, paired by seed (diverged seeds dropped), claimed lower; "
-         f"margin ±{MARGIN:g} (the paper's own gain)",
+         f"margin ±{MARGIN:g} (the paper's own gain); beside it, not a part of it, {s4.KERNEL_NULL_RULE}",
     decide=_decide)
 
 FIGURE = Figure(
-    seed="004", label="Fig. 3 / Table I", what="validation MSE vs gauge-fixing strength λ", inputs=("relu_tables",),
+    seed="004", label="Fig. 3 / Table I", what="validation MSE vs gauge-fixing strength λ", inputs=("relu_tables", "relu_tables_dense"),
     status="regenerated", paper="λ=0: val 0.5169 ± 0.0038; λ=0.05: 0.5156 ± 0.0044; λ=0.5: 0.63 ± 0.16",
     ours=lambda p: "; ".join(s4.val_headline(p[0], LR, lam) for lam in (0.0, 0.05, 0.5)), claim=CLAIM)
 
@@ -42,7 +44,7 @@ def fmt(m: float, s: float) -> str:
     return "— (all diverged)" if m != m else f"{m:.4f} ± {s:.4f}"
 
 
-def main(path: str) -> None:
+def main(path: str, null: str) -> None:
     pts, cfg = s4.sweep_points(path, made_by="make figures (experiment relu_tables)")
     runs = s4.sweep_runs(path)
     lines = ["| λ | train MSE (ours) | train MSE (paper) | val MSE (ours) | val MSE (paper) | stability (ours) "
@@ -63,11 +65,13 @@ def main(path: str) -> None:
     caption = f"""
 Table I of seed 004 beside ours, lr = {LR:g} (the paper's Table I values equal its Table II baseline at lr = 1e-2).
 Our means and stds are over the seeds that did not diverge (the last column counts the others).
-{s4.protocol(cfg['settings'], cfg['seeds'])}{const} {s4.differences()}{s4.penalty_note(pts)}
+{s4.protocol(cfg['settings'], cfg['seeds'])}{const} {s4.differences()}{s4.penalty_note(pts)} Claim rule:
+{CLAIM.rule}. Verdict: {_decide([path, null])}.
 """
     figstyle.save_table("table_seed004_lambda", "\n".join(lines) + "\n\n" + caption.strip())
     (figstyle.out_dir() / "table_seed004_lambda.caption.md").write_text(caption.strip() + "\n")
 
 
 if __name__ == "__main__":
-    figstyle.run(main, figstyle.parse_args(__doc__, default="runs/relu_tables.h5").log)
+    a = figstyle.parse_args(__doc__, default="runs/relu_tables.h5", null="runs/relu_tables_dense.h5")
+    figstyle.run(main, a.log, a.null)

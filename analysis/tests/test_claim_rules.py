@@ -125,3 +125,16 @@ def test_within_and_at_least_reject_non_finite():
     assert cr.within(float("nan"), 1.0, "x")[0] == "no"
     assert cr.at_least(float("inf"), 1.0, "x")[0] == "no"
     assert cr.within(-0.5, 1.0, "x")[0] == "yes"
+
+
+def test_a_measured_null_is_printed_beside_a_verdict_and_never_changes_its_word():
+    from figure_decl import Verdict
+    v = Verdict("undecided", "λ 0.05 − λ 0: +0.011 [-0.016, +0.038] p=0.55 n=10 (undecided)")
+    x = np.array([0.51, 0.52, 0.53, 0.50])
+    out = cr.beside_null(v, x, x + np.array([1e-16, -1e-16, 0.0, 2e-16]), "sorted − dense")
+    assert out.word == "undecided" and out.detail.startswith(v.detail)
+    assert "; beside it, the measured null (sorted − dense): " in out.detail and "n=4 (null)" in out.detail
+    resolved = cr.beside_null(Verdict("yes", "d"), x, x - 1.0, "a null that is not one")  # its size is shown, not judged
+    assert resolved.word == "yes" and "+1 [+1, +1]" in resolved.detail
+    one = cr.beside_value(Verdict("partly", "12.3 > 10 (no)"), "plain GD at K = 1", 2.43e-10)
+    assert one.word == "partly" and one.detail.endswith("the measured null (plain GD at K = 1): 2.4e-10")

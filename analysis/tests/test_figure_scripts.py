@@ -9,6 +9,7 @@ import os
 import subprocess
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 import figure_decl
@@ -82,3 +83,34 @@ def test_claim_rule_runs_on_fixture_logs_and_the_index_withholds_its_verdict(scr
         assert row.verdict.startswith("no verdict") and "fixture" in row.verdict, row.verdict
     else:  # the fixture is the declared command itself (a toy of seconds): its verdict stands
         assert row.run_set == "declared" and row.verdict == str(v)
+
+
+def test_a_seed004_sweep_that_held_a_point_setting_at_one_value_selects_as_one_that_swept_it(fixture_logs):
+    """The dense-pass nulls run λ = 0 alone, so their log has no λ column: sweep_runs fills it from the settings."""
+    import seed004_relu as s4
+    if not isinstance(fixture_logs["relu_tables_dense"], Path):
+        pytest.skip(fixture_logs["relu_tables_dense"])
+    runs = s4.sweep_runs(str(fixture_logs["relu_tables_dense"]))
+    assert set(runs["lambda"]) == {0.0}
+    both = s4.cell_by_seed(runs, "final_val_mse", lr=1e-2, **{"lambda": 0.0})
+    assert len(both) == 3 and np.isfinite(both).all()
+    assert s4.cell_by_seed(runs, "final_val_mse", lr=1e-2, **{"lambda": 0.05}).size == 0
+
+
+def test_a_run_reference_names_the_run_and_a_dir_reference_the_folder_beside_its_log():
+    where = {"merge600_canon_s123": Path("/r/runs/merge600_canon_s123/inspect.h5"), "t": Path("/r/runs/t")}
+    assert manifest.resolve(["{dir:merge600_canon_s123}/gram/checkpoint", "{run:t}/checkpoints/x", "plain"],
+                            where.__getitem__) == ["/r/runs/merge600_canon_s123/gram/checkpoint",
+                                                   "/r/runs/t/checkpoints/x", "plain"]
+
+
+def test_the_merge_null_pairs_each_pair_with_its_moved_twin_and_stays_out_of_the_experiment():
+    import seed001_merge as sm
+    lv = lambda b: {"attention": {"barrier": b}}  # noqa: E731
+    recs = [{"pair": "merge600_train_s42 / merge600_train_s123", "slice": "qr", "moved": False, "levels": lv(0.4)},
+            {"pair": "merge600_train_s42 / merge600_train_s123", "slice": "gram", "moved": False, "levels": lv(0.9)},
+            {"pair": "merge600_train_s42 / merge600_canon_s123", "slice": "qr", "moved": True, "levels": lv(0.4 + 1e-7)},
+            {"pair": "merge600_train_s42 / merge600_train_s456", "slice": "qr", "moved": False, "levels": lv(0.5)}]
+    own, moved, pairs = sm.moved_pairs(recs, "attention")
+    assert pairs == ["merge600_train_s42 / merge600_train_s123"] and own.tolist() == [0.4] and moved.tolist() == [0.4 + 1e-7]
+    assert [r["moved"] for r in sm.experiment(recs)] == [False, False, False]

@@ -538,3 +538,21 @@ def test_a_gate_says_only_not_testable_early_and_its_errors_are_no_verdict(tmp_p
                   gate_needs=needs[:1])
     with pytest.raises(ValueError, match="a gate needs its runs named"):
         GridClaim(label="x", says="x", rule="x", needs=needs, decide=lambda g: None, gate=lambda g: None)
+
+
+def test_the_series_product_part_reads_a_run_without_its_final_product_by_its_upper_bound():
+    import fig_seed000_series as series
+    from types import SimpleNamespace as R
+    nan = float("nan")
+    b = [R(run=f"B_lr6e-4_s{s}", sqk_final=1.3, sqk_max=1.6) for s in range(1, 9)]
+    assert series._largest_final_product(b).word == "no"
+    lost = R(run="B_lr6e-4_s9", sqk_final=nan, sqk_max=1.7)  # its logs lost before the ledger had the column
+    part = series._largest_final_product(b + [lost])
+    assert part.word == "no" and "1.7 < 2" in part.text and "B_lr6e-4_s9" in part.text
+    for bound in (2.4, nan):  # a bound that reaches 2, or none: it could have, so no no
+        part = series._largest_final_product([R(run="B_lr6e-4_s9", sqk_final=nan, sqk_max=bound)] + b)
+        assert part.word == "undecided" and "1.3 < 2 over the computed products" in part.text
+    part = series._largest_final_product(b + [R(run="B_lr6e-4_s10", sqk_final=2.6, sqk_max=2.9), lost])
+    assert part.word == "yes" and "2.6 ≥ 2" in part.text  # a computed product says yes whatever the lost one was
+    part = series._largest_final_product([R(run="B_lr6e-4_s9", sqk_final=nan, sqk_max=2.9)])
+    assert part.word == "undecided"  # a bound alone never says yes
