@@ -99,6 +99,9 @@ def _merge(a: int, b: int, slice_: str) -> dict:
 # (`gaugelab inspect --write-canonical`: the same function, other parameters), then merged with A as B is. Alg. 3 slices
 # B (QR), matches heads and rotates each onto A, all of which read B's orbit, not its point on it, and the residual
 # permutation reads [wte; wpe], which the attention gauges leave alone: its aligned barrier is B's up to rounding.
+# Two limits: it holds with merge-models' default head cost (procrustes: the QR slice leaves an orthogonal freedom
+# per head, which the Procrustes cost absorbs; Alg. 3's own cost, --head-cost seed, reads it), and it stands beside
+# the "after" arm of Alg. 3's step only (the barrier before it, the residual level's, depends on B's point).
 MERGE_CANON_TAG = "_canon_"
 
 

@@ -24,10 +24,11 @@ PAPER_TABLE2 = {
 }
 
 # The seed-004 rows' measured null: the reference λ = 0 run again with the dense O(N·H) pass (`--kernel dense`,
-# experiments *_dense of analysis/manifest.py), which computes the default sorted pass's sums in another order
-# (toys/README.md, "The sorted pass"): the same seeds and math, so sorted − dense is zero in exact arithmetic and
-# measures what rounding alone moves in float64 (the row's differences have seed noise and the effect to beat).
-KERNEL_NULL = "λ 0, sorted pass − dense pass, {what}: the same sums in another order"
+# experiments *_dense of analysis/manifest.py), the same function as the default sorted pass computed another way (an
+# affine piece per kink interval with compensated sums; toys/README.md, "The sorted pass"): the same seeds, data and
+# initialisation, so sorted − dense is zero in exact arithmetic and measures what rounding alone moves in float64
+# (the row's differences have seed noise and the effect to beat).
+KERNEL_NULL = "λ 0, sorted pass − dense pass, {what}: the same function computed another way"
 KERNEL_NULL_RULE = ("the measured null: λ 0 with the sorted pass − the same seeds with the dense pass, paired by "
                     "seed (zero in exact arithmetic)")
 

@@ -80,8 +80,9 @@ def _largest_final_product(b) -> cr.Part:
     if all(np.isfinite(v) and v < SQK_CLAIMED for v in bounds):
         part = cr.at_least(max(finals + bounds), SQK_CLAIMED, name)
         return cr.Part(part.word, part.text + said)
-    return cr.Part("undecided", f"{name} {max(finals, default=float('nan')):.3g} < {SQK_CLAIMED:g} over the computed "
-                                f"products{said}: not under {SQK_CLAIMED:g}, so it could reach it")
+    known = (f"{max(finals):.3g} < {SQK_CLAIMED:g} over the computed products" if finals
+             else "not computed for any run")
+    return cr.Part("undecided", f"{name} {known}{said}: not under {SQK_CLAIMED:g}, so it could reach it")
 
 
 REGIME = (GridClaim(
@@ -91,7 +92,8 @@ REGIME = (GridClaim(
          f"{manifest.SEED000_ITERS} steps, 20 seeds per arm): at least one B seed with a grad-norm spike (the trainer's "
          f"spike detector, n_spikes > 0) and B's final s_Q·s_K (mean over heads) ≥ {SQK_CLAIMED:g} in some seed, the "
          "paper's scale (a run whose final product was not computed enters by its largest product over heads and "
-         "samples, an upper bound: it can make that part no, never yes); both not testable when C's largest final "
+         "samples, an upper bound: it can make that part no, never yes; added 2026-11-30 with 27 of the 60 in, "
+         "before any later run was read); both not testable when C's largest final "
          f"drift is ≤ the float32 floor {s0.DRIFT_FLOOR:g}; no "
          "null arm on this run set. Declared 2026-11-30, after 20 of its 60 runs had been read (their largest s_Q·s_K "
          "over heads and samples, an upper bound of the rule's statistic, 1.5-1.9 in every arm, and B's spike counts, "

@@ -283,7 +283,9 @@ REGIME = (
               says="(the real null beside the drift claim at the seed's length: the experiment's C with each step's "
                    "sequences in two micro-batches is the same in exact arithmetic)",
               rule=f"C at lr {manifest.SEED000_LR}, {manifest.SEED000_ITERS} steps, seeds {manifest.LATE_NULL_SEEDS} "
-                   "(made on one CPU by one build): the late-instability run (each step's 8 sequences in one "
+                   "(each pair on one CPU by one build; the development machine's CPU changed on 2026-11-30 after "
+                   "seeds 4 and 6, so 10 and 11 are made on the new one and 7-9 wait for one like the old): the "
+                   "late-instability run (each step's 8 sequences in one "
                    "micro-batch) − grid late_instability_bf16_null's (the same 8 in two of 4), log10 final drift "
                    f"paired by seed: yes when TOST puts it inside ±{DRIFT_DECADES:g} decade, no when resolved away "
                    "from 0, no when a run with the batch split stopped where the experiment's did not; over the "

@@ -40,8 +40,10 @@ def _decide(paths):
 
 
 # The measured null (manifest._merge_null): the barrier after Alg. 3 with B − with B moved along its gauge orbit
-# first (the same function): zero when the alignment reads only B's orbit, as it is built to.
-MOVED_NULL = "barrier after Alg. 3, with B − with B moved along its orbit first (the Gram slice), nats"
+# first (the same function): zero when the alignment reads only B's orbit, as it is built to with the default head
+# cost; it stands beside the step's "after" arm (the "before" arm depends on B's point on its orbit).
+MOVED_NULL = ("barrier after Alg. 3, with B − with B moved along its orbit first (the Gram slice; the step's after "
+              "arm, default head cost), nats")
 
 
 CLAIM = Claim(says="naive averaging of independently trained models fails (a loss barrier); aligning the attention "

@@ -51,7 +51,8 @@ FIGURE = Figure(
     full_scale="gaugelab hessian on any checkpoint",
     claim=Claim(says="the sharpness measured on the quotient (gauge directions removed) is gauge-invariant",
                 rule=f"the top eigenvalue's largest relative change under the sampled gauges ≤ {CHANGE_TOL:g}, for the "
-                     "Euclidean quotient P·H·P and for the gauge-covariant metric; yes needs both", decide=_decide))
+                     "Euclidean quotient P·H·P and for the gauge-covariant metric; yes needs both; beside it, not a "
+                     "part of it, the measured null: the same changes under orthogonal gauges (κ = 1)", decide=_decide))
 
 
 def main(path: str, null: str) -> None:

@@ -100,3 +100,13 @@ def test_verdict_is_printed_for_the_declared_run_set_only(tmp_path):
     assert row.verdict.startswith("no verdict") and "fixture" in row.verdict and len(calls) == 1
     missing = {"ex": {"args": [], "out": "absent.h5"}}
     assert figure_index.row_of(fig, missing, tmp_path).state.startswith("not run yet")
+
+
+def test_every_rule_declared_in_a_script_is_the_one_analysis_FIGURES_md_prints():
+    """A rule changed in its script and not in the committed index would leave FIGURES.md stating another rule than
+    the one its verdicts come from: every claim's and every regime claim's rule appears there verbatim."""
+    text = (Path(__file__).resolve().parents[1] / "FIGURES.md").read_text()
+    stale = [(name, what) for name, fig in manifest.figures().items()
+             for what, rule in ([("claim", fig.claim.rule)] if fig.claim else []) + [(g.label, g.rule) for g in fig.regime]
+             if rule not in text]
+    assert not stale, f"rules not in analysis/FIGURES.md as declared (render the index and splice them): {stale}"

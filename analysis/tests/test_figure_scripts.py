@@ -31,12 +31,24 @@ def fixture_logs(tmp_path_factory) -> dict[str, Path | str]:
         pytest.skip(f"SKIPPED: no gaugelab binary at {BINARY} (build first)")
     d = tmp_path_factory.mktemp("fixture_logs")
     out: dict[str, Path | str] = {}
+
+    def where(name: str) -> Path:
+        """What --out takes for experiment `name` here, as make_figures' ROOT / (out_arg or out): a verb that writes a
+        directory gets d/NAME; one that writes a file gets d/NAME.h5, or d/NAME/FILE when its log has a folder of its
+        own (where a {dir:NAME} argument writes beside it)."""
+        exp = manifest.EXPERIMENTS[name]
+        if "out_arg" in exp:
+            return d / name
+        own = Path(exp["out"]).parent.name == name
+        return d / name / Path(exp["out"]).name if own else d / f"{name}.h5"
+
     for name, exp in manifest.EXPERIMENTS.items():
-        log, out_arg = d / f"{name}.h5", None
+        log, out_arg = where(name), None
         if "out_arg" in exp:  # the verb writes a directory holding the log
-            out_arg = d / name
+            out_arg = where(name)
             log = out_arg / Path(exp["out"]).relative_to(exp["out_arg"])
-        argv = manifest.resolve(exp.get("quick", exp["args"]), lambda n: d / n)
+        log.parent.mkdir(parents=True, exist_ok=True)
+        argv = manifest.resolve(exp.get("quick", exp["args"]), where)
         r = subprocess.run([str(BINARY), *argv, "--out", str(out_arg or log), "--force"], cwd=ROOT, capture_output=True,
                            text=True, timeout=EXPERIMENT_TIMEOUT_S)
         if r.returncode == 0 and log.exists():
@@ -114,3 +126,20 @@ def test_the_merge_null_pairs_each_pair_with_its_moved_twin_and_stays_out_of_the
     own, moved, pairs = sm.moved_pairs(recs, "attention")
     assert pairs == ["merge600_train_s42 / merge600_train_s123"] and own.tolist() == [0.4] and moved.tolist() == [0.4 + 1e-7]
     assert [r["moved"] for r in sm.experiment(recs)] == [False, False, False]
+
+
+def test_the_merge_null_fixture_pairs_with_the_experiment_and_reads_the_same_aligned_barrier(fixture_logs):
+    """The fixture's merges with B moved along its orbit (manifest._merge_null) are recognised as such, pair with the
+    experiment's own merges, and read their aligned barrier up to float32 rounding: the null is zero by construction."""
+    import seed001_merge as sm
+    names = list(manifest.MERGE_RUNS + manifest.MERGE_NULL_RUNS)
+    missing = [fixture_logs[n] for n in names if not isinstance(fixture_logs[n], Path)]
+    if missing:
+        pytest.skip(missing[0])
+    recs = sm.load([str(fixture_logs[n]) for n in names])
+    assert sum(r["moved"] for r in recs) == len(manifest.MERGE_NULL_RUNS)
+    own, moved, pairs = sm.moved_pairs(recs, "attention")
+    assert len(pairs) == len(manifest.MERGE_NULL_RUNS) >= 1
+    assert np.abs(own - moved).max() <= 1e-5, (own, moved)
+    naive_own, naive_moved, _ = sm.moved_pairs(recs, "none")
+    assert np.abs(naive_own - naive_moved).max() > 1e-5  # the naive barrier reads B's point: the move is real
