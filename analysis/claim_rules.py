@@ -245,16 +245,18 @@ def null_part(x, y, margin: float, name: str, alpha: float = FAMILY_ALPHA) -> Pa
     return Part(word, f"{name}: {pr.text('+.3g')}{tail}")
 
 
+def beside(verdict: Verdict, name: str, text: str) -> Verdict:
+    """`verdict` with its measured null (`name`: what is compared; `text`: what it read) printed beside it, never a
+    part of it: the word is the verdict's. The null is a comparison zero by construction in the row's regime, so that
+    a reader sees the spread or round-off a measured effect there has to beat."""
+    return Verdict(verdict.word, f"{verdict.detail}; beside it, the measured null ({name}): {text}")
+
+
 def beside_null(verdict: Verdict, x, y, name: str) -> Verdict:
-    """`verdict` with its measured null printed beside it, never a part of it (the word is the verdict's): x − y,
-    paired by seed, a comparison zero by construction in the row's regime (stats.measured_null), so that a reader
-    sees the spread a difference there has to beat."""
-    pr = stats.measured_null(x, y, name=name)
-    return Verdict(verdict.word, f"{verdict.detail}; beside it, the measured null ({name}): {pr.text('+.2g')}")
+    """`beside` with x − y paired by seed (stats.measured_null)."""
+    return beside(verdict, name, stats.measured_null(x, y, name=name).text("+.2g"))
 
 
 def beside_value(verdict: Verdict, name: str, value: float, fmt: str = ".2g") -> Verdict:
-    """`verdict` with one measured null printed beside it, never a part of it: `value`, a quantity zero by
-    construction in the row's regime measured by the same run (e.g. a spread over gauges the method is equivariant
-    to), so that a reader sees the round-off a measured effect stands above."""
-    return Verdict(verdict.word, f"{verdict.detail}; beside it, the measured null ({name}): {value:{fmt}}")
+    """`beside` with one value the same run measured (e.g. a spread over gauges the method is equivariant to)."""
+    return beside(verdict, name, f"{value:{fmt}}")

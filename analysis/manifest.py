@@ -68,10 +68,19 @@ def _lrs_demo(condition: str, lr: str) -> dict:
                              "30", "--eval-batches", "2", *_QUICK_TRAIN]}
 
 
+MERGE_TRAIN_TAG, MERGE_CANON_TAG = "_train_", "_canon_"  # a merge model's run and its copy moved along its orbit
+
+
+def merge_model(seed: int, tag: str = MERGE_TRAIN_TAG) -> str:
+    """The run name of merge model `seed` (tag MERGE_TRAIN_TAG) or of its copy moved along its orbit (MERGE_CANON_TAG,
+    _canonical): seed001_merge maps one onto the other by the tag."""
+    return f"merge{_MERGE_ITERS}{tag}s{seed}"
+
+
 def _merge_train(seed: int) -> dict:
     """One model of the merge-barrier experiment: the LR-sensitivity grid's CPU model on the Shakespeare corpus,
     condition A (the protocol) at that grid's best AdamW learning rate for A (2.68e-3, gpt2/README.md)."""
-    name = f"merge{_MERGE_ITERS}_train_s{seed}"
+    name = merge_model(seed)
     args = ["train", "--config", "gpt2/configs/lr-sensitivity-cpu.ini", "--condition", "A", "--lr", "2.68e-3",
             "--min-lr", "2.68e-4", "--seed", str(seed)]
     return {"args": args + ["--data", "runs/data/shakespeare", "--max-iters", str(_MERGE_ITERS), "--ckpt-every",
@@ -84,7 +93,7 @@ def _merge_train(seed: int) -> dict:
 
 def _merge(a: int, b: int, slice_: str) -> dict:
     """Checkpoint b aligned to a at every level, the validation loss along the linear path (11 points)."""
-    ta, tb = (f"merge{_MERGE_ITERS}_train_s{s}" for s in (a, b))
+    ta, tb = merge_model(a), merge_model(b)
     name = f"merge{_MERGE_ITERS}_s{a}_s{b}_{slice_}"
     ckpt = lambda t, n: f"{{run:{t}}}/checkpoints/step_{n:08d}"  # noqa: E731
     args = ["merge-models", ckpt(ta, _MERGE_ITERS), ckpt(tb, _MERGE_ITERS), "--slice", slice_, "--threads", "1"]
@@ -102,13 +111,10 @@ def _merge(a: int, b: int, slice_: str) -> dict:
 # Two limits: it holds with merge-models' default head cost (procrustes: the QR slice leaves an orthogonal freedom
 # per head, which the Procrustes cost absorbs; Alg. 3's own cost, --head-cost seed, reads it), and it stands beside
 # the "after" arm of Alg. 3's step only (the barrier before it, the residual level's, depends on B's point).
-MERGE_CANON_TAG = "_canon_"
-
-
 def _canonical(seed: int) -> dict:
     """Merge model `seed` moved to its Gram slice, written as a checkpoint beside the inspect log."""
-    t = f"merge{_MERGE_ITERS}_train_s{seed}"
-    name = f"merge{_MERGE_ITERS}{MERGE_CANON_TAG}s{seed}"
+    t = merge_model(seed)
+    name = merge_model(seed, MERGE_CANON_TAG)
     ckpt = lambda n: f"{{run:{t}}}/checkpoints/step_{n:08d}"  # noqa: E731
     tail = ["--canonical", "gram", "--write-canonical", f"{{dir:{name}}}/gram/checkpoint", "--valid-tests", "1",
             "--invalid-tests", "1", "--prompts", "1"]
@@ -116,10 +122,15 @@ def _canonical(seed: int) -> dict:
             "deps": [f"runs/{t}/log.h5"], "demo": False, "quick": ["inspect", ckpt(30), *tail]}
 
 
+def merge_null_run(a: int, b: int) -> str:
+    """The run name of pair (a, b) merged with B moved along its orbit (_merge_null)."""
+    return f"merge{_MERGE_ITERS}_s{a}_s{b}_qr{MERGE_CANON_TAG}b"
+
+
 def _merge_null(a: int, b: int) -> dict:
     """A merged with B moved along its orbit (_canonical), QR slice, as _merge: the aligned barrier's null."""
-    ta, cb = f"merge{_MERGE_ITERS}_train_s{a}", f"merge{_MERGE_ITERS}{MERGE_CANON_TAG}s{b}"
-    name = f"merge{_MERGE_ITERS}_s{a}_s{b}_qr{MERGE_CANON_TAG}b"
+    ta, cb = merge_model(a), merge_model(b, MERGE_CANON_TAG)
+    name = merge_null_run(a, b)
     ckpt = lambda n: f"{{run:{ta}}}/checkpoints/step_{n:08d}"  # noqa: E731
     args = ["merge-models", ckpt(_MERGE_ITERS), f"{{dir:{cb}}}/gram/checkpoint", "--slice", "qr", "--threads", "1"]
     return {"args": args + ["--data", "runs/data/shakespeare/val.bin", "--batches", "16", "--path-points", "11"],
@@ -135,7 +146,7 @@ def _hessian(seed: int, kappa: str | None = None) -> dict:
     of condition number 10 per head (~3 min on one core). `kappa` "1": the row's measured null, the same with
     orthogonal S and C per head (and the heads' permutation), Euclidean isometries of the parameters that keep the
     loss, under which no λ_max can move in exact arithmetic: what Lanczos and float32 alone move it by."""
-    t = f"merge{_MERGE_ITERS}_train_s{seed}"
+    t = merge_model(seed)
     ckpt = lambda n: f"{{run:{t}}}/checkpoints/step_{n:08d}"  # noqa: E731
     k = ["--gauge-kappa", kappa] if kappa else []
     args = ["hessian", ckpt(_MERGE_ITERS), "--data", "runs/data/shakespeare/val.bin", "--batch-size", "4", "--gauges",
@@ -149,7 +160,7 @@ def _hessian(seed: int, kappa: str | None = None) -> dict:
 _MERGE_PAIRS = [(a, b) for i, a in enumerate(_MERGE_SEEDS) for b in _MERGE_SEEDS[i + 1:]]
 # Run sets the figure scripts name in their declarations (analysis/figures/): experiment names, in input order.
 MERGE_RUNS = tuple(f"merge{_MERGE_ITERS}_s{a}_s{b}_{sl}" for a, b in _MERGE_PAIRS for sl in ("qr", "gram", "none"))
-MERGE_NULL_RUNS = tuple(f"merge{_MERGE_ITERS}_s{a}_s{b}_qr{MERGE_CANON_TAG}b" for a, b in _MERGE_PAIRS)  # _merge_null
+MERGE_NULL_RUNS = tuple(merge_null_run(a, b) for a, b in _MERGE_PAIRS)  # _merge_null
 HESSIAN_RUN = f"hessian{_MERGE_ITERS}_s{_MERGE_SEEDS[0]}"
 HESSIAN_NULL_RUN = f"{HESSIAN_RUN}_k1"  # its measured null: orthogonal gauges (_hessian)
 SEED000_GRID = tuple(f"train_tiny_{c}_s{s}" for c in "ABC" for s in (42, 123, 456))
@@ -177,7 +188,7 @@ EXPERIMENTS = {
                     "out": "runs/relu_tables.h5", "deps": [],
                     "quick": ["sweep", "relu", "--lr", "5e-3,1e-2,2e-2", "--lambda", "0,0.05,0.1,0.2,0.5", "--seeds", "3"]},
     # their measured null (seed004_relu.KERNEL_NULL): the reference λ = 0 at the same lrs and seeds with the dense pass,
-    # the sorted pass's sums in another order (~1 s)
+    # the same function as the sorted pass computed another way (~1 s)
     "relu_tables_dense": {"args": ["sweep", "relu", "--lr", "5e-3,1e-2,2e-2", "--lambda", "0", "--kernel", "dense"],
                           "out": "runs/relu_tables_dense.h5", "deps": [],
                           "quick": ["sweep", "relu", "--lr", "5e-3,1e-2,2e-2", "--lambda", "0", "--kernel", "dense",
@@ -204,7 +215,7 @@ EXPERIMENTS = {
                                 "--lr", "0.001,0.05", "--steps", "512", "--log-every", "64", "--seeds", "2", "--gauges",
                                 "0", "--sharpness"]},
     # its measured null: λ = 0 with the dense pass (seed004_relu.KERNEL_NULL), the rest as relu_boundary without the
-    # sharpness, which only logs (1280 runs, ~45 s on 2 cores)
+    # sharpness, which only logs (1280 runs, 26 s on 2 cores)
     "relu_boundary_dense": {"args": ["sweep", "relu", "--eps", "1e-6,0.05", "--init-scale", "0.1,0.3,1,3", "--lambda", "0",
                                      "--lr", "0.001,0.002,0.005,0.01,0.02,0.05,0.1,0.2", "--steps", "32768",
                                      "--log-every", "1024", "--seeds", "20", "--gauges", "0", "--kernel", "dense"],
@@ -268,10 +279,10 @@ EXPERIMENTS = {
                          "quick": ["prepare", "--synthetic", "--docs", "50"]},
     **{f"lrs_demo_{c}_lr{lr}": _lrs_demo(c, lr) for c in "ABC" for lr in ("1e-2", "1e-1")},
     # seed 001 §7.4: loss barriers between independently trained models, naive and aligned (see _merge_train)
-    **{f"merge{_MERGE_ITERS}_train_s{s}": _merge_train(s) for s in _MERGE_SEEDS},
+    **{merge_model(s): _merge_train(s) for s in _MERGE_SEEDS},
     **{f"merge{_MERGE_ITERS}_s{a}_s{b}_{sl}": _merge(a, b, sl) for a, b in _MERGE_PAIRS for sl in ("qr", "gram", "none")},
     # ... and its measured null: each pair again with B moved along its orbit first (_canonical, _merge_null)
-    **{f"merge{_MERGE_ITERS}{MERGE_CANON_TAG}s{b}": _canonical(b) for b in sorted({b for _, b in _MERGE_PAIRS})},
+    **{merge_model(b, MERGE_CANON_TAG): _canonical(b) for b in sorted({b for _, b in _MERGE_PAIRS})},
     **{n: _merge_null(a, b) for n, (a, b) in zip(MERGE_NULL_RUNS, _MERGE_PAIRS)},
     # seed 001 §5.1 / Prop. 9: curvature along the orbits and the quotient sharpness of the first merge model
     HESSIAN_RUN: _hessian(_MERGE_SEEDS[0]),
@@ -492,9 +503,9 @@ GRIDS = {
     # own final drifts had been read, 24 of its 60 runs): its C at LATE_NULL_SEEDS again with each step's 8 sequences
     # taken as two micro-batches of 4 (LATE_NULL_SPLIT; the validation's 16 batches of 8 as 32 of 4: the same
     # windows, so the same validation loss; the heads' probe batch, the validation's first, is 4 sequences instead of
-    # 8, which the drift does not read), paired by seed with the experiment's own C, made on this development machine
-    # by the same build's binaries (a2652fd; the experiment's C at seeds 9-11 is still to be made, here, by them; the
-    # row leaves out and counts a pair made otherwise: device, build or the CPU's bf16 features): the same samples
+    # 8, which the drift does not read), paired by seed with the experiment's own C, made on the development machine
+    # by the same build's binaries (a2652fd; the row leaves out and counts a pair made otherwise: device, build or the
+    # CPU's bf16 features): the same samples
     # and the same mean loss per step (the loader numbers the samples across micro-batches; 4 fp32 steps' losses and
     # the validation loss equal to the digit here), the gradient summed in another order and each half's weight
     # gradient rounded to bf16 apart: the same math, the drift a difference of rounding. Beside the drift claim at the

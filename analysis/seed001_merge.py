@@ -55,7 +55,7 @@ def experiment(recs: list[dict]) -> list[dict]:
 def moved_pairs(recs: list[dict], level: str) -> tuple[np.ndarray, np.ndarray, list[str]]:
     """The measured null at one alignment level: (barrier of A with B, barrier of A with B moved along its orbit, the
     pairs), QR slice, over the pairs both ran for."""
-    key = lambda r: r["pair"].replace(manifest.MERGE_CANON_TAG, "_train_")  # noqa: E731  (the run names of _merge_train)
+    key = lambda r: r["pair"].replace(manifest.MERGE_CANON_TAG, manifest.MERGE_TRAIN_TAG)  # noqa: E731  (manifest.merge_model)
     moved = {key(r): r for r in recs if r["moved"] and r["slice"] == "qr" and level in r["levels"]}
     own = {r["pair"]: r for r in recs if not r["moved"] and r["slice"] == "qr" and level in r["levels"]}
     pairs = sorted(set(moved) & set(own))

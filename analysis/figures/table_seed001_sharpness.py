@@ -17,7 +17,7 @@ import figstyle
 import gaugelab_log as gl
 import claim_rules as cr
 import manifest
-from figure_decl import PRETRAINED, Claim, Figure, Verdict, from_summary, summaries
+from figure_decl import PRETRAINED, Claim, Figure, from_summary, summaries
 
 SPACES = {"full": "H (full)", "quotient": "P·H·P (Euclidean quotient)", "metric": "M^-1/2·H·M^-1/2 (covariant metric)"}
 
@@ -37,9 +37,9 @@ def _decide(paths):
                                     "Euclidean P·H·P λ_max change under gauges"),
                           cr.within(float(s["metric_change_max"]), CHANGE_TOL,
                                     "covariant-metric λ_max change under gauges")])
-    return Verdict(verdict.word, f"{verdict.detail}; beside it, the measured null ({ORTHOGONAL_NULL}): H "
-                                 f"{float(null['full_change_max']):.2g}, P·H·P {float(null['quotient_change_max']):.2g}, "
-                                 f"covariant metric {float(null['metric_change_max']):.2g}")
+    return cr.beside(verdict, ORTHOGONAL_NULL, f"H {float(null['full_change_max']):.2g}, P·H·P "
+                                               f"{float(null['quotient_change_max']):.2g}, covariant metric "
+                                               f"{float(null['metric_change_max']):.2g}")
 
 
 FIGURE = Figure(
