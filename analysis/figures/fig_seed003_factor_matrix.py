@@ -128,7 +128,7 @@ def main(path: str) -> None:
     ax1.loglog(cond, spread_floor(s, cfg), "--", color="grey", lw=1,
                label=r"round-off of $AB^\top$: $u\|A\|\|B\|$ / motion")
     ax1.set_xlabel(r"condition number of the gauge $S$ ($K^2$)")
-    ax1.set_ylabel(r"max over gauges of $\|\Delta M(S)-\Delta M(\mathrm{balanced})\|/\|\Delta M\|$")
+    ax1.set_ylabel("max over gauges of\n" + r"$\|\Delta M(S)-\Delta M(\mathrm{balanced})\|\,/\,\|\Delta M\|$")
     ax1.set_title("spread of the represented motion")
     ax1.legend(fontsize=7)
 
