@@ -172,6 +172,8 @@ ToyRun run_factor_matrix(const FactorMatrixOptions& o, std::uint64_t seed) {
                  {"motion_spread_plain", (head.plain_sim - at_base.plain_sim).norm() / motion_base},
                  {"motion_spread_quotient", (head.quot_sim - at_base.quot_sim).norm() / motion_quot},
                  {"motion_err_quotient_closed", (head.quot_sim - quot_cf).norm() / motion_quot},
+                 // the part of every gauge's closed-form distance that the gauge does not make: the balanced pair's own
+                 {"motion_err_quotient_closed_balanced", (at_base.quot_sim - quot_cf).norm() / motion_quot},
                  {"rel_err_M_plain", rel_err(head.plain_sim, head.plain_cf)},
                  {"rel_err_M_quotient", rel_err(head.quot_sim, quot_cf)},
                  {"rel_err_loss_plain", rel_err(half_sq_dist(head.plain_sim, Y), half_sq_dist(head.plain_cf, Y))},
@@ -191,7 +193,8 @@ std::unique_ptr<Toy> make_factor_matrix_toy() {
                                  [](const std::vector<ToyRun>& runs) {
                                    return means_and_worst(runs, {"loss_after_balanced", "loss_after_plain_sim", "loss_after_quotient_sim"},
                                                           {"motion_spread_plain", "motion_spread_quotient",
-                                                           "motion_err_quotient_closed", "rel_err_M_plain",
+                                                           "motion_err_quotient_closed",
+                                                           "motion_err_quotient_closed_balanced", "rel_err_M_plain",
                                                            "rel_err_M_quotient", "rel_err_loss_plain", "rel_err_loss_quotient",
                                                            "max_rel_err_M_plain", "max_rel_err_M_quotient", "max_err_over_roundoff"},
                                                           "_max");
