@@ -23,6 +23,16 @@ from notebook_support import show_figure, show_table, show_verdict  # noqa: E402
 show_figure("fig_seed004_data")
 
 # %% [markdown]
+# ## Our protocol, one choice at a time
+#
+# The paper leaves σ, the sample counts, the initialisation, ε, the step count and the stability rule open.
+# Our defaults beside the same run with one choice changed, and the step-count rule applied to its candidates
+# (the argument: toys/README.md, "Protocol").
+
+# %%
+show_table("table_seed004_protocol")
+
+# %% [markdown]
 # ## Table I and Fig. 3 — gauge-fixing strength λ
 
 # %%
