@@ -12,6 +12,7 @@ import _analysis  # noqa: F401  (analysis/ on the import path)
 
 import manifest
 import figstyle
+import gaugelab_log as gl
 import seed004_relu as s4
 from figure_decl import Figure, summaries
 
@@ -51,6 +52,8 @@ def _fmt(m: float, s: float) -> str:
 
 
 def main(*paths: str) -> None:
+    for name, p in zip(INPUTS, paths):
+        gl.require(p, made_by=f"make figures (experiment {name})")
     if len(paths) != len(INPUTS):
         raise SystemExit(f"table_seed004_protocol.py: {len(INPUTS)} logs expected ({', '.join(INPUTS)}), "
                          f"{len(paths)} given")
@@ -88,8 +91,6 @@ toys/README.md's "Protocol" section; the paper states none of these choices.
 
 def cfg_steps(path: str) -> int:
     """The steps a `toy relu` log ran (its resolved settings)."""
-    import gaugelab_log as gl
-
     with gl.open_log(path) as f:
         return int(gl.provenance(f)["config"]["steps"])
 
