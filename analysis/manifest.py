@@ -73,9 +73,9 @@ RELU_PROTOCOL = {
     "session1": ("the first protocol (fit the data)",
                  ["--init", "torch", "--steps", "5000", "--noise-std", "0.7071", "--val-noise", "--data-seed", "-1"]),
 }
-# The step-count rule's candidates, in order: the default's count (toy_relu) and the "steps" rows'.
-RELU_STEP_CANDIDATES = {100: "relu_protocol_steps100", 300: "toy_relu", 1000: "relu_protocol_steps1000",
-                        3000: "relu_protocol_steps3000", 5000: "relu_protocol_steps5000"}
+# The step-count rule's candidates: the default's count (toy_relu) and the "steps" rows' (each count read from its log).
+RELU_STEP_CANDIDATES = ("relu_protocol_steps100", "toy_relu", "relu_protocol_steps1000", "relu_protocol_steps3000",
+                        "relu_protocol_steps5000")
 
 
 def _lrs_demo(condition: str, lr: str) -> dict:

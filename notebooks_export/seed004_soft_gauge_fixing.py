@@ -25,9 +25,8 @@ show_figure("fig_seed004_data")
 # %% [markdown]
 # ## Our protocol, one choice at a time
 #
-# The paper leaves σ, the sample counts, the initialisation, ε, the step count and the stability rule open.
-# Our defaults beside the same run with one choice changed, and the step-count rule applied to its candidates
-# (the argument: toys/README.md, "Protocol").
+# Our default run beside the same run with one choice changed (data, noise, sample count, initialisation, steps),
+# and the step-count rule applied to its candidates; the argument from these rows is toys/README.md's "Protocol".
 
 # %%
 show_table("table_seed004_protocol")

@@ -28,9 +28,12 @@ def step_rule(by_steps: dict[int, float]) -> int | None:
 
 
 def _candidates(paths) -> dict[int, float]:
-    """steps -> Δ_inv median, over RELU_STEP_CANDIDATES, read from the input logs."""
-    at = dict(zip(INPUTS[:-1], summaries(list(paths[:-1]))))
-    return {t: float(at[name]["dinv_median"]) for t, name in manifest.RELU_STEP_CANDIDATES.items()}
+    """steps (each candidate log's own) -> its Δ_inv median, over RELU_STEP_CANDIDATES."""
+    at = dict(zip(INPUTS[:-1], paths[:-1]))
+    out = {}
+    for name in manifest.RELU_STEP_CANDIDATES:
+        out[cfg_steps(at[name])] = float(summaries([at[name]])[0]["dinv_median"])
+    return dict(sorted(out.items()))
 
 
 def _ours(paths) -> str:
@@ -42,8 +45,8 @@ def _ours(paths) -> str:
 FIGURE = Figure(
     seed="004", label="protocol (ours)", what="our default protocol beside one change at a time; the step-count rule",
     inputs=INPUTS, status="beyond the seeds",
-    paper="states H = 20, the target and intervals, plain GD, MSE + λG; λ = 0: train 0.5358, val 0.5169; "
-          "Fig. 5 Δ_inv in [3.99e-18, 1.14e-17]",
+    paper=(f"states H = 20, the target and intervals, plain GD, MSE + λG; λ = 0: train {s4.PAPER_TABLE1[0.0][0]:g}, "
+           f"val {s4.PAPER_TABLE1[0.0][2]:g}; Fig. 5 Δ_inv in [{s4.PAPER_FIG5['min']:g}, {s4.PAPER_FIG5['max']:g}]"),
     ours=_ours)
 
 
@@ -75,10 +78,10 @@ def main(*paths: str) -> None:
     i = s4.point_index(pts, lr=1e-2, **{"lambda": 0.5})
     i0 = s4.point_index(pts, lr=1e-2, **{"lambda": 0.0})
     eps = (f"With ε = {cfg['settings']['eps']:g} on Tables I-II's grid (experiment relu_tables_eps002): {stable} of "
-           f"{len(pts['point'])} points stable; val MSE at lr 1e-2 λ 0 {pts['final_val_mse_mean'][i0]:.4f}, "
-           f"λ 0.5 {pts['final_val_mse_mean'][i]:.4f}." if i is not None and i0 is not None else "")
+           f"{len(pts['point'])} points stable; val MSE at lr 1e-2: λ = 0: {pts['final_val_mse_mean'][i0]:.4f}, "
+           f"λ = 0.5: {pts['final_val_mse_mean'][i]:.4f}." if i is not None and i0 is not None else "")
     caption = f"""
-Seed 004's protocol, one choice at a time, each row a `gaugelab toy relu` at λ = 0, lr = 1e-2 (the default's other
+Seed 004's protocol, one choice at a time (the last row: the first protocol's five together), each row a `gaugelab toy relu` at λ = 0, lr = 1e-2 (the default's other
 settings; mean ± population std over the seeds that did not diverge). A constant predictor scores
 {s[0]['const_train_mse_mean']:.4f} (train) and {s[0]['const_val_mse_mean']:.4f} (validation) on the default's data.
 The step-count rule: the largest of the candidate counts whose Δ_inv median (the first seed's rescalings) lies in

@@ -149,7 +149,8 @@ def test_the_step_count_rule_picks_the_largest_count_inside_fig5s_interval():
     """toys/README.md's rule for seed 004's step count, as table_seed004_protocol applies it to the logs."""
     import sys
 
-    rule = sys.modules["table_seed004_protocol"].step_rule  # loaded by manifest.figures() above
+    figure_decl.collect()  # loads every figure script as a module under its stem (or finds it loaded)
+    rule = sys.modules["table_seed004_protocol"].step_rule
     assert rule({100: 5e-18, 300: 7e-18, 1000: 2.4e-17}) == 300
     assert rule({100: 5e-18, 300: 7e-18, 1000: 1.1e-17}) == 1000  # 1.1e-17 lies under Fig. 5's max 1.14e-17
     assert rule({100: 3e-18, 300: 2e-17}) is None
