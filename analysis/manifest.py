@@ -187,6 +187,7 @@ MERGE_RUNS = tuple(f"merge{_MERGE_ITERS}_s{a}_s{b}_{sl}" for a, b in _MERGE_PAIR
 MERGE_NULL_RUNS = tuple(merge_null_run(a, b) for a, b in _MERGE_PAIRS)  # _merge_null
 HESSIAN_RUN = f"hessian{_MERGE_ITERS}_s{_MERGE_SEEDS[0]}"
 HESSIAN_NULL_RUN = f"{HESSIAN_RUN}_k1"  # its measured null: orthogonal gauges (_hessian)
+HEAD_PROJECTION_MODEL = merge_model(_MERGE_SEEDS[0])  # the trained heads Alg. 2 is measured on (table_seed001_head_projection)
 SEED000_GRID = tuple(f"train_tiny_{c}_s{s}" for c in "ABC" for s in (42, 123, 456))
 SEED000_FREQUENCY = ("train_tiny_B_s42", "train_tiny_B_N10_s42", "train_tiny_B_N100_s42", "train_tiny_B_N1000_s42",
                      "train_tiny_A_s42")
