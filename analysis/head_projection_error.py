@@ -71,21 +71,26 @@ def heads_of(t: dict, layer: int, n_head: int, direction: dict | None = None):
     return out
 
 
-def main(argv: list[str]) -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("checkpoint", type=Path)
-    ap.add_argument("--random", type=int, default=20, help="random directions per head")
-    ap.add_argument("--seed", type=int, default=0)
-    a = ap.parse_args(argv)
+def last_checkpoint(run_dir: Path) -> Path:
+    """A training run's newest checkpoint directory (run_dir/checkpoints/step_*)."""
+    steps = sorted((run_dir / "checkpoints").glob("step_*"))
+    if not steps:
+        raise FileNotFoundError(f"{run_dir}: no checkpoints/step_* to measure")
+    return steps[-1]
+
+
+def measure(checkpoint: Path, random: int = 20, seed: int = 0) -> dict:
+    """Per head of the checkpoint: {"layer", "head", "vertical" (AdamW's direction), "err_adam", "err_random"
+    (median over `random` Gaussian directions)}, as lists, and "n_layer", "n_head"."""
     import gaugelab as g
 
-    cfg = json.loads((a.checkpoint / "config.json").read_text())
+    cfg = json.loads((checkpoint / "config.json").read_text())
     model_cfg = cfg.get("model", cfg)
     n_layer, n_head = int(model_cfg["n_layer"]), int(model_cfg["n_head"])
-    point = read_safetensors(a.checkpoint / "model.safetensors")
-    opt = read_safetensors(a.checkpoint / "optimizer.safetensors")
+    point = read_safetensors(checkpoint / "model.safetensors")
+    opt = read_safetensors(checkpoint / "optimizer.safetensors")
     adam = {k[2:]: opt[k] / (np.sqrt(opt["v/" + k[2:]]) + 1e-8) for k in opt if k.startswith("m/")}
-    rng = np.random.default_rng(a.seed)
+    rng = np.random.default_rng(seed)
 
     def head(ws):
         wq, wk, wv, wo = ws
@@ -99,27 +104,41 @@ def main(argv: list[str]) -> None:
         return g.AttentionHead(x.W_q - y.W_q, x.W_k - y.W_k, x.W_v - y.W_v, x.W_o - y.W_o, x.b_q - y.b_q,
                                x.b_k - y.b_k, x.b_v - y.b_v)
 
-    rows = []
-    print(f"{a.checkpoint}: {n_layer} layers x {n_head} heads")
-    print(f"{'layer':>5} {'head':>4} {'adam vertical share':>20} {'Alg.2 err (adam)':>17} {'Alg.2 err (random, median)':>27}")
+    out = {"layer": [], "head": [], "vertical": [], "err_adam": [], "err_random": [], "n_layer": n_layer,
+           "n_head": n_head}
     for layer in range(n_layer):
         pts = heads_of(point, layer, n_head)
         dirs = heads_of(point, layer, n_head, adam)
         for hi, (ws, us) in enumerate(zip(pts, dirs)):
             h, u = head(ws), head(us)
             pu = g.head_horizontal_projection(h, u)
-            vertical = norm(diff(u, pu)) / norm(u)
-            err_adam = norm(diff(g.head_horizontal_projection_approx(h, u), pu)) / norm(pu)
             errs = []
-            for _ in range(a.random):
+            for _ in range(random):
                 r = head(tuple(rng.standard_normal(x.shape) for x in ws))
                 pr = g.head_horizontal_projection(h, r)
                 errs.append(norm(diff(g.head_horizontal_projection_approx(h, r), pr)) / norm(pr))
-            rows.append((vertical, err_adam, float(np.median(errs))))
-            print(f"{layer:5d} {hi:4d} {vertical:20.3e} {err_adam:17.3e} {np.median(errs):27.3e}")
-    v = np.array(rows)
-    print(f"over {len(rows)} heads: adam vertical share median {np.median(v[:, 0]):.3e} (max {v[:, 0].max():.3e}); "
-          f"Alg. 2 error median {np.median(v[:, 1]):.3e} (adam), {np.median(v[:, 2]):.3e} (random)")
+            out["layer"].append(layer)
+            out["head"].append(hi)
+            out["vertical"].append(norm(diff(u, pu)) / norm(u))
+            out["err_adam"].append(norm(diff(g.head_horizontal_projection_approx(h, u), pu)) / norm(pu))
+            out["err_random"].append(float(np.median(errs)))
+    return out
+
+
+def main(argv: list[str]) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("checkpoint", type=Path)
+    ap.add_argument("--random", type=int, default=20, help="random directions per head")
+    ap.add_argument("--seed", type=int, default=0)
+    a = ap.parse_args(argv)
+    m = measure(a.checkpoint, a.random, a.seed)
+    print(f"{a.checkpoint}: {m['n_layer']} layers x {m['n_head']} heads")
+    print(f"{'layer':>5} {'head':>4} {'adam vertical share':>20} {'Alg.2 err (adam)':>17} {'Alg.2 err (random, median)':>27}")
+    for layer, hi, v, ea, er in zip(m["layer"], m["head"], m["vertical"], m["err_adam"], m["err_random"]):
+        print(f"{layer:5d} {hi:4d} {v:20.3e} {ea:17.3e} {er:27.3e}")
+    v, ea, er = (np.array(m[k]) for k in ("vertical", "err_adam", "err_random"))
+    print(f"over {len(v)} heads: adam vertical share median {np.median(v):.3e} (max {v.max():.3e}); "
+          f"Alg. 2 error median {np.median(ea):.3e} (adam), {np.median(er):.3e} (random)")
 
 
 if __name__ == "__main__":

@@ -54,6 +54,30 @@ def _train_tiny(condition: str, seed: int, every: int | None = None) -> dict:
                              "10", "--eval-batches", "2"] + ([] if every else ["--log-heads-every", "5"]) + _QUICK_TRAIN}
 
 
+# Seed 004's protocol (toys/README.md "Protocol"): the default (experiment toy_relu) beside one change at a time, each a
+# `gaugelab toy relu` at λ = 0, lr 1e-2, 10 seeds (well under a second each): the evidence for the defaults, rendered by
+# analysis/figures/table_seed004_protocol.py. The "steps" rows are the step-count rule's candidates (its default 300 is
+# toy_relu). key -> (what changes, the flags).
+RELU_PROTOCOL = {
+    "fresh_data": ("a fresh data set per seed", ["--data-seed", "-1"]),
+    "n_train_1000": ("1000 training points", ["--n-train", "1000"]),
+    "val_noise": ("noisy validation targets", ["--val-noise"]),
+    "noise_var_half": ("σ² = 0.5 (the hint's train MSE ≈ 0.53)", ["--noise-std", "0.7071"]),
+    "steps100": ("100 steps", ["--steps", "100"]),
+    "steps1000": ("1000 steps", ["--steps", "1000"]),
+    "steps3000": ("3000 steps", ["--steps", "3000"]),
+    "steps5000": ("5000 steps", ["--steps", "5000"]),
+    "init_scale_001": ("init scale 0.01, 1000 steps", ["--init-scale", "0.01", "--steps", "1000"]),
+    "init_torch": ("nn.Linear's init (300 steps)", ["--init", "torch"]),
+    "init_torch_5000": ("nn.Linear's init, 5000 steps", ["--init", "torch", "--steps", "5000"]),
+    "session1": ("the first protocol (fit the data)",
+                 ["--init", "torch", "--steps", "5000", "--noise-std", "0.7071", "--val-noise", "--data-seed", "-1"]),
+}
+# The step-count rule's candidates: the default's count (toy_relu) and the "steps" rows' (each count read from its log).
+RELU_STEP_CANDIDATES = ("relu_protocol_steps100", "toy_relu", "relu_protocol_steps1000", "relu_protocol_steps3000",
+                        "relu_protocol_steps5000")
+
+
 def _lrs_demo(condition: str, lr: str) -> dict:
     """A slice of the learning-rate-sensitivity grid (gpt2/experiments/lr_sensitivity.sh --demo) on the
     Shakespeare corpus: 200 steps of the grid's CPU model at seed 42."""
@@ -163,6 +187,7 @@ MERGE_RUNS = tuple(f"merge{_MERGE_ITERS}_s{a}_s{b}_{sl}" for a, b in _MERGE_PAIR
 MERGE_NULL_RUNS = tuple(merge_null_run(a, b) for a, b in _MERGE_PAIRS)  # _merge_null
 HESSIAN_RUN = f"hessian{_MERGE_ITERS}_s{_MERGE_SEEDS[0]}"
 HESSIAN_NULL_RUN = f"{HESSIAN_RUN}_k1"  # its measured null: orthogonal gauges (_hessian)
+HEAD_PROJECTION_MODEL = merge_model(_MERGE_SEEDS[0])  # the trained heads Alg. 2 is measured on (table_seed001_head_projection)
 SEED000_GRID = tuple(f"train_tiny_{c}_s{s}" for c in "ABC" for s in (42, 123, 456))
 SEED000_FREQUENCY = ("train_tiny_B_s42", "train_tiny_B_N10_s42", "train_tiny_B_N100_s42", "train_tiny_B_N1000_s42",
                      "train_tiny_A_s42")
@@ -187,12 +212,21 @@ EXPERIMENTS = {
     "relu_tables": {"args": ["sweep", "relu", "--lr", "5e-3,1e-2,2e-2", "--lambda", "0,0.05,0.1,0.2,0.5"],
                     "out": "runs/relu_tables.h5", "deps": [],
                     "quick": ["sweep", "relu", "--lr", "5e-3,1e-2,2e-2", "--lambda", "0,0.05,0.1,0.2,0.5", "--seeds", "3"]},
+    # ... and the same grid with a larger ε, the penalty's stiffness bounded (table_seed004_protocol's caption; ~1 s)
+    "relu_tables_eps002": {"args": ["sweep", "relu", "--lr", "5e-3,1e-2,2e-2", "--lambda", "0,0.05,0.1,0.2,0.5", "--eps",
+                                    "0.02"],
+                           "out": "runs/relu_tables_eps002.h5", "deps": [],
+                           "quick": ["sweep", "relu", "--lr", "5e-3,1e-2,2e-2", "--lambda", "0,0.05,0.1,0.2,0.5", "--eps",
+                                     "0.02", "--seeds", "3"]},
     # their measured null (seed004_relu.KERNEL_NULL): the reference λ = 0 at the same lrs and seeds with the dense pass,
     # the same function as the sorted pass computed another way (~1 s)
     "relu_tables_dense": {"args": ["sweep", "relu", "--lr", "5e-3,1e-2,2e-2", "--lambda", "0", "--kernel", "dense"],
                           "out": "runs/relu_tables_dense.h5", "deps": [],
                           "quick": ["sweep", "relu", "--lr", "5e-3,1e-2,2e-2", "--lambda", "0", "--kernel", "dense",
                                     "--seeds", "3"]},
+    # seed 004's protocol, one change at a time (RELU_PROTOCOL; ~0.1-1 s each)
+    **{f"relu_protocol_{k}": {"args": ["toy", "relu", *flags], "out": f"runs/relu_protocol/{k}.h5", "deps": []}
+       for k, (_, flags) in RELU_PROTOCOL.items()},
     "relu_stability_map": {"args": ["sweep", "relu", "--lr", "0.001,0.00158,0.00251,0.00398,0.00631,0.01,0.0158,0.0251,"
                                     "0.0398,0.0631,0.1", "--lambda", "0,0.02,0.05,0.1,0.2,0.3,0.5,0.7,1", "--gauges", "0"],
                            "out": "runs/relu_stability_map.h5", "deps": [],

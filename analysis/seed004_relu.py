@@ -23,6 +23,9 @@ PAPER_TABLE2 = {
     (0.2, 2e-2): (0.567897, "stable"),
 }
 
+# Fig. 5: Δ_inv over 200 random rescalings (also the step-count rule's target interval, [min, max])
+PAPER_FIG5 = {"min": 3.99e-18, "median": 6.68e-18, "max": 1.14e-17}
+
 # The seed-004 rows' measured null: the reference λ = 0 run again with the dense O(N·H) pass (`--kernel dense`,
 # experiments *_dense of analysis/manifest.py), the same function as the default sorted pass computed another way (an
 # affine piece per kink interval with compensated sums; toys/README.md, "The sorted pass"): the same seeds, data and
@@ -94,7 +97,7 @@ def penalty_note(pts: dict) -> str:
     return (f" Seeds diverge at {where}: plain GD on eq. (9) overshoots for a neuron whose norm n has "
             "lr·(2λ/H)·(n + ε)⁻² ≳ 1 (the discrete form of the damping rate κᵢ of eq. 21), which small-initialised "
             "neurons reach; the paper reports these configurations stable, which needs norms ≳ 0.02 throughout or a "
-            "larger ε (with --eps 0.02 every row here is stable; toys/README.md).")
+            "larger ε (Tables I-II's grid again with --eps 0.02: table_seed004_protocol's caption).")
 
 
 # The settings a grid point is selected by (cell_by_seed's `want`); a sweep with one value of one of them logs no

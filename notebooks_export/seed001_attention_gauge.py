@@ -89,9 +89,12 @@ show_verdict("table_seed001_sharpness")
 # (`--projection-target update` projects AdamW's step instead). The raw gradient is already horizontal
 # (Prop. 38), so the exact projection changes a run only at float32 rounding; AdamW's update is not.
 # How much of AdamW's update is vertical on a trained head, and how far Alg. 2 is from the exact projection,
-# `analysis/head_projection_error.py` measures on a checkpoint (the merge experiment's model); whether any
-# projection changes learning-rate robustness, the learning-rate grid's rows N, P, Pa, Pu say, beside that
-# grid's measured null P − N (zero in exact arithmetic): `make lr-grid`, its table in the figure index.
+# the table below measures on the merge experiment's first model; whether any projection changes
+# learning-rate robustness, the learning-rate grid's rows N, P, Pa, Pu say, beside that grid's measured null
+# P − N (zero in exact arithmetic): `make lr-grid`, its table in the figure index.
+
+# %%
+show_table("table_seed001_head_projection")
 
 # %% [markdown]
 # ## Where ours differs, and why

@@ -48,8 +48,10 @@ show_verdict("fig_seed003_factor_matrix")
 # corrected step's spread sits at the round-off of the representative itself, which grows with the
 # gauge's conditioning — a floating-point fact; the claim is therefore decided on the spread in units of
 # that round-off, per K, against a threshold declared beforehand, and the verdict above says whether every K
-# stays under it on the machine that rendered it (at K = 1 the gauges are orthogonal, and the point reads how
-# far the simulation agrees with the closed form; the measured null beside it is plain GD's spread there).
+# stays under it on the machine that rendered it. The spread is each gauge's simulated step against the balanced
+# pair's, for the corrected step as for plain GD (until 2026-12-01 the corrected one was read against the closed
+# form, whose common offset made the orthogonal gauges at K = 1 read above the threshold; the rule says so). The
+# measured null beside it is plain GD's spread at K = 1, where the gauges are orthogonal.
 #
 # ## §4 Decoupled weight decay and §5 the hyperball
 

@@ -23,6 +23,15 @@ from notebook_support import show_figure, show_table, show_verdict  # noqa: E402
 show_figure("fig_seed004_data")
 
 # %% [markdown]
+# ## Our protocol, one choice at a time
+#
+# Our default run beside the same run with one choice changed (data, noise, sample count, initialisation, steps),
+# and the step-count rule applied to its candidates; the argument from these rows is toys/README.md's "Protocol".
+
+# %%
+show_table("table_seed004_protocol")
+
+# %% [markdown]
 # ## Table I and Fig. 3 — gauge-fixing strength λ
 
 # %%

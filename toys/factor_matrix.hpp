@@ -11,7 +11,10 @@
 //       ΔA = −ηGB(BᵀB)⁻¹, ΔB = −ηGᵀA(AᵀA)⁻¹ with B(BᵀB)⁻¹Bᵀ = P_row, A(AᵀA)⁻¹Aᵀ = P_col and
 //       B(BᵀB)⁻¹(AᵀA)⁻¹Aᵀ = M⁺, so  M_after = M − η(G·P_row + P_col·G) + η²·G·M⁺·G
 // beside the same steps simulated with the core (SGD through step_pair, opposite_gram_correction).
-// Per K point the spread over `gauges` random gauges; the series index is the K-grid point.
+// Per K point the spread over `gauges` random gauges; the series index is the K-grid point. The
+// motion spreads (plain and corrected alike) are max over gauges of ‖M_after(S) − M_after(balanced)‖,
+// both simulated, over the step's size; motion_err_quotient_closed is the corrected step's distance
+// from its closed form in the same units (until 2026-12-01 that distance was logged as the spread).
 // Agreement: relative errors of M_after, and max_err_over_roundoff, the error in units of the
 // representative's own round-off u·‖A‖_F‖B‖_F (factor_matrix.cpp, over_floor): a pair with
 // cond(S) = K² cannot hold M to better than that, so beyond K ≈ 100 "1e-12 relative" is not a

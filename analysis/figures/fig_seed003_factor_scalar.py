@@ -85,7 +85,10 @@ closed form f_after = ½ε²[−1 + η(a² + b²) + η²ε(1 − ε)]²; dots: t
 The dashed line marks η(a² + b²) = 2 (K = {kth:.2f}); to its right the same product is made worse by the
 step. Green: the opposite-Gram corrected step (Δa = ηε/b, Δb = ηε/a; seed 003 §3 applied to §2), identical
 for every representative. At the seed's K = {cfg['K']:g}: f_after = {imb_cf:.6g} (closed) and {imb_sim:.6g}
-(simulated); the seed says "order ½·10¹²". Right: agreement; the loss is compared relative to
+(simulated); the seed says "order ½·10¹²". The corrected step's loss: {float(runs['loss_after_quotient_closed'][0]):.6g}
+(closed), {float(runs['loss_after_quotient_balanced_sim'][0]):.6g} and {float(runs['loss_after_quotient_imbalanced_sim'][0]):.6g}
+(simulated from the balanced and the seed's imbalanced pair). Right: agreement over the sweep and the seed's point,
+m_after within {float(runs['max_rel_err_m'][0]):.2g} relative and f_after within {float(runs['max_rel_err_loss'][0]):.2g}; the loss is compared relative to
 max(f_after, f_before) because near η(a² + b²) ≈ 1 the step lands on m ≈ 1 and f_after = ½(m − 1)² is
 computed with cancellation by any formula. The seed has no figure here, only the example; the sweep, the
 threshold marker and the corrected step are ours.

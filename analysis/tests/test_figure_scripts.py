@@ -143,3 +143,14 @@ def test_the_merge_null_fixture_pairs_with_the_experiment_and_reads_the_same_ali
     assert np.abs(own - moved).max() <= 1e-5, (own, moved)
     naive_own, naive_moved, _ = sm.moved_pairs(recs, "none")
     assert np.abs(naive_own - naive_moved).max() > 1e-5  # the naive barrier reads B's point: the move is real
+
+
+def test_the_step_count_rule_picks_the_largest_count_inside_fig5s_interval():
+    """toys/README.md's rule for seed 004's step count, as table_seed004_protocol applies it to the logs."""
+    import sys
+
+    figure_decl.collect()  # loads every figure script as a module under its stem (or finds it loaded)
+    rule = sys.modules["table_seed004_protocol"].step_rule
+    assert rule({100: 5e-18, 300: 7e-18, 1000: 2.4e-17}) == 300
+    assert rule({100: 5e-18, 300: 7e-18, 1000: 1.1e-17}) == 1000  # 1.1e-17 lies under Fig. 5's max 1.14e-17
+    assert rule({100: 3e-18, 300: 2e-17}) is None

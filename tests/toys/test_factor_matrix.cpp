@@ -95,7 +95,17 @@ TEST_CASE("factor-matrix: plain GD depends on the representative, the corrected 
     CHECK(lq_max[i] < before);
   }
   CHECK(run.series_of("motion_spread_quotient").front() <= 1e-8);
+  CHECK(run.series_of("motion_err_quotient_closed").front() <= 1e-8);
   CHECK(run.series_of("motion_spread_plain").back() > 1e6);
+  // The corrected spread over gauges (each gauge's simulated step against the balanced pair's, in units of the step
+  // 2ηε) stays at the representative's round-off at every K, as the loss does above; plain GD's is orders above it.
+  const auto& spread_q = run.series_of("motion_spread_quotient");
+  const auto& spread_p = run.series_of("motion_spread_plain");
+  for (size_t i = 0; i < spread_q.size(); ++i) {
+    const double floor_motion = floor[i] / (2 * o.eta * o.eps);
+    CHECK(spread_q[i] <= kFloorUnits * floor_motion);
+    if (i > 0) CHECK(spread_p[i] > 1e3 * kFloorUnits * floor_motion);  // K > 1: plain GD depends on the gauge
+  }
 }
 
 TEST_CASE("factor-matrix: the corrected closed form depends on M only", "[toys][factor-matrix]") {
