@@ -284,7 +284,9 @@ REGIME = (
                    "sequences in two micro-batches is the same in exact arithmetic)",
               rule=f"C at lr {manifest.SEED000_LR}, {manifest.SEED000_ITERS} steps, seeds {manifest.LATE_NULL_SEEDS} "
                    "(each pair on one CPU by one build; the development machine's CPU changed on 2026-11-30 after "
-                   "seeds 4 and 6, so 10 and 11 are made on the new one and 7-9 wait for one like the old): the "
+                   "seeds 4 and 6, so 10 and 11 were made on the new one; amended 2026-12-01: 7-9, whose experiment C "
+                   "the old CPU made and whose null only a CPU like it could pair, replaced by 12-14, the next seeds "
+                   "whose C the new one makes, before any of those Cs or nulls had finished): the "
                    "late-instability run (each step's 8 sequences in one "
                    "micro-batch) − grid late_instability_bf16_null's (the same 8 in two of 4), log10 final drift "
                    f"paired by seed: yes when TOST puts it inside ±{DRIFT_DECADES:g} decade, no when resolved away "
