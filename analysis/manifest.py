@@ -461,7 +461,9 @@ SEEDS_20 = " ".join(str(s) for s in range(1, 21))
 # development machine's former CPU (AMD EPYC, AVX512-BF16), and a pair counts only when both arms are made alike, so
 # their null runs could be made only on a CPU like it, which this machine has not had since 2026-11-30; as declared,
 # the row could never decide here. 12-14 replace them: the next seeds whose C this machine makes, taken before any of
-# those three Cs or any null run at them had finished (C at 12 was running; its drift unread).
+# those three Cs or any null run at them had finished (C at 12 was running; its drift unread). What had been read: the
+# four finished pairs (seeds 4, 6, 10, 11: experiment − null −0.02 to +0.06 decade, so the amended row will likely
+# say yes) and the experiment's A and B at seed 12; the seeds were chosen by their order alone, not by any of these.
 LATE_NULL_SEEDS = "4 6 10 11 12 13 14"
 LATE_NULL_SPLIT = "--batch-size 4 --grad-accum 2 --eval-batches 32"  # the config's 8 x 1 and 16 batches, split in two
 _OWT = "gpt2/configs/gpt2-124m-owt.ini"
