@@ -207,6 +207,9 @@ def test_the_late_null_pairs_the_experiments_c_with_the_same_runs_in_two_micro_b
     # the experiment's C at the ledger's scale (made-up values around 1e-4), the last one near the floor
     ref = dict(zip(seeds, (1.84e-4, 1.41e-4, 2.03e-4, 1.37e-4, 2.0e-4, 1.6e-4, 5.45e-5)))
     late, null = (tmp_path / "runs" / g for g in ("late_instability_bf16", "late_instability_bf16_null"))
+    _, verdict = figure_index.regime_row(row, tmp_path, tmp_path / "results")
+    assert verdict.startswith("not run here (run set: 7 runs of grid late_instability_bf16 (conditions C"), verdict
+    assert "; run set: 7 runs of grid late_instability_bf16_null, 0 present" in verdict  # every incomplete set named
     for s in seeds:
         grid_logs.run_log(late / f"C_lr6e-4_s{s}", "C", 6e-4, s, 5.0, drift=ref[s])
     _, verdict = figure_index.regime_row(row, tmp_path, tmp_path / "results")
