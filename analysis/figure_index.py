@@ -98,21 +98,25 @@ def render(figures: dict[str, fd.Figure] | None = None) -> str:
 
 def _read_needs(needs, root: Path, results: Path) -> tuple[dict, list[str], str]:
     """({grid: its runs among those named}, where they came from, "") when every run `needs` names is here; else
-    ({}, [], what is missing: "in progress ..." when some of the first incomplete run set is here, "not run here ...")."""
-    got, where = {}, []
+    ({}, [], what is missing: every incomplete run set with its count, "in progress ..." when some of the first
+    incomplete one is here, "not run here ..." when none)."""
+    got, where, short = {}, [], []
     for name, settings in needs:
         names = results_ledger.declared_runs(name, dict(settings))
         g = results_ledger.load_grid(name, root, results)
         missing = g.have(names) if g else names
         if missing:
-            have = len(names) - len(missing)
-            what = (f"run set: {len(names)} runs of grid {name}"
-                    f"{' (' + ', '.join(f'{k} {v}' for k, v in settings) + ')' if settings else ''}, "
-                    f"{have} present; `python3 analysis/make_figures.py --grid {name}`")
-            return {}, [], (f"in progress, no verdict before the whole run set ({what})" if have else
-                            f"not run here ({what})")
+            short.append((name, settings, len(names), len(names) - len(missing)))
+            continue
         got[name] = [r for r in g.runs if r.run in set(names)]
         where.append(g.source)
+    if short:
+        what = "; ".join(f"run set: {n} runs of grid {name}"
+                         f"{' (' + ', '.join(f'{k} {v}' for k, v in settings) + ')' if settings else ''}, "
+                         f"{have} present; `python3 analysis/make_figures.py --grid {name}`"
+                         for name, settings, n, have in short)
+        return {}, [], (f"in progress, no verdict before the whole run set ({what})" if short[0][3] else
+                        f"not run here ({what})")
     return got, where, ""
 
 

@@ -71,15 +71,20 @@ def heads_of(t: dict, layer: int, n_head: int, direction: dict | None = None):
     return out
 
 
+RANDOM_DIRECTIONS = 20  # random directions per head (the command line's default, and the rendered table's)
+CHECKPOINT_FILES = ("config.json", "model.safetensors", "optimizer.safetensors")
+
+
 def last_checkpoint(run_dir: Path) -> Path:
-    """A training run's newest checkpoint directory (run_dir/checkpoints/step_*)."""
-    steps = sorted((run_dir / "checkpoints").glob("step_*"))
+    """A training run's newest complete checkpoint directory (run_dir/checkpoints/step_* holding CHECKPOINT_FILES; an
+    incomplete one, e.g. a write cut short, is passed over as the trainer's resume passes it over)."""
+    steps = [d for d in sorted((run_dir / "checkpoints").glob("step_*")) if all((d / f).is_file() for f in CHECKPOINT_FILES)]
     if not steps:
-        raise FileNotFoundError(f"{run_dir}: no checkpoints/step_* to measure")
+        raise FileNotFoundError(f"{run_dir}: no complete checkpoints/step_* to measure")
     return steps[-1]
 
 
-def measure(checkpoint: Path, random: int = 20, seed: int = 0) -> dict:
+def measure(checkpoint: Path, random: int = RANDOM_DIRECTIONS, seed: int = 0) -> dict:
     """Per head of the checkpoint: {"layer", "head", "vertical" (AdamW's direction), "err_adam", "err_random"
     (median over `random` Gaussian directions)}, as lists, and "n_layer", "n_head"."""
     import gaugelab as g
@@ -128,7 +133,7 @@ def measure(checkpoint: Path, random: int = 20, seed: int = 0) -> dict:
 def main(argv: list[str]) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("checkpoint", type=Path)
-    ap.add_argument("--random", type=int, default=20, help="random directions per head")
+    ap.add_argument("--random", type=int, default=RANDOM_DIRECTIONS, help="random directions per head")
     ap.add_argument("--seed", type=int, default=0)
     a = ap.parse_args(argv)
     m = measure(a.checkpoint, a.random, a.seed)

@@ -307,9 +307,11 @@ class Drawer:
     """Draws each selected figure once, as soon as every experiment it reads is ready (so that the first figures
     appear while later experiments still run), and the rest at the end."""
 
-    def __init__(self, only: set[str] | None, outdir: Path):
+    def __init__(self, only: set[str] | None, outdir: Path, build: Path | None = None):
         outdir.mkdir(parents=True, exist_ok=True)
         self.env = dict(os.environ, GAUGELAB_FIGURES=str(outdir), MPLBACKEND="Agg")
+        if build is not None:  # where a script that needs the gaugelab Python module finds it (<build>/python)
+            self.env["GAUGELAB_BUILD_DIR"] = str(build)
         self.todo = {s: f for s, f in manifest.figures().items() if not only or s in only}
 
     def draw_ready(self, ready: set[str] | None = None) -> None:
@@ -373,7 +375,7 @@ def main() -> int:
     if a.slice == "demo":
         demo = manifest.demo_slice()
         only = (only or demo) & demo
-    drawer = Drawer(only, ROOT / a.figures)
+    drawer = Drawer(only, ROOT / a.figures, ROOT / a.build)
     if not a.no_run:
         run_experiments(ROOT / a.build, only, a.force, a.jobs, on_done=drawer.draw_ready)
     drawer.draw_ready()

@@ -150,7 +150,8 @@ ToyRun run_factor_matrix(const FactorMatrixOptions& o, std::uint64_t seed) {
       lq.push_back(half_sq_dist(out.quot_sim, Y));
       spread_p = std::max(spread_p, (out.plain_sim - at_base.plain_sim).norm() / motion_base);
       // Both spreads against the same step simulated from the balanced representative: a spread over gauges, not
-      // a distance from a closed form (whose own SVD round-off is no property of the gauge; dist_q keeps that).
+      // a distance from the closed form, which carries an offset common to every gauge (the balanced pair's own
+      // distance from it, logged as motion_err_quotient_closed_balanced); dist_q keeps that distance.
       spread_q = worse(spread_q, (out.quot_sim - at_base.quot_sim).norm() / motion_quot);
       dist_q = worse(dist_q, (out.quot_sim - quot_cf).norm() / motion_quot);
       ep = worse(ep, rel_err(out.plain_sim, out.plain_cf));

@@ -66,9 +66,12 @@ def _decide(paths):
     # "at every K": a K whose spread is not finite (a failed Gram solve) leaves the part undecidable, never yes
     whole = bool(units.size) and bool(np.isfinite(units).all())
     worst = int(np.nanargmax(units)) if np.isfinite(units).any() else 0
-    verdict = cr.combine([cr.within(float(units[worst]) if whole else float("nan"), ROUNDOFF_UNITS,
-                                    f"corrected motion spread over gauges in units of the round-off floor (largest over "
-                                    f"K; at K = {float(s['K'][worst]):g})", ".3g"),
+    spread = (cr.within(float(units[worst]), ROUNDOFF_UNITS, f"corrected motion spread over gauges in units of the "
+                        f"round-off floor (largest over K; at K = {float(s['K'][worst]):g})", ".3g") if whole else
+              cr.Part("undecided", "corrected motion spread over gauges not finite at K = "
+                      + ", ".join(f"{float(k):g}" for k in np.asarray(s["K"])[~np.isfinite(units)])
+                      + " (a failed Gram solve): not read at every K"))
+    verdict = cr.combine([spread,
                           cr.at_least(float(summ["motion_spread_plain_max"]), 1e-3, "plain GD's motion spread")])
     return cr.beside_value(verdict, ORTHOGONAL_NULL, plain_orthogonal_spread(s, cfg), ".3g")
 
@@ -151,7 +154,7 @@ opposite-Gram correction (λ = 0, {cfg['solve']} solve) the step is M − η(G·
 which depends on M alone: one loss for every gauge, a spread at the round-off of the representative itself
 (dashed: u‖A‖_F‖B‖_F relative to the motion 2ηε; a pair with cond(S) = K² holds M only to that). Both spreads
 are each gauge's simulated step against the one from the balanced pair; open triangles: the corrected step's distance
-from its closed form, which also carries the closed form's own SVD round-off.
+from its closed form, which also carries an offset common to every gauge (the balanced pair's own distance from it).
 Closed forms agree with the simulated core steps to ≤ {float(runs['max_rel_err_M_plain'][0]):.2g} (plain) and
 {float(runs['max_rel_err_M_quotient'][0]):.2g} (corrected) relative in M over the whole sweep (≤ {err_small:.2g} for
 cond(S) ≤ 1e4), and everywhere to ≤ {float(runs['max_err_over_roundoff'][0]):.3g} units of that round-off. The seed states the formulas

@@ -31,7 +31,7 @@ def _decide(paths):
 
 FIGURE = Figure(
     seed="004", label="Fig. 5", what="Δ_inv over 200 random neuron rescalings", inputs=("toy_relu",),
-    status="regenerated", paper="min 3.99e-18, median 6.68e-18, max 1.14e-17",
+    status="regenerated", paper=f"min {PAPER['min']:g}, median {PAPER['median']:g}, max {PAPER['max']:g}",
     ours=from_summary(lambda s: f"min {s[0]['dinv_min']:.3g}, median {s[0]['dinv_median']:.3g}, max {s[0]['dinv_max']:.3g}"),
     claim=Claim(says="positive neuron rescalings leave the network's function unchanged (Δ_inv at round-off)",
                 rule=f"max Δ_inv ≤ {ROUNDOFF:g} (float64 round-off of O(1) outputs with four orders to spare); the "

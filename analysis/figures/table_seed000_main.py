@@ -284,7 +284,10 @@ REGIME = (
                    "sequences in two micro-batches is the same in exact arithmetic)",
               rule=f"C at lr {manifest.SEED000_LR}, {manifest.SEED000_ITERS} steps, seeds {manifest.LATE_NULL_SEEDS} "
                    "(each pair on one CPU by one build; the development machine's CPU changed on 2026-11-30 after "
-                   "seeds 4 and 6, so 10 and 11 are made on the new one and 7-9 wait for one like the old): the "
+                   "seeds 4 and 6, so 10 and 11 were made on the new one; amended 2026-12-01: 7-9, whose experiment C "
+                   "the old CPU made and whose null only a CPU like it could pair, replaced by 12-14, the next seeds "
+                   "whose C the new one makes, before any of those Cs or nulls had finished, and after the four "
+                   "finished pairs had been read: seeds 4, 6, 10, 11, −0.02 to +0.06 decade): the "
                    "late-instability run (each step's 8 sequences in one "
                    "micro-batch) − grid late_instability_bf16_null's (the same 8 in two of 4), log10 final drift "
                    f"paired by seed: yes when TOST puts it inside ±{DRIFT_DECADES:g} decade, no when resolved away "
@@ -296,7 +299,8 @@ REGIME = (
                    "than the claim's decade. Declared 2026-11-30, before any of its runs; amended before any had finished "
                    "(first --threads 2, the 600-step null's split, which cost here 1.5x the core time of a run; then "
                    "a review found that seed 5's C, 0.74 decade above the floor, would have kept the row at not "
-                   "testable whatever the runs gave: the pairs left out and the seeds changed)",
+                   "testable whatever the runs gave: the pairs left out and the seeds changed), and its seeds again "
+                   "on 2026-12-01 (above)",
               needs=(("late_instability_bf16", (("conditions", "C"), ("seeds", manifest.LATE_NULL_SEEDS))),
                      ("late_instability_bf16_null", ())),
               decide=_late_null),

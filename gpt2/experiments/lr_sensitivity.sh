@@ -20,7 +20,7 @@
 #                       --threads 2, paired with the grid's own C runs (~2 core-hours emulated)
 #   --late-instability  grid late_instability_bf16: A B C x 20 seeds at the seed's lr and 20 000-step schedule
 #                       (~50 core-hours emulated; resumable from checkpoints every 1 000 steps)
-#   --late-instability-null  grid late_instability_bf16_null: its null, its C at seeds 4, 6-11 with each step's batch in
+#   --late-instability-null  grid late_instability_bf16_null: its null, its C at the seeds of manifest.LATE_NULL_SEEDS with each step's batch in
 #                       two micro-batches, paired with the experiment's own C (~4 core-hours emulated)
 #   --frequency         grid gaugefix_frequency_bf16: seed 000's Table 2 in its regime, B with GaugeFix every 10, 100,
 #                       1000 steps at the late-instability protocol, seed 1 (~1.5 core-hours emulated)
