@@ -77,6 +77,11 @@ def protocol(settings: dict, seeds: int) -> str:
                           tol=f" by more than {s['rise-tol']:g} relative" if "rise-tol" in s else ""))
 
 
+def mean_std(m: float, s: float, digits: int = 4) -> str:
+    """A cell of mean ± std over the seeds that did not diverge ("— (all diverged)" when none is left: m is NaN)."""
+    return "— (all diverged)" if m != m else f"{m:.{digits}f} ± {s:.4f}"
+
+
 def differences() -> str:
     """Where our protocol differs from the paper and why (toys/README.md has the argument)."""
     return ("The paper states none of σ, sample counts, initialisation, ε, steps, seeds or its stability rule; "

@@ -40,10 +40,6 @@ FIGURE = Figure(
     ours=lambda p: "; ".join(s4.val_headline(p[0], LR, lam) for lam in (0.0, 0.05, 0.5)), claim=CLAIM)
 
 
-def fmt(m: float, s: float) -> str:
-    return "— (all diverged)" if m != m else f"{m:.4f} ± {s:.4f}"
-
-
 def main(path: str, null: str) -> None:
     pts, cfg = s4.sweep_points(path, made_by="make figures (experiment relu_tables)")
     runs = s4.sweep_runs(path)
@@ -57,7 +53,7 @@ def main(path: str, null: str) -> None:
         tr = s4.finite_stats(runs, "final_train_mse", lr=LR, **{"lambda": lam})
         va = s4.finite_stats(runs, "final_val_mse", lr=LR, **{"lambda": lam})
         lines.append(
-            f"| {lam:.2f} | {fmt(tr[0], tr[1])} | {ptm:.4f} ± {pts_:.4f} | {fmt(va[0], va[1])} | {pvm:.4g} ± {pvs:.2g} "
+            f"| {lam:.2f} | {s4.mean_std(tr[0], tr[1])} | {ptm:.4f} ± {pts_:.4f} | {s4.mean_std(va[0], va[1])} | {pvm:.4g} ± {pvs:.2g} "
             f"| {pts['stability'][i]} | {int(pts['seeds_not_stable'][i])} / {int(pts['seeds_diverged'][i])} |")
     i0 = s4.point_index(pts, lr=LR, **{"lambda": 0.0})
     const = (f" A constant predictor scores {pts['const_train_mse_mean'][i0]:.4f} (train) and "

@@ -57,7 +57,7 @@ def main(path: str, null: str) -> None:
             lines.append(f"| {method} | {lr:g} | — | {pv:.6f} | not run | | {plabel} |")
             continue
         m, s, _, _ = s4.finite_stats(runs, "final_val_mse", lr=lr, **{"lambda": lam})
-        ours = "— (all diverged)" if m != m else f"{m:.6f} ± {s:.4f}"
+        ours = s4.mean_std(m, s, digits=6)
         lines.append(f"| {method} | {lr:g} | {ours} | {pv:.6f} | {pts['stability'][i]} "
                      f"| {int(pts['seeds_not_stable'][i])} / {int(pts['seeds_diverged'][i])} | {plabel} |")
     labels = "; ".join(f"{'baseline' if lam == 0 else f'λ = {lam:g}'} at {lr:g} {pts['stability'][i]}"

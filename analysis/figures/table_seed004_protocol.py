@@ -50,10 +50,6 @@ FIGURE = Figure(
     ours=_ours)
 
 
-def _fmt(m: float, s: float) -> str:
-    return "— (all diverged)" if m != m else f"{m:.4f} ± {s:.4f}"
-
-
 def main(*paths: str) -> None:
     for name, p in zip(INPUTS, paths):
         gl.require(p, made_by=f"make figures (experiment {name})")
@@ -66,8 +62,9 @@ def main(*paths: str) -> None:
     rows = [("**default**", "", s[0])] + [(what, " ".join(flags), si) for (what, flags), si
                                           in zip(manifest.RELU_PROTOCOL.values(), s[1:])]
     for what, flags, si in rows:
-        lines.append(f"| {what} | {f'`{flags}`' if flags else '—'} | {_fmt(si['final_train_mse_mean'], si['final_train_mse_std'])} | "
-                     f"{_fmt(si['final_val_mse_mean'], si['final_val_mse_std'])} | {si['dinv_median']:.2g} | "
+        lines.append(f"| {what} | {f'`{flags}`' if flags else '—'} | "
+                     f"{s4.mean_std(si['final_train_mse_mean'], si['final_train_mse_std'])} | "
+                     f"{s4.mean_std(si['final_val_mse_mean'], si['final_val_mse_std'])} | {si['dinv_median']:.2g} | "
                      f"{si['stability']} | {int(si['seeds_diverged'])} |")
     cand = _candidates(list(paths))
     picked = step_rule(cand)
@@ -81,8 +78,9 @@ def main(*paths: str) -> None:
            f"{len(pts['point'])} points stable; val MSE at lr 1e-2: λ = 0: {pts['final_val_mse_mean'][i0]:.4f}, "
            f"λ = 0.5: {pts['final_val_mse_mean'][i]:.4f}." if i is not None and i0 is not None else "")
     caption = f"""
-Seed 004's protocol, one choice at a time (the last row: the first protocol's five together), each row a `gaugelab toy relu` at λ = 0, lr = 1e-2 (the default's other
-settings; mean ± population std over the seeds that did not diverge). A constant predictor scores
+Seed 004's protocol, one choice at a time (the last row: the first protocol's five together), each row a
+`gaugelab toy relu` at λ = 0, lr = 1e-2 (the default's other settings; mean ± population std over the seeds that
+did not diverge). A constant predictor scores
 {s[0]['const_train_mse_mean']:.4f} (train) and {s[0]['const_val_mse_mean']:.4f} (validation) on the default's data.
 The step-count rule: the largest of the candidate counts whose Δ_inv median (the first seed's rescalings) lies in
 Fig. 5's [{lo:g}, {hi:g}]: {rule}; it picks {picked if picked is not None else 'none'} (the default runs

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -69,8 +70,6 @@ def test_script_runs_on_fixture_logs(script, fixture_logs, tmp_path):
     why = [x for x in logs if isinstance(x, str)]
     if why:
         pytest.skip(f"SKIPPED: {why[0]}")
-    import sys
-
     if getattr(sys.modules.get(script), "NEEDS_PYTHON_MODULE", False) and not list((BUILD / "python" / "gaugelab").glob("_core*.so")):
         pytest.skip(f"SKIPPED: {script} needs the gaugelab Python module, not built in {BUILD} (pybind11 not found)")
     # the figures folder from --out alone (figstyle.py chose the Agg backend already: no MPLBACKEND in process)
@@ -151,8 +150,6 @@ def test_the_merge_null_fixture_pairs_with_the_experiment_and_reads_the_same_ali
 
 def test_the_step_count_rule_picks_the_largest_count_inside_fig5s_interval():
     """toys/README.md's rule for seed 004's step count, as table_seed004_protocol applies it to the logs."""
-    import sys
-
     figure_decl.collect()  # loads every figure script as a module under its stem (or finds it loaded)
     rule = sys.modules["table_seed004_protocol"].step_rule
     assert rule({100: 5e-18, 300: 7e-18, 1000: 2.4e-17}) == 300
