@@ -143,7 +143,8 @@ def run_grid(build: Path, name: str, overrides: dict, jobs: int, shard: tuple[in
     order (shard (i, n)), skipping finished runs, resuming interrupted ones, `jobs` at a time, each run's output
     in <run dir>.txt. A run that fails stops the grid after the runs under way (their state is kept).
 
-    The declared grid (no setting changed, only appended with KEY+=) keeps its results ledger
+    The declared grid (no setting changed but appended with KEY+=, or a setting that only picks some of its runs, as
+    SEEDS=... does) keeps its results ledger
     (analysis/results/<grid>.csv, committed) up to date after every finished run, and skips the runs that ledger
     already holds whose logs are elsewhere (another machine's: logs are never committed and machines are not kept),
     unless rerun_ledger."""
@@ -163,7 +164,13 @@ def run_grid(build: Path, name: str, overrides: dict, jobs: int, shard: tuple[in
     if needs:
         run_experiments(build, needs, False, jobs)
     i, n = shard
-    declared = all(k.endswith("+") for k in overrides)  # the ledger holds the declared grid's runs only
+    # The ledger holds the declared grid's runs only: settings appended with KEY+= (e.g. a device) keep the grid
+    # declared, and so does a setting that only picks some of its runs (SEEDS or CONDITIONS naming the runs still
+    # missing after a machine was lost: each picked run has the declared run's directory and arguments, so the
+    # ledger's row for it is that run's result and it is not made again).
+    appended = {k: v for k, v in overrides.items() if k.endswith("+")}
+    whole = runs if len(appended) == len(overrides) else manifest.grid(name, appended)
+    declared = all(whole.get(k) == e for k, e in runs.items())
     import results_ledger
 
     recorded = results_ledger.recorded(name) if declared and not rerun_ledger else set()

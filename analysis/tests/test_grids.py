@@ -206,8 +206,13 @@ def test_the_runner_skips_the_runs_its_ledger_holds_and_ledgers_each_finished_ru
     assert ran == [names[0], names[108], names[216], names[324]]
     ran.clear()
     capsys.readouterr()
-    changed = {"seeds": manifest.GRIDS["lr_sensitivity_bf16"][0]["seeds"].split()[0]}  # its first seed only
-    mf.run_grid(tmp_path, "lr_sensitivity_bf16", changed, 1, (0, 1), [])  # a setting changed: not the declared grid
+    picked = {"conditions": "A", "seeds": f"{names[0].rsplit('_s', 1)[1]} {names[216].rsplit('_s', 1)[1]}"}
+    mf.run_grid(tmp_path, "lr_sensitivity_bf16", picked, 1, (0, 1), [])  # picks some of its runs: still declared
+    assert names[0] not in ran and names[216] not in ran  # the two its ledger holds are not made again
+    assert len(ran) == 2 * 9 - 2 and set(ran) <= set(names) and "2 more in its ledger" in capsys.readouterr().out
+    ran.clear()
+    changed = {**picked, "extra": "--max-iters 10"}  # the runs' arguments changed: not the declared grid
+    mf.run_grid(tmp_path, "lr_sensitivity_bf16", changed, 1, (0, 1), [])
     assert names[0] in ran and "in its ledger" not in capsys.readouterr().out
 
 
