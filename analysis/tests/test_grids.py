@@ -209,7 +209,7 @@ def test_the_runner_skips_the_runs_its_ledger_holds_and_ledgers_each_finished_ru
     picked = {"conditions": "A", "seeds": f"{names[0].rsplit('_s', 1)[1]} {names[216].rsplit('_s', 1)[1]}"}
     mf.run_grid(tmp_path, "lr_sensitivity_bf16", picked, 1, (0, 1), [])  # picks some of its runs: still declared
     assert names[0] not in ran and names[216] not in ran  # the two its ledger holds are not made again
-    assert len(ran) == 2 * 9 - 2 and set(ran) <= set(names) and "2 more in its ledger" in capsys.readouterr().out
+    assert len(ran) == len(manifest.grid("lr_sensitivity_bf16", picked)) - 2 and set(ran) <= set(names) and "2 more in its ledger" in capsys.readouterr().out
     ran.clear()
     changed = {**picked, "extra": "--max-iters 10"}  # the runs' arguments changed: not the declared grid
     mf.run_grid(tmp_path, "lr_sensitivity_bf16", changed, 1, (0, 1), [])
