@@ -71,8 +71,10 @@ show_verdict("fig_seed000_series")
 #   verdict under Table 2 says whether it can, from the late-instability runs' condition C.
 # - **Stability**: the paper's seed-123 spike (grad norm ~0.25 → 55-123 after step 15 000) is a
 #   late-training, long-schedule event; our rule (grad norm above k × its running median after
-#   warm-up, gpt2/README.md) is applied identically, but a few-minute schedule may simply not reach
-#   that regime. We report what our runs show, not the paper's labels.
+#   warm-up, gpt2/README.md) is applied identically. The tiny proxy's few-minute schedule cannot reach
+#   that regime; the late-instability experiment (bf16, the seed's lr and 20 000-step schedule, 20 seeds
+#   per arm) can, and its verdict, with its power, is printed with Table 1 above. We report what our runs
+#   show, not the paper's labels.
 
 # %% [markdown]
 # ## Beyond the paper: learning-rate sensitivity (the instability instrument)

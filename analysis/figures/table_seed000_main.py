@@ -204,9 +204,21 @@ def _late(grids):
     lr = float(manifest.SEED000_LR)
     by = {k: lr_grid.at(runs, k, lr) for k in "ABC"}
     bad = {k: sum(not r.stable for r in by[k].values()) for k in "ABC"}
-    return cr.combine([cr.fisher_more_often(bad["B"], len(by["B"]), bad[k], len(by[k]), f"failed seeds B vs {k}",
-                                            bound_a="B's failure rate" if k == "A" else "")  # said once
-                       for k in "AC"])
+    verdict = cr.combine([cr.fisher_more_often(bad["B"], len(by["B"]), bad[k], len(by[k]), f"failed seeds B vs {k}",
+                                               bound_a="B's failure rate" if k == "A" else "")  # said once
+                          for k in "AC"])
+    return _late_failure_null(verdict, by["C"], lr_grid.at(grids["late_instability_bf16_null"], "C", lr))
+
+
+def _late_failure_null(verdict, late: dict, null: dict):
+    """`verdict` with the failure counts' measured null beside it: the experiment's C against the same seeds with each
+    step's batch in two micro-batches (the same math rounded in another order), over the pairs made alike (device,
+    build, the CPU's bf16 features) as the drift null's. Printed, never decided on (added 2026-12-02, after all runs)."""
+    made = lambda r: (r.device, r.git_sha, r.cpu_bf16)  # noqa: E731
+    seeds = [s for s in sorted(set(late) & set(null)) if made(late[s]) == made(null[s])]
+    fails = lambda runs: sum(not runs[s].stable for s in seeds)  # noqa: E731
+    return cr.beside(verdict, f"C's failed seeds, one micro-batch of 8 vs two of 4, seeds {', '.join(map(str, seeds))}",
+                     f"{fails(late)}/{len(seeds)} vs {fails(null)}/{len(seeds)}")
 
 
 _N_LATE = len(manifest.SEEDS_20.split())
@@ -266,8 +278,12 @@ REGIME = (
               rule=f"bf16, the seed's lr {manifest.SEED000_LR} and schedule ({manifest.SEED000_ITERS} steps, warm-up "
                    f"{manifest.SEED000_WARMUP}, cosine to {manifest.SEED000_MIN_LR}), {_N_LATE} seeds per arm: a run "
                    "fails when the trainer's spike rule calls it unstable (or it stops); failed seeds B vs A and B vs C "
-                   "by one-sided Fisher tests",
-              needs=(("late_instability_bf16", ()),), decide=_late, power=_late_power(_N_LATE)),
+                   "by one-sided Fisher tests; beside it, the failed seeds of the batch-split null (grid "
+                   "late_instability_bf16_null, the drift null's runs, against the experiment's C at their seeds), "
+                   "printed, never decided on "
+                   "(added 2026-12-02, after all the runs had been read)",
+              needs=(("late_instability_bf16", ()), ("late_instability_bf16_null", ())), decide=_late,
+              power=_late_power(_N_LATE)),
     GridClaim(label="drift, at the seed's lr and length",
               says="GaugeFix (B) removes the Q/K drift that A and C accumulate, over the seed's 20 000 steps",
               rule=f"the drift row's rule on the late-instability run set (lr {manifest.SEED000_LR}, "

@@ -176,7 +176,17 @@ def test_late_instability_verdict_counts_spike_rule_failures(tmp_path):
         key, seed = name.split("_")[0], int(name.split("_s")[1])
         grid_logs.run_log(root / name, key, 6e-4, seed, 5.0, stable=not (key == "B" and seed <= 8))
     _, verdict = figure_index.regime_row(late, tmp_path, tmp_path / "results")
+    assert verdict.startswith("not run here (run set: 7 runs of grid late_instability_bf16_null, 0 present"), verdict
+    # the batch-split null beside it: one of its runs failed (seed 4), and the pair at seed 12 was made on another
+    # device, so it is left out of the count; the word stays the Fisher tests'
+    seeds = [int(s) for s in manifest.LATE_NULL_SEEDS.split()]
+    for s in seeds:
+        grid_logs.run_log(tmp_path / "runs" / "late_instability_bf16_null" / f"C_lr6e-4_s{s}", "C", 6e-4, s, 5.0,
+                          stable=s != 4, device="cuda:0" if s == 12 else "cpu")
+    _, verdict = figure_index.regime_row(late, tmp_path, tmp_path / "results")
     assert verdict.startswith("yes:") and "failed seeds B vs A: 8/20 vs 0/20" in verdict
+    assert "beside it, the measured null (C's failed seeds, one micro-batch of 8 vs two of 4, seeds 4, 6, 10, 11, " \
+           "13, 14): 0/6 vs 1/6" in verdict, verdict
 
 
 def test_the_drift_claim_at_the_seeds_length_reads_the_late_instability_runs(tmp_path):
@@ -337,6 +347,9 @@ def test_a_run_set_made_on_a_cpu_and_a_card_names_how_many_on_each_beside_its_ve
         grid_logs.run_log(root / name, key, 6e-4, seed, 5.0, device="cpu" if i < 2 else "cuda:0")
     g = rl.load_grid("late_instability_bf16", tmp_path, tmp_path / "results")
     assert g.source.endswith(f"{len(names)} of {len(names)} runs; made on cpu 2, cuda {len(names) - 2}"), g.source
+    for name in rl.declared_runs("late_instability_bf16_null"):  # the null the row prints beside its verdict
+        grid_logs.run_log(tmp_path / "runs" / "late_instability_bf16_null" / name, "C", 6e-4,
+                          int(name.split("_s")[1]), 5.0)
     where, verdict = figure_index.regime_row(late, tmp_path, tmp_path / "results")
     assert f"made on cpu 2, cuda {len(names) - 2}" in where and verdict.startswith("undecided")  # no failures: nothing to show
     for name in names[:2]:  # one kind of device: nothing said
