@@ -124,6 +124,11 @@ def _regime_null(grids):
                        f"at lr {REGIME_LR:g}, threads {counts[0]} − {counts[1]}")
 
 
+def _made(r) -> tuple:
+    """How a run was made, as the batch-split null's pairs must share it: device, build, the CPU's bf16 features."""
+    return (r.device, r.git_sha, r.cpu_bf16)
+
+
 LATE_NULL_MIN_PAIRS = 6  # the fewest pairs at which the exact sign-flip p can fall below 0.05 (2/64): it can fail
 
 
@@ -136,8 +141,7 @@ def _late_null(grids):
     lr = float(manifest.SEED000_LR)
     late, null = (lr_grid.at(grids[g], "C", lr) for g in ("late_instability_bf16", "late_instability_bf16_null"))
     seeds = sorted(set(late) & set(null))
-    made = lambda r: (r.device, r.git_sha, r.cpu_bf16)  # noqa: E731
-    unlike = [s for s in seeds if made(late[s]) != made(null[s])]
+    unlike = [s for s in seeds if _made(late[s]) != _made(null[s])]
     ref = _log10_drift({s: late[s] for s in seeds if s not in unlike and not late[s].diverged})
     gone = [s for s in seeds if s not in unlike and s not in ref]  # the experiment's C stopped: no drift to pair
     low = [s for s in sorted(ref) if ref[s] < _LOG_FLOOR + DRIFT_DECADES + 0.01]
@@ -214,8 +218,7 @@ def _late_failure_null(verdict, late: dict, null: dict):
     """`verdict` with the failure counts' measured null beside it: the experiment's C against the same seeds with each
     step's batch in two micro-batches (the same math rounded in another order), over the pairs made alike (device,
     build, the CPU's bf16 features) as the drift null's. Printed, never decided on (added 2026-12-02, after all runs)."""
-    made = lambda r: (r.device, r.git_sha, r.cpu_bf16)  # noqa: E731
-    seeds = [s for s in sorted(set(late) & set(null)) if made(late[s]) == made(null[s])]
+    seeds = [s for s in sorted(set(late) & set(null)) if _made(late[s]) == _made(null[s])]
     fails = lambda runs: sum(not runs[s].stable for s in seeds)  # noqa: E731
     return cr.beside(verdict, f"C's failed seeds, one micro-batch of 8 vs two of 4, seeds {', '.join(map(str, seeds))}",
                      f"{fails(late)}/{len(seeds)} vs {fails(null)}/{len(seeds)}")
