@@ -630,7 +630,7 @@ GRID_REQUIRES = {"bf16_emulation_check_hw": "cpu-bf16", "bf16_emulation_check_hw
 # the arithmetic stays the grid's one (emulated bf16 there too). The GPU grids declare their own device.
 GPU_SETS = {"late_instability_bf16": {"extra+": "--device cuda"}}
 # The grids scripts/gpu-grid.sh runs on a lent GPU when not told which (GRIDS), in this order: seed 000's late
-# instability first (issue 46 asks for it; 60 runs of 20 000 steps that the CPU would take days over), then the GPU
+# instability first (60 runs of 20 000 steps, all in its ledger since 2026-12-02: the runner skips them), then the GPU
 # learning-rate grid and its CUDA-stop test. A grid here after the first gets the call's time only once the first is
 # done, or what the first left.
 GPU_GRIDS = ("late_instability_bf16", "lr_sensitivity_gpu", "lr_sensitivity_gpu_math")

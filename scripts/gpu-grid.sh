@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # A time-boxed slice of the grids that need a GPU, on a lent GPU machine, in one prepared call: by default
-# analysis/manifest.py's GPU_GRIDS in their order (seed 000's late instability first: 60 runs of 20 000 steps, ~50
-# CPU-min each on the development machine, not yet timed on a card; then lr_sensitivity_gpu and its CUDA-stop test
+# analysis/manifest.py's GPU_GRIDS in their order (seed 000's late instability first: 60 runs of 20 000 steps, all
+# in its committed ledger since 2026-12-02, so skipped; then lr_sensitivity_gpu and its CUDA-stop test
 # lr_sensitivity_gpu_math); the runs not yet finished, JOBS at a time on the card, stopped at BUDGET_S. A grid
 # declared for the CPU runs with what manifest.GPU_SETS appends (its device), so its runs stay the declared ones.
 # Every finished run's log.h5 and printout go into one archive at OUT's top, by their paths under runs/
@@ -14,8 +14,8 @@
 #   scripts/gpu-grid.sh        (after make build; runs/gpu-carry carried along, for its assets; the call's
 #                              own limit at least BUDGET_S + 60: the last grid is stopped, given 20 s, then packed)
 # Environment: OUT (runs/gpu-grid-out), BUILD (build), BUDGET_S (420), JOBS (8), GRIDS (manifest.GPU_GRIDS), SEEDS
-# (a subset of the grid's, e.g. "1 2 3 4": fills whole seeds first; the runner then does not skip the runs the
-# committed ledger holds), ANALYSIS_PY (else the first of /usr/bin/python3, python3 and the venv's python with numpy
+# (a subset of the grid's, e.g. "1 2 3 4": fills whole seeds first; the runner still skips the runs the committed
+# ledger holds), ANALYSIS_PY (else the first of /usr/bin/python3, python3 and the venv's python with numpy
 # and h5py), DEVICE (cuda; cpu runs the mechanics at a tiny size). JOBS 8 on an H200: each 20 000-step run of the late
 # instability took ~398 s with 8 at a time (2026-11-30), so a 450 s budget finishes 8; a run stopped is lost.
 set -uo pipefail
